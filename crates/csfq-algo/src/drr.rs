@@ -1,0 +1,243 @@
+//! Deficit Round Robin: Shreedhar and Varghese, "Efficient Fair Queueing using Deficit
+//! Round Robin", SIGCOMM 1995, Section 3 (Fig. 3's algorithm).
+//!
+//! Per-flow FIFOs served round robin, each visit granting a quantum of bytes. Buffer
+//! management as in the CSFQ paper's benchmark: when the shared buffer is full, a packet is
+//! dropped from the longest queue (its most recent packet). If the arrival's own flow is
+//! the longest, or pushing out one packet would not make room, the arrival is dropped.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+
+use crate::packet::Packet;
+use crate::queue::QueueDisc;
+use crate::time::Nanos;
+use crate::verdict::{DropReason, Dropped};
+
+/// DRR configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrrParams {
+    /// The shared buffer, bytes.
+    pub buffer_bytes: u32,
+    /// Bytes a flow may send per round; at least the largest packet (1500).
+    pub quantum_bytes: u32,
+}
+
+impl DrrParams {
+    /// DRR with a 1500-byte quantum.
+    pub fn new(buffer_bytes: u32) -> Self {
+        DrrParams {
+            buffer_bytes,
+            quantum_bytes: 1500,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct FlowQueue<P> {
+    packets: VecDeque<P>,
+    bytes: u32,
+    deficit: u32,
+    active: bool,
+    /// The flow reached the front of the round and has not yet been given its quantum.
+    owed_quantum: bool,
+}
+
+impl<P> Default for FlowQueue<P> {
+    fn default() -> Self {
+        FlowQueue {
+            packets: VecDeque::new(),
+            bytes: 0,
+            deficit: 0,
+            active: false,
+            owed_quantum: true,
+        }
+    }
+}
+
+/// A DRR scheduler over per-flow queues sharing one buffer.
+#[derive(Debug, Clone)]
+pub struct Drr<P> {
+    params: DrrParams,
+    /// Per-flow queues indexed by `FlowId`.
+    flows: Vec<FlowQueue<P>>,
+    /// Flows with packets, in round-robin order.
+    active: VecDeque<u32>,
+    bytes: u32,
+    packets: usize,
+}
+
+impl<P: Packet> Drr<P> {
+    /// An empty DRR scheduler.
+    pub fn new(params: DrrParams) -> Self {
+        Drr {
+            params,
+            flows: Vec::new(),
+            active: VecDeque::new(),
+            bytes: 0,
+            packets: 0,
+        }
+    }
+
+    fn push(&mut self, p: P) {
+        let i = p.flow().index();
+        if i >= self.flows.len() {
+            self.flows.resize_with(i + 1, FlowQueue::default);
+        }
+        let q = &mut self.flows[i];
+        q.bytes += p.size_bytes();
+        self.bytes += p.size_bytes();
+        self.packets += 1;
+        q.packets.push_back(p);
+        if !q.active {
+            q.active = true;
+            q.owed_quantum = true;
+            q.deficit = 0;
+            self.active.push_back(i as u32);
+        }
+    }
+
+    /// The active flow with the most bytes queued (ties: the first in round order).
+    fn longest(&self) -> Option<usize> {
+        self.active.iter().map(|&i| i as usize).max_by(|&a, &b| {
+            self.flows[a]
+                .bytes
+                .cmp(&self.flows[b].bytes)
+                .then(b.cmp(&a))
+        })
+    }
+
+    /// Bytes queued by one flow.
+    pub fn flow_bytes(&self, flow: crate::packet::FlowId) -> u32 {
+        self.flows.get(flow.index()).map_or(0, |q| q.bytes)
+    }
+}
+
+impl<P: Packet> QueueDisc<P> for Drr<P> {
+    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, _rng: &mut R) -> Option<Dropped<P>> {
+        let size = p.size_bytes();
+        if self.bytes + size <= self.params.buffer_bytes {
+            self.push(p);
+            return None;
+        }
+        let own = p.flow().index();
+        let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
+        let victim = match self.longest() {
+            Some(v) if v != own && self.flows[v].bytes >= own_bytes => v,
+            _ => return Some(Dropped::new(p, DropReason::DrrLongestQueue)),
+        };
+        let tail = self.flows[victim]
+            .packets
+            .back()
+            .map_or(0, |t| t.size_bytes());
+        if self.bytes - tail + size > self.params.buffer_bytes {
+            return Some(Dropped::new(p, DropReason::DrrLongestQueue));
+        }
+        let q = &mut self.flows[victim];
+        let evicted = q.packets.pop_back().expect("active flow has packets");
+        q.bytes -= tail;
+        self.bytes -= tail;
+        self.packets -= 1;
+        if q.packets.is_empty() {
+            q.active = false;
+            self.active.retain(|&i| i as usize != victim);
+        }
+        self.push(p);
+        Some(Dropped::new(evicted, DropReason::DrrLongestQueue))
+    }
+
+    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+        loop {
+            let i = *self.active.front()? as usize;
+            let quantum = self.params.quantum_bytes;
+            let q = &mut self.flows[i];
+            if q.owed_quantum {
+                q.deficit += quantum;
+                q.owed_quantum = false;
+            }
+            let head = q
+                .packets
+                .front()
+                .expect("active flow has packets")
+                .size_bytes();
+            if head <= q.deficit {
+                let p = q.packets.pop_front().expect("checked");
+                q.deficit -= head;
+                q.bytes -= head;
+                self.bytes -= head;
+                self.packets -= 1;
+                if q.packets.is_empty() {
+                    q.active = false;
+                    q.deficit = 0;
+                    self.active.pop_front();
+                }
+                return Some(p);
+            }
+            // Not enough deficit: end of this flow's turn.
+            q.owed_quantum = true;
+            self.active.rotate_left(1);
+        }
+    }
+    fn len_bytes(&self) -> u32 {
+        self.bytes
+    }
+    fn len_packets(&self) -> usize {
+        self.packets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::test_packet::TestPacket;
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    #[test]
+    fn serves_backlogged_flows_equally_in_bytes() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(1_000_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        // Flow 0 sends 1500-byte packets, flow 1 sends 500-byte packets.
+        for _ in 0..300 {
+            q.enqueue(TestPacket::new(0, 1500, 0.0), Nanos(0), &mut rng);
+            q.enqueue(TestPacket::new(1, 500, 0.0), Nanos(0), &mut rng);
+        }
+        let mut bytes = [0u32; 2];
+        for _ in 0..200 {
+            let p = q.dequeue(Nanos(0)).unwrap();
+            bytes[p.flow.index()] += p.size;
+        }
+        // Byte shares equal within one quantum.
+        assert!(bytes[0].abs_diff(bytes[1]) <= 1500, "{bytes:?}");
+    }
+
+    #[test]
+    fn full_buffer_drops_from_longest_queue() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(5000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for _ in 0..4 {
+            assert!(q
+                .enqueue(TestPacket::new(0, 1000, 0.0), Nanos(0), &mut rng)
+                .is_none());
+        }
+        assert!(q
+            .enqueue(TestPacket::new(1, 1000, 0.0), Nanos(0), &mut rng)
+            .is_none());
+        // Full: flow 1's arrival pushes out flow 0's tail.
+        let d = q
+            .enqueue(TestPacket::new(1, 1000, 0.0), Nanos(0), &mut rng)
+            .unwrap();
+        assert_eq!(
+            (d.packet.flow.0, d.reason),
+            (0, DropReason::DrrLongestQueue)
+        );
+        // Flow 0's own arrival is dropped: it is the longest.
+        let d = q
+            .enqueue(TestPacket::new(0, 1000, 0.0), Nanos(0), &mut rng)
+            .unwrap();
+        assert_eq!(d.packet.flow.0, 0);
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(0)), 3000);
+        assert_eq!(q.len_bytes(), 5000);
+    }
+}

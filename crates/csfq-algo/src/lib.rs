@@ -1,0 +1,38 @@
+//! Core-stateless fair bandwidth allocation: the algorithms, as sans-IO state machines.
+//!
+//! Every discipline is a plain struct built from validated parameters; per-packet methods
+//! take the current time and, where they draw, a random generator, and return a verdict.
+//! Nothing here reads a clock, prints, or allocates per packet (per-flow tables grow only
+//! when a new flow appears). The simulator (`csfq-sim`) and the Linux dataplane drive these
+//! same definitions.
+//!
+//! | module | algorithm | source |
+//! |---|---|---|
+//! | [`rate_estimator`] | Eq. (3) exponential rate estimator | Stoica et al. 1998 §2.4 |
+//! | [`csfq`] | CSFQ edge labeling and core drop/relabel | Stoica et al. 1998 §2 |
+//! | [`fifo`] | drop-tail FIFO | |
+//! | [`red`] | RED | Floyd & Jacobson 1993 |
+//! | [`fred`] | FRED-1, FRED-2 | Lin & Morris 1997 |
+//! | [`drr`] | Deficit Round Robin | Shreedhar & Varghese 1995 |
+//! | [`label_codec`] | 8/16/20-bit float labels | Stoica et al. 1998 §2.7 |
+//! | [`maxmin`] | max-min water-filling, Jain's index | |
+//! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
+
+pub mod csfq;
+pub mod drr;
+pub mod fifo;
+pub mod fred;
+pub mod label_codec;
+pub mod maxmin;
+pub mod packet;
+pub mod queue;
+pub mod rate_estimator;
+pub mod red;
+pub mod theorem1;
+pub mod time;
+pub mod verdict;
+
+pub use packet::{FlowId, Packet};
+pub use queue::QueueDisc;
+pub use time::Nanos;
+pub use verdict::{DropReason, Dropped};

@@ -1,0 +1,166 @@
+//! The interface every queue discipline implements, and the byte-counted FIFO they share.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+
+use crate::packet::Packet;
+use crate::time::Nanos;
+use crate::verdict::Dropped;
+
+/// A queue discipline at one output port: takes arrivals, hands out departures.
+///
+/// `enqueue` returns the packet it dropped, if any: the arrival itself, or (for
+/// push-out disciplines such as DRR) one already queued. It never drops more than one.
+pub trait QueueDisc<P: Packet> {
+    /// A packet arrives at time `now`; `rng` supplies the discipline's random draws.
+    fn enqueue<R: Rng + ?Sized>(
+        &mut self,
+        packet: P,
+        now: Nanos,
+        rng: &mut R,
+    ) -> Option<Dropped<P>>;
+    /// The link is free at time `now`: the next packet to send, if any.
+    fn dequeue(&mut self, now: Nanos) -> Option<P>;
+    /// Bytes queued.
+    fn len_bytes(&self) -> u32;
+    /// Packets queued.
+    fn len_packets(&self) -> usize;
+    /// True when nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+}
+
+/// A FIFO that counts its bytes and refuses what does not fit in `capacity_bytes`.
+#[derive(Debug, Clone)]
+pub struct ByteFifo<P> {
+    packets: VecDeque<P>,
+    bytes: u32,
+    capacity_bytes: u32,
+}
+
+impl<P: Packet> ByteFifo<P> {
+    /// An empty FIFO holding at most `capacity_bytes` bytes.
+    pub fn new(capacity_bytes: u32) -> Self {
+        ByteFifo {
+            // Room for a full buffer of 40-byte packets up front: no growth later.
+            packets: VecDeque::with_capacity((capacity_bytes / 40).clamp(16, 1 << 16) as usize),
+            bytes: 0,
+            capacity_bytes,
+        }
+    }
+
+    /// Whether a packet of `size` bytes fits now.
+    pub fn fits(&self, size: u32) -> bool {
+        self.bytes + size <= self.capacity_bytes
+    }
+
+    /// Appends the packet, or hands it back if it does not fit.
+    pub fn push(&mut self, packet: P) -> Result<(), P> {
+        let size = packet.size_bytes();
+        if !self.fits(size) {
+            return Err(packet);
+        }
+        self.bytes += size;
+        self.packets.push_back(packet);
+        Ok(())
+    }
+
+    /// Removes the head.
+    pub fn pop(&mut self) -> Option<P> {
+        let p = self.packets.pop_front()?;
+        self.bytes -= p.size_bytes();
+        Some(p)
+    }
+
+    /// Removes the tail (the most recent arrival).
+    pub fn pop_back(&mut self) -> Option<P> {
+        let p = self.packets.pop_back()?;
+        self.bytes -= p.size_bytes();
+        Some(p)
+    }
+
+    /// The packet at position `i` from the head.
+    pub fn get(&self, i: usize) -> Option<&P> {
+        self.packets.get(i)
+    }
+
+    /// Bytes queued.
+    pub fn bytes(&self) -> u32 {
+        self.bytes
+    }
+
+    /// Packets queued.
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+
+    /// The byte capacity.
+    pub fn capacity_bytes(&self) -> u32 {
+        self.capacity_bytes
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_packet {
+    use crate::packet::{FlowId, Packet};
+
+    /// A minimal packet for unit tests.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct TestPacket {
+        pub flow: FlowId,
+        pub size: u32,
+        pub label: f64,
+    }
+
+    impl TestPacket {
+        pub fn new(flow: u32, size: u32, label: f64) -> Self {
+            TestPacket {
+                flow: FlowId(flow),
+                size,
+                label,
+            }
+        }
+    }
+
+    impl Packet for TestPacket {
+        fn flow(&self) -> FlowId {
+            self.flow
+        }
+        fn size_bytes(&self) -> u32 {
+            self.size
+        }
+        fn label(&self) -> f64 {
+            self.label
+        }
+        fn set_label(&mut self, label: f64) {
+            self.label = label;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_packet::TestPacket;
+    use super::*;
+
+    #[test]
+    fn fifo_counts_bytes_and_refuses_overflow() {
+        let mut q = ByteFifo::new(2500);
+        assert!(q.push(TestPacket::new(0, 1000, 0.0)).is_ok());
+        assert!(q.push(TestPacket::new(1, 1000, 0.0)).is_ok());
+        let refused = q.push(TestPacket::new(2, 1000, 0.0)).unwrap_err();
+        assert_eq!(refused.flow.0, 2);
+        assert!(q.push(TestPacket::new(3, 500, 0.0)).is_ok());
+        assert_eq!(q.bytes(), 2500);
+        assert_eq!(q.pop().unwrap().flow.0, 0);
+        assert_eq!(q.pop_back().unwrap().flow.0, 3);
+        assert_eq!(q.bytes(), 1000);
+    }
+}

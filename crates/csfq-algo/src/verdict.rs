@@ -1,0 +1,65 @@
+//! Why a packet was dropped: a closed set of reasons with stable numeric codes, shared by
+//! the simulator's metrics, reports and the dataplane's counters.
+
+/// The reason a queue discipline dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// CSFQ core: dropped with probability `max(0, 1 - alpha/label)` (Eq. 2).
+    CsfqProbabilistic = 1,
+    /// The buffer was full (drop-tail, or CSFQ/RED/FRED's physical buffer).
+    BufferOverflow = 2,
+    /// RED/FRED: random early drop between the thresholds.
+    RedEarly = 3,
+    /// RED/FRED: the average queue was above the maximum threshold.
+    RedForced = 4,
+    /// FRED: the flow exceeded its per-flow buffer limit (`maxq`, `2*avgcq`, or strikes).
+    FredFlowLimit = 5,
+    /// DRR: the buffer was full and the packet came from the longest per-flow queue.
+    DrrLongestQueue = 6,
+}
+
+impl DropReason {
+    /// Every reason, in code order.
+    pub const ALL: [DropReason; 6] = [
+        DropReason::CsfqProbabilistic,
+        DropReason::BufferOverflow,
+        DropReason::RedEarly,
+        DropReason::RedForced,
+        DropReason::FredFlowLimit,
+        DropReason::DrrLongestQueue,
+    ];
+
+    /// The stable numeric code.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// A short snake_case name, used as a column or counter name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::CsfqProbabilistic => "csfq_prob",
+            DropReason::BufferOverflow => "overflow",
+            DropReason::RedEarly => "red_early",
+            DropReason::RedForced => "red_forced",
+            DropReason::FredFlowLimit => "fred_flow",
+            DropReason::DrrLongestQueue => "drr_longest",
+        }
+    }
+}
+
+/// A packet a discipline refused or pushed out, handed back for accounting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dropped<P> {
+    /// The dropped packet (not always the one that arrived: DRR pushes out another).
+    pub packet: P,
+    /// Why it was dropped.
+    pub reason: DropReason,
+}
+
+impl<P> Dropped<P> {
+    /// Builds a drop verdict.
+    pub fn new(packet: P, reason: DropReason) -> Self {
+        Dropped { packet, reason }
+    }
+}
