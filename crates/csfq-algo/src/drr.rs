@@ -98,14 +98,29 @@ impl<P: Packet> Drr<P> {
         }
     }
 
-    /// The active flow with the most bytes queued (ties: the first in round order).
-    fn longest(&self) -> Option<usize> {
-        self.active.iter().map(|&i| i as usize).max_by(|&a, &b| {
-            self.flows[a]
-                .bytes
-                .cmp(&self.flows[b].bytes)
-                .then(b.cmp(&a))
-        })
+    /// The active flow with the most bytes queued; ties are broken uniformly at random,
+    /// so no flow is pushed out more often for its index.
+    fn longest<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut ties = 0u32;
+        for &i in &self.active {
+            let i = i as usize;
+            let b = self.flows[i].bytes;
+            match best {
+                Some(cur) if b < self.flows[cur].bytes => {}
+                Some(cur) if b == self.flows[cur].bytes => {
+                    ties += 1;
+                    if rng.random_range(0..ties + 1) == 0 {
+                        best = Some(i);
+                    }
+                }
+                _ => {
+                    best = Some(i);
+                    ties = 0;
+                }
+            }
+        }
+        best
     }
 
     /// Bytes queued by one flow.
@@ -115,7 +130,7 @@ impl<P: Packet> Drr<P> {
 }
 
 impl<P: Packet> QueueDisc<P> for Drr<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, _rng: &mut R) -> Option<Dropped<P>> {
+    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
         let size = p.size_bytes();
         if self.bytes + size <= self.params.buffer_bytes {
             self.push(p);
@@ -123,7 +138,7 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
         }
         let own = p.flow().index();
         let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
-        let victim = match self.longest() {
+        let victim = match self.longest(rng) {
             Some(v) if v != own && self.flows[v].bytes >= own_bytes => v,
             _ => return Some(Dropped::new(p, DropReason::DrrLongestQueue)),
         };

@@ -1,14 +1,23 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! A packet-level discrete-event simulator for core-stateless fair queueing.
+//!
+//! A [`scenario::ScenarioFile`] (TOML) describes routers, links, disciplines and flows;
+//! [`topology::Topology`] turns it into a network with shortest-path routes;
+//! [`sim::Simulation`] runs it with integer-nanosecond time and seeded per-component random
+//! streams, so the same scenario and seed give byte-identical results; the
+//! [`report::SimReport`] holds per-flow throughput, drops by reason, and time series.
+//! Queue disciplines come from `csfq-algo`; sources are CBR "UDP", ON-OFF, and TCP
+//! NewReno ([`tcp`]).
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod discipline;
+pub mod packet;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+pub mod source;
+pub mod tcp;
+pub mod topology;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use report::SimReport;
+pub use scenario::{DisciplineKind, ScenarioError, ScenarioFile};
+pub use sim::Simulation;
+pub use topology::{BuildError, Topology};

@@ -1,0 +1,90 @@
+//! The simulator's packet: small and `Copy`, carried by value through queues and events.
+
+use csfq_algo::{FlowId, Nanos, Packet};
+
+/// Data or acknowledgment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Data: a UDP datagram or a TCP segment.
+    Data,
+    /// A TCP acknowledgment.
+    Ack,
+}
+
+/// Up to three SACK blocks `[start, end)` in segment numbers (RFC 2018 allows 3 with
+/// timestamps); `end == start` marks an unused block.
+pub type SackBlocks = [(u32, u32); 3];
+
+/// A simulated packet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimPacket {
+    /// Its flow.
+    pub flow: FlowId,
+    /// Wire size, bytes.
+    pub size: u32,
+    /// CSFQ label, bits/s (0: unlabeled).
+    pub label: f64,
+    /// Data or ACK.
+    pub kind: Kind,
+    /// Next hop: index into the flow's forward (data) or reverse (ACK) path.
+    pub hop: u16,
+    /// Whether it has reached its first router (its CSFQ edge) yet.
+    pub entered: bool,
+    /// Data: segment number. ACK: the next segment expected (cumulative).
+    pub seq: u32,
+    /// Data: when it was sent. ACK: the echoed send time (RFC 7323 TSecr).
+    pub ts: Nanos,
+    /// ACK: selective acknowledgment blocks.
+    pub sack: SackBlocks,
+}
+
+impl SimPacket {
+    /// A data packet of `flow`.
+    pub fn data(flow: FlowId, size: u32, seq: u32, now: Nanos) -> Self {
+        SimPacket {
+            flow,
+            size,
+            label: 0.0,
+            kind: Kind::Data,
+            hop: 0,
+            entered: false,
+            seq,
+            ts: now,
+            sack: [(0, 0); 3],
+        }
+    }
+
+    /// An ACK of `flow` acknowledging everything below `next`.
+    pub fn ack(flow: FlowId, size: u32, next: u32, echo: Nanos, sack: SackBlocks) -> Self {
+        SimPacket {
+            flow,
+            size,
+            label: 0.0,
+            kind: Kind::Ack,
+            hop: 0,
+            entered: false,
+            seq: next,
+            ts: echo,
+            sack,
+        }
+    }
+}
+
+impl Packet for SimPacket {
+    #[inline]
+    fn flow(&self) -> FlowId {
+        self.flow
+    }
+    #[inline]
+    fn size_bytes(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn label(&self) -> f64 {
+        self.label
+    }
+    #[inline]
+    fn set_label(&mut self, label: f64) {
+        self.label = label;
+    }
+}

@@ -1,0 +1,117 @@
+//! What a run produces: per-flow and per-link results, serializable to JSON and CSV.
+
+use serde::Serialize;
+
+/// One flow's results.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowReport {
+    /// Flow index (0-based, in file order).
+    pub flow: u32,
+    /// udp, onoff or tcp.
+    pub kind: &'static str,
+    /// Source router.
+    pub src: String,
+    /// Destination router.
+    pub dst: String,
+    /// Offered rate for udp/onoff (while ON), Mbit/s; none for tcp.
+    pub offered_mbps: Option<f64>,
+    /// CSFQ weight.
+    pub weight: f64,
+    /// Delivered (unique, in-order for TCP) payload over the flow's active time, Mbit/s.
+    pub throughput_mbps: f64,
+    /// Data packets sent (TCP: retransmissions included).
+    pub sent_pkts: u64,
+    /// Data packets delivered (TCP: unique segments delivered in order).
+    pub delivered_pkts: u64,
+    /// Data packets dropped, all reasons.
+    pub dropped_pkts: u64,
+    /// Data drops by reason name (see `csfq_algo::DropReason::name`); zero counts omitted.
+    pub drops: Vec<(&'static str, u64)>,
+    /// ACKs dropped (TCP).
+    pub ack_drops: u64,
+    /// TCP retransmissions.
+    pub retransmits: u64,
+    /// TCP retransmission timeouts.
+    pub timeouts: u64,
+    /// Throughput in each sample interval, Mbit/s.
+    pub series_mbps: Vec<f64>,
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LinkReport {
+    /// Sending router.
+    pub from: String,
+    /// Receiving router.
+    pub to: String,
+    /// Discipline.
+    pub discipline: &'static str,
+    /// Capacity, Mbit/s.
+    pub rate_mbps: f64,
+    /// Packets transmitted.
+    pub tx_pkts: u64,
+    /// Utilization over the run, 0..1.
+    pub utilization: f64,
+    /// Packets dropped here (data and ACKs).
+    pub dropped_pkts: u64,
+    /// Mean queue over the samples, bytes.
+    pub mean_queue_bytes: f64,
+    /// Queue at each sample, bytes.
+    pub queue_bytes: Vec<u32>,
+    /// CSFQ fair-share estimate at each sample, Mbit/s (CSFQ links only).
+    pub alpha_mbps: Vec<f64>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SimReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// The default discipline it ran with.
+    pub discipline: &'static str,
+    /// Seed.
+    pub seed: u64,
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Sample interval of the series, s.
+    pub sample_interval_s: f64,
+    /// Per flow.
+    pub flows: Vec<FlowReport>,
+    /// Router-to-router link directions.
+    pub links: Vec<LinkReport>,
+    /// Jain's index of the flows' throughputs normalized by their max-min fair shares
+    /// where those are known (all flows constant-rate), else of raw throughputs.
+    pub jain_index: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions over links (every hop counts).
+    pub packet_hops: u64,
+}
+
+impl SimReport {
+    /// `flows.csv`: one row per flow.
+    pub fn flows_csv(&self) -> String {
+        let mut s = String::from(
+            "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts\n",
+        );
+        for f in &self.flows {
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{:.6},{},{},{},{},{},{}\n",
+                f.flow,
+                f.kind,
+                f.src,
+                f.dst,
+                f.offered_mbps.map_or(String::new(), |r| format!("{r:.6}")),
+                f.weight,
+                f.throughput_mbps,
+                f.sent_pkts,
+                f.delivered_pkts,
+                f.dropped_pkts,
+                f.ack_drops,
+                f.retransmits,
+                f.timeouts
+            ));
+        }
+        s
+    }
+}

@@ -1,0 +1,777 @@
+//! Scenario files: TOML with every table `deny_unknown_fields`, so a typo is an error with
+//! a line number rather than a silent default.
+//!
+//! Units are in the field names (`rate_mbps`, `delay_ms`, `buffer_bytes`, `duration_s`).
+//! A scenario declares routers, duplex links between them, and flows between routers;
+//! a flow may get private access links (`access = { rate_mbps, delay_ms }`), which put a
+//! host of its own on each side. A flow's first router is its CSFQ edge.
+//! See the README's "Scenario format" for an annotated example.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+/// A queue discipline by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum DisciplineKind {
+    /// Drop-tail FIFO.
+    Fifo,
+    /// RED.
+    Red,
+    /// FRED-1 (Lin and Morris).
+    Fred1,
+    /// FRED-2 (FRED with `minq` guaranteed buffers).
+    Fred2,
+    /// Deficit Round Robin.
+    Drr,
+    /// CSFQ (edge labeling where a flow enters, core on every port).
+    Csfq,
+}
+
+impl DisciplineKind {
+    /// Every discipline, in the papers' order.
+    pub const ALL: [DisciplineKind; 6] = [
+        DisciplineKind::Fifo,
+        DisciplineKind::Red,
+        DisciplineKind::Fred1,
+        DisciplineKind::Fred2,
+        DisciplineKind::Drr,
+        DisciplineKind::Csfq,
+    ];
+
+    /// The lowercase name used in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DisciplineKind::Fifo => "fifo",
+            DisciplineKind::Red => "red",
+            DisciplineKind::Fred1 => "fred1",
+            DisciplineKind::Fred2 => "fred2",
+            DisciplineKind::Drr => "drr",
+            DisciplineKind::Csfq => "csfq",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == s)
+    }
+}
+
+impl fmt::Display for DisciplineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// CSFQ constants (Section 3 of the paper: all 100 ms by default).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CsfqConfig {
+    /// `K`: the edge's flow-rate averaging constant, ms.
+    pub k_ms: f64,
+    /// `K_alpha`: the core's aggregate-rate averaging constant, ms.
+    pub k_alpha_ms: f64,
+    /// `K_c`: the congestion window length, ms.
+    pub k_c_ms: f64,
+    /// Relabel packets to `min(label, alpha)` at cores (Section 2.5).
+    pub relabel: bool,
+}
+
+impl Default for CsfqConfig {
+    fn default() -> Self {
+        CsfqConfig {
+            k_ms: 100.0,
+            k_alpha_ms: 100.0,
+            k_c_ms: 100.0,
+            relabel: true,
+        }
+    }
+}
+
+/// RED and FRED thresholds (16 KB / 32 KB in the CSFQ paper).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedConfig {
+    /// `min_th`, bytes.
+    pub min_th_bytes: u32,
+    /// `max_th`, bytes.
+    pub max_th_bytes: u32,
+    /// Averaging weight `w_q`.
+    pub w_q: f64,
+    /// Drop probability at `max_th`.
+    pub max_p: f64,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        RedConfig {
+            min_th_bytes: 16_000,
+            max_th_bytes: 32_000,
+            w_q: 0.002,
+            max_p: 0.1,
+        }
+    }
+}
+
+/// FRED's extra parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FredConfig {
+    /// `minq`, packets.
+    pub min_q_packets: u32,
+}
+
+impl Default for FredConfig {
+    fn default() -> Self {
+        FredConfig { min_q_packets: 2 }
+    }
+}
+
+/// DRR's quantum.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrrConfig {
+    /// Bytes per round, at least the largest packet.
+    pub quantum_bytes: u32,
+}
+
+impl Default for DrrConfig {
+    fn default() -> Self {
+        DrrConfig {
+            quantum_bytes: 1000,
+        }
+    }
+}
+
+/// TCP NewReno settings shared by every TCP flow of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Segment size on the wire, bytes (1000 in the papers).
+    pub segment_bytes: u32,
+    /// ACK size on the wire, bytes.
+    pub ack_bytes: u32,
+    /// Largest window, segments (the receiver's window).
+    pub max_window_segments: u32,
+    /// Initial congestion window, segments.
+    pub initial_window_segments: u32,
+    /// Minimum retransmission timeout, ms (RFC 6298 says 1000; Linux and ns-2 use 200).
+    pub min_rto_ms: f64,
+    /// Initial retransmission timeout, ms (RFC 6298: 1000).
+    pub initial_rto_ms: f64,
+    /// Delayed ACKs: acknowledge every second segment or after `delayed_ack_ms`.
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout, ms.
+    pub delayed_ack_ms: f64,
+    /// Selective acknowledgments (RFC 2018) with RFC 6675-style loss recovery.
+    pub sack: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            segment_bytes: 1000,
+            ack_bytes: 40,
+            max_window_segments: 64,
+            initial_window_segments: 1,
+            min_rto_ms: 200.0,
+            initial_rto_ms: 1000.0,
+            delayed_ack: false,
+            delayed_ack_ms: 100.0,
+            sack: false,
+        }
+    }
+}
+
+/// A duplex link between two routers; both directions get the same parameters.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two routers it joins.
+    pub between: [String; 2],
+    /// Capacity, Mbit/s.
+    pub rate_mbps: f64,
+    /// Propagation delay, ms.
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: f64,
+    /// Buffer per direction, bytes.
+    #[serde(default = "default_buffer_bytes")]
+    pub buffer_bytes: u32,
+    /// Queue discipline of both directions; the scenario's `discipline` if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discipline: Option<DisciplineKind>,
+}
+
+fn default_delay_ms() -> f64 {
+    1.0
+}
+fn default_buffer_bytes() -> u32 {
+    64_000
+}
+
+/// Private access links for a flow: a host of its own on each side.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSpec {
+    /// Capacity, Mbit/s.
+    pub rate_mbps: f64,
+    /// Propagation delay, ms.
+    pub delay_ms: f64,
+}
+
+/// What a flow sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// Constant bit rate with inter-arrivals uniform on [1-jitter, 1+jitter] x the mean.
+    Udp,
+    /// ON-OFF: exponential ON and OFF periods, sending like `udp` while ON.
+    Onoff,
+    /// A TCP NewReno bulk transfer.
+    Tcp,
+}
+
+impl FlowKind {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Udp => "udp",
+            FlowKind::Onoff => "onoff",
+            FlowKind::Tcp => "tcp",
+        }
+    }
+}
+
+/// One `[[flow]]` table: `count` flows alike but for their rates.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// udp, onoff or tcp.
+    pub kind: FlowKind,
+    /// Source router.
+    pub from: String,
+    /// Destination router.
+    pub to: String,
+    /// How many flows this table makes.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Sending rate (udp; onoff while ON), Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Added to the rate of each successive flow of the table: flow `j` sends
+    /// `rate_mbps + j * rate_step_mbps`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rate_step_mbps: f64,
+    /// Packet size, bytes (udp, onoff; tcp uses `[tcp] segment_bytes`).
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// Inter-arrival jitter: gaps uniform on [1 - jitter, 1 + jitter] x mean (0.5).
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    /// Mean ON period, ms (onoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_ms: Option<f64>,
+    /// Mean OFF period, ms (onoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_ms: Option<f64>,
+    /// Start time, s.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_s: f64,
+    /// Stop time, s (the scenario's end if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// CSFQ weight: the edge labels `rate / weight` (Section 2.3).
+    #[serde(default = "one_f")]
+    pub weight: f64,
+    /// Private access links on both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<AccessSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn default_packet_bytes() -> u32 {
+    1000
+}
+fn default_jitter() -> f64 {
+    0.5
+}
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A scenario file as written.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Short name.
+    pub name: String,
+    /// One sentence on what it shows.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Seed of every random stream.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Default discipline of every link.
+    pub discipline: DisciplineKind,
+    /// Interval of the throughput and queue time series, ms.
+    #[serde(default = "default_sample_ms")]
+    pub sample_interval_ms: f64,
+    /// Routers.
+    pub routers: Vec<String>,
+    /// CSFQ constants.
+    #[serde(default)]
+    pub csfq: CsfqConfig,
+    /// RED/FRED thresholds.
+    #[serde(default)]
+    pub red: RedConfig,
+    /// FRED.
+    #[serde(default)]
+    pub fred: FredConfig,
+    /// DRR.
+    #[serde(default)]
+    pub drr: DrrConfig,
+    /// TCP.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// Links.
+    #[serde(rename = "link")]
+    pub links: Vec<Spanned<LinkSpec>>,
+    /// Flows.
+    #[serde(rename = "flow")]
+    pub flows: Vec<Spanned<FlowSpec>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_ms() -> f64 {
+    100.0
+}
+
+/// A scenario that failed to load: where, which field, what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}:{line}:{column}: {}{message}", file.display(), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
+pub struct ScenarioError {
+    /// The file (or a name standing for the text).
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The field at fault, when known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Line and column (1-based) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+/// The key assigned on the line at `offset` (`key = value`), if any.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+}
+
+impl ScenarioFile {
+    /// Parses scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Self, ScenarioError> {
+        let parsed: ScenarioFile = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let (line, column) = line_col(text, offset);
+            ScenarioError {
+                file: file.to_path_buf(),
+                line,
+                column,
+                field: key_at(text, offset),
+                message: e.message().to_string(),
+            }
+        })?;
+        parsed.validate(text, file)?;
+        Ok(parsed)
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            field: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Serializes back to TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serializes")
+    }
+
+    fn validate(&self, text: &str, file: &Path) -> Result<(), ScenarioError> {
+        let err = |span: std::ops::Range<usize>, field: &str, message: String| {
+            // Point at the field's own line inside the table when it is written there.
+            // (A table's span covers its header; its keys run to the next header.)
+            let mut at = span.start;
+            let mut pos = span.start;
+            for (i, l) in text[span.start..].split_inclusive('\n').enumerate() {
+                if i > 0 && l.trim_start().starts_with('[') {
+                    break;
+                }
+                let key = l.split('=').next().unwrap_or("").trim();
+                if key == field {
+                    at = pos + (l.len() - l.trim_start().len());
+                    break;
+                }
+                pos += l.len();
+            }
+            let (line, column) = line_col(text, at);
+            ScenarioError {
+                file: file.to_path_buf(),
+                line,
+                column,
+                field: Some(field.to_string()),
+                message,
+            }
+        };
+        let top = 0..0;
+        let top_key = |key: &str| {
+            let off = text
+                .lines()
+                .scan(0usize, |pos, l| {
+                    let here = *pos;
+                    *pos += l.len() + 1;
+                    Some((here, l))
+                })
+                .find(|(_, l)| l.trim_start().starts_with(key))
+                .map_or(0, |(p, _)| p);
+            off..off
+        };
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
+            return Err(err(
+                top_key("duration_s"),
+                "duration_s",
+                "must be a positive number of seconds".into(),
+            ));
+        }
+        if !(self.sample_interval_ms.is_finite() && self.sample_interval_ms > 0.0) {
+            return Err(err(
+                top_key("sample_interval_ms"),
+                "sample_interval_ms",
+                "must be positive".into(),
+            ));
+        }
+        if self.routers.is_empty() {
+            return Err(err(
+                top_key("routers"),
+                "routers",
+                "at least one router is needed".into(),
+            ));
+        }
+        for (i, r) in self.routers.iter().enumerate() {
+            if self.routers[..i].contains(r) {
+                return Err(err(
+                    top_key("routers"),
+                    "routers",
+                    format!("router `{r}` is listed twice"),
+                ));
+            }
+        }
+        let c = &self.csfq;
+        for (v, name) in [
+            (c.k_ms, "csfq.k_ms"),
+            (c.k_alpha_ms, "csfq.k_alpha_ms"),
+            (c.k_c_ms, "csfq.k_c_ms"),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(err(
+                    top_key("k"),
+                    name,
+                    "must be a positive number of ms".into(),
+                ));
+            }
+        }
+        let r = &self.red;
+        if r.min_th_bytes >= r.max_th_bytes {
+            return Err(err(
+                top_key("min_th_bytes"),
+                "red.min_th_bytes",
+                "must be below max_th_bytes".into(),
+            ));
+        }
+        if !(r.w_q > 0.0 && r.w_q <= 1.0) || !(r.max_p > 0.0 && r.max_p <= 1.0) {
+            return Err(err(
+                top_key("w_q"),
+                "red.w_q / red.max_p",
+                "must be in (0, 1]".into(),
+            ));
+        }
+        if self.drr.quantum_bytes == 0 {
+            return Err(err(
+                top_key("quantum_bytes"),
+                "drr.quantum_bytes",
+                "must be positive".into(),
+            ));
+        }
+        let t = &self.tcp;
+        if t.segment_bytes < 64 || t.segment_bytes > 65_535 || t.ack_bytes == 0 {
+            return Err(err(
+                top_key("segment_bytes"),
+                "tcp.segment_bytes",
+                "must be 64..=65535 bytes (and ack_bytes > 0)".into(),
+            ));
+        }
+        if t.max_window_segments == 0 || t.initial_window_segments == 0 {
+            return Err(err(
+                top_key("max_window_segments"),
+                "tcp.max_window_segments",
+                "windows must be at least 1 segment".into(),
+            ));
+        }
+        if !(t.min_rto_ms > 0.0 && t.initial_rto_ms > 0.0 && t.delayed_ack_ms > 0.0) {
+            return Err(err(
+                top_key("min_rto_ms"),
+                "tcp.min_rto_ms",
+                "timers must be positive".into(),
+            ));
+        }
+        let known = |n: &str| self.routers.iter().any(|r| r == n);
+        for l in &self.links {
+            let s = l.span();
+            let spec = l.get_ref();
+            for end in &spec.between {
+                if !known(end) {
+                    return Err(err(
+                        s,
+                        "between",
+                        format!(
+                            "unknown router `{end}` (routers: {})",
+                            self.routers.join(", ")
+                        ),
+                    ));
+                }
+            }
+            if spec.between[0] == spec.between[1] {
+                return Err(err(
+                    s,
+                    "between",
+                    "a link joins two different routers".into(),
+                ));
+            }
+            if !(spec.rate_mbps.is_finite() && spec.rate_mbps > 0.0) {
+                return Err(err(s, "rate_mbps", "must be positive".into()));
+            }
+            if !(spec.delay_ms.is_finite() && spec.delay_ms >= 0.0) {
+                return Err(err(s, "delay_ms", "must be zero or positive".into()));
+            }
+            if spec.buffer_bytes < 1500 {
+                return Err(err(
+                    s,
+                    "buffer_bytes",
+                    "must hold at least one 1500-byte packet".into(),
+                ));
+            }
+        }
+        if self.flows.is_empty() {
+            return Err(err(top, "flow", "at least one [[flow]] is needed".into()));
+        }
+        for f in &self.flows {
+            let s = f.span();
+            let spec = f.get_ref();
+            for (end, name) in [(&spec.from, "from"), (&spec.to, "to")] {
+                if !known(end) {
+                    return Err(err(s.clone(), name, format!("unknown router `{end}`")));
+                }
+            }
+            if spec.count == 0 {
+                return Err(err(s, "count", "must be at least 1".into()));
+            }
+            if spec.from == spec.to && spec.access.is_none() {
+                return Err(err(
+                    s,
+                    "to",
+                    "a flow between a router and itself needs `access` links".into(),
+                ));
+            }
+            match spec.kind {
+                FlowKind::Udp | FlowKind::Onoff => {
+                    let Some(rate) = spec.rate_mbps else {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            format!("a {} flow needs a rate", spec.kind.name()),
+                        ));
+                    };
+                    let last = rate + spec.rate_step_mbps * (spec.count - 1) as f64;
+                    if !(rate.is_finite() && rate > 0.0 && last > 0.0) {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            "every flow's rate must be positive".into(),
+                        ));
+                    }
+                    if spec.packet_bytes < 20 || spec.packet_bytes > 65_535 {
+                        return Err(err(s, "packet_bytes", "must be 20..=65535".into()));
+                    }
+                    if !(0.0..1.0).contains(&spec.jitter) {
+                        return Err(err(s, "jitter", "must be in [0, 1)".into()));
+                    }
+                }
+                FlowKind::Tcp => {
+                    if spec.rate_mbps.is_some() {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            "a tcp flow has no sending rate; its window sets it".into(),
+                        ));
+                    }
+                }
+            }
+            if spec.kind == FlowKind::Onoff {
+                for (v, name) in [(spec.on_ms, "on_ms"), (spec.off_ms, "off_ms")] {
+                    match v {
+                        Some(v) if v.is_finite() && v > 0.0 => {}
+                        _ => {
+                            return Err(err(
+                                s,
+                                name,
+                                "an onoff flow needs a positive mean period".into(),
+                            ))
+                        }
+                    }
+                }
+            } else if spec.on_ms.is_some() || spec.off_ms.is_some() {
+                return Err(err(
+                    s,
+                    "on_ms",
+                    "only onoff flows have ON/OFF periods".into(),
+                ));
+            }
+            if !(spec.weight.is_finite() && spec.weight > 0.0) {
+                return Err(err(s, "weight", "must be positive".into()));
+            }
+            let stop = spec.stop_s.unwrap_or(self.duration_s);
+            if !(spec.start_s >= 0.0 && stop > spec.start_s) {
+                return Err(err(s, "start_s", "need 0 <= start_s < stop_s".into()));
+            }
+            if let Some(a) = spec.access {
+                if !(a.rate_mbps.is_finite()
+                    && a.rate_mbps > 0.0
+                    && a.delay_ms.is_finite()
+                    && a.delay_ms >= 0.0)
+                {
+                    return Err(err(
+                        s,
+                        "access",
+                        "needs rate_mbps > 0 and delay_ms >= 0".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The same scenario with every link's discipline set to `d`.
+    pub fn with_discipline(&self, d: DisciplineKind) -> Self {
+        let mut s = self.clone();
+        s.discipline = d;
+        for l in &mut s.links {
+            l.get_mut().discipline = None;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+duration_s = 1.0
+discipline = "csfq"
+routers = ["a", "b"]
+
+[[link]]
+between = ["a", "b"]
+rate_mbps = 10
+
+[[flow]]
+kind = "udp"
+from = "a"
+to = "b"
+rate_mbps = 1
+"#;
+
+    fn parse(s: &str) -> Result<ScenarioFile, ScenarioError> {
+        ScenarioFile::parse(s, Path::new("t.toml"))
+    }
+
+    #[test]
+    fn parses_with_defaults() {
+        let s = parse(GOOD).unwrap();
+        assert_eq!(s.links[0].get_ref().buffer_bytes, 64_000);
+        assert_eq!(s.flows[0].get_ref().jitter, 0.5);
+        assert_eq!(s.csfq.k_ms, 100.0);
+    }
+
+    #[test]
+    fn unknown_field_names_file_line_and_field() {
+        let bad = GOOD.replace("rate_mbps = 10", "rate_mbps = 10\nrate_mpbs = 3");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!(e.line, 10);
+        assert_eq!(e.field.as_deref(), Some("rate_mpbs"));
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("t.toml:10:1: field `rate_mpbs`"),
+            "{shown}"
+        );
+        assert!(shown.contains("unknown field"), "{shown}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_field() {
+        let bad = GOOD.replace("rate_mbps = 10", "rate_mbps = \"ten\"");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (9, Some("rate_mbps")));
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_table() {
+        let bad = GOOD.replace("to = \"b\"", "to = \"c\"");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (14, Some("to")));
+        assert!(e.message.contains("unknown router `c`"));
+        let bad = GOOD.replace("rate_mbps = 10", "rate_mbps = -1");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (9, Some("rate_mbps")));
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let s = parse(GOOD).unwrap();
+        let again = parse(&s.to_toml()).unwrap();
+        assert_eq!(s.flows[0].get_ref(), again.flows[0].get_ref());
+        assert_eq!(s.links[0].get_ref(), again.links[0].get_ref());
+    }
+}

@@ -1,0 +1,576 @@
+//! The discrete-event engine: integer-nanosecond time, a binary heap of events ordered by
+//! (time, insertion order), per-component random streams.
+//!
+//! Per packet and hop: one enqueue at the port's discipline, and when the port is free a
+//! dequeue that schedules the packet's arrival at the next node (after transmission and
+//! propagation) and the port's next transmission. Nothing on that path allocates once the
+//! queues and the heap have grown to their working size.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use csfq_algo::maxmin::jain_index;
+use csfq_algo::{DropReason, Dropped, FlowId, Nanos};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::discipline::Discipline;
+use crate::packet::{Kind, SimPacket};
+use crate::report::{FlowReport, LinkReport, SimReport};
+use crate::scenario::{FlowKind, ScenarioFile};
+use crate::source::{CbrSource, OnOffSource};
+use crate::tcp::{AckAction, TcpReceiver, TcpSender};
+use crate::topology::{BuildError, Topology};
+
+/// SplitMix64 finalizer: independent seeds for each component's random stream, so one
+/// change does not reshuffle every other draw.
+fn stream_seed(seed: u64, kind: u64, index: u64) -> u64 {
+    let mut z =
+        seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[derive(Debug)]
+enum EventKind {
+    /// A packet reaches the node at the end of its last hop.
+    Arrive(SimPacket),
+    /// A port finished sending; start the next packet.
+    TxDone(u32),
+    /// An open-loop source's next packet (or ON/OFF switch).
+    Source(u32),
+    /// A flow's start time.
+    Start(u32),
+    /// A TCP retransmission timer.
+    Rto(u32),
+    /// A delayed-ACK timer.
+    DelAck(u32),
+    /// Record the time series.
+    Sample,
+}
+
+#[derive(Debug)]
+struct Event {
+    at: Nanos,
+    seq: u64,
+    kind: EventKind,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[derive(Debug)]
+struct Port {
+    disc: Discipline,
+    rng: Pcg64Mcg,
+    busy: bool,
+    tx_pkts: u64,
+    tx_bytes: u64,
+    drops: u64,
+    queue_series: Vec<u32>,
+    alpha_series: Vec<f64>,
+}
+
+#[derive(Debug)]
+enum Endpoint {
+    Cbr(CbrSource),
+    OnOff(OnOffSource),
+    Tcp {
+        sender: Box<TcpSender>,
+        receiver: Box<TcpReceiver>,
+        /// The time of the pending `Rto` event, if any.
+        rto_event: Option<Nanos>,
+    },
+}
+
+#[derive(Debug, Default, Clone)]
+struct FlowStats {
+    sent_pkts: u64,
+    delivered_pkts: u64,
+    delivered_bytes: u64,
+    drops: [u64; 8],
+    ack_drops: u64,
+    series: Vec<u64>,
+}
+
+#[derive(Debug)]
+struct FlowRt {
+    endpoint: Endpoint,
+    rng: Pcg64Mcg,
+    seq: u32,
+    stats: FlowStats,
+}
+
+/// A simulation in progress.
+#[derive(Debug)]
+pub struct Simulation {
+    scenario: ScenarioFile,
+    topo: Topology,
+    now: Nanos,
+    end: Nanos,
+    heap: BinaryHeap<Event>,
+    next_seq: u64,
+    ports: Vec<Port>,
+    flows: Vec<FlowRt>,
+    out: Vec<SimPacket>,
+    sample_interval: Nanos,
+    samples: usize,
+    events: u64,
+    hops: u64,
+}
+
+impl Simulation {
+    /// Builds a simulation of a validated scenario.
+    pub fn new(scenario: &ScenarioFile) -> Result<Self, BuildError> {
+        let topo = Topology::build(scenario)?;
+        let seed = scenario.seed;
+        let mut ports: Vec<Port> = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Port {
+                disc: Discipline::build(p.discipline, scenario, p.rate_bps, p.buffer_bytes),
+                rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)),
+                busy: false,
+                tx_pkts: 0,
+                tx_bytes: 0,
+                drops: 0,
+                queue_series: Vec::new(),
+                alpha_series: Vec::new(),
+            })
+            .collect();
+        let mut flows = Vec::with_capacity(topo.flows.len());
+        for (i, f) in topo.flows.iter().enumerate() {
+            let id = FlowId(i as u32);
+            // The flow's edge is the first router on its path: weights live there.
+            if let Some(&edge_port) = f
+                .fwd
+                .iter()
+                .find(|&&p| topo.nodes[topo.ports[p].from].is_router)
+            {
+                ports[edge_port].disc.set_weight(id, f.weight);
+            }
+            let endpoint = match f.kind {
+                FlowKind::Udp => Endpoint::Cbr(CbrSource::new(
+                    f.rate_bps.expect("validated"),
+                    f.packet_bytes,
+                    f.jitter,
+                )),
+                FlowKind::Onoff => {
+                    let (on, off) = f.on_off.expect("validated");
+                    Endpoint::OnOff(OnOffSource::new(
+                        CbrSource::new(f.rate_bps.expect("validated"), f.packet_bytes, f.jitter),
+                        on,
+                        off,
+                    ))
+                }
+                FlowKind::Tcp => Endpoint::Tcp {
+                    sender: Box::new(TcpSender::new(id, scenario.tcp)),
+                    receiver: Box::new(TcpReceiver::new(id, scenario.tcp)),
+                    rto_event: None,
+                },
+            };
+            flows.push(FlowRt {
+                endpoint,
+                rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64)),
+                seq: 0,
+                stats: FlowStats::default(),
+            });
+        }
+        let mut sim = Simulation {
+            end: Nanos::from_secs_f64(scenario.duration_s),
+            scenario: scenario.clone(),
+            topo,
+            now: Nanos::ZERO,
+            heap: BinaryHeap::with_capacity(1024),
+            next_seq: 0,
+            ports,
+            flows,
+            out: Vec::with_capacity(64),
+            sample_interval: Nanos::from_secs_f64(scenario.sample_interval_ms / 1e3),
+            samples: 0,
+            events: 0,
+            hops: 0,
+        };
+        for i in 0..sim.flows.len() {
+            let start = sim.topo.flows[i].start;
+            sim.schedule(start, EventKind::Start(i as u32));
+        }
+        sim.schedule(sim.sample_interval, EventKind::Sample);
+        Ok(sim)
+    }
+
+    /// The network being simulated.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: Nanos, kind: EventKind) {
+        self.next_seq += 1;
+        self.heap.push(Event {
+            at,
+            seq: self.next_seq,
+            kind,
+        });
+    }
+
+    /// Runs every event up to and including `t` (capped at the end of the run).
+    pub fn run_until(&mut self, t: Nanos) {
+        let t = t.min(self.end);
+        while self.heap.peek().is_some_and(|e| e.at <= t) {
+            let ev = self.heap.pop().expect("peeked");
+            self.now = ev.at;
+            self.events += 1;
+            self.handle(ev.kind);
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Runs to the end and reports.
+    pub fn run(mut self) -> SimReport {
+        self.run_until(self.end);
+        self.report()
+    }
+
+    fn handle(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::Arrive(p) => self.forward(p),
+            EventKind::TxDone(port) => self.start_tx(port as usize),
+            EventKind::Source(f) => self.source_tick(f as usize),
+            EventKind::Start(f) => self.start_flow(f as usize),
+            EventKind::Rto(f) => self.rto(f as usize),
+            EventKind::DelAck(f) => {
+                let now = self.now;
+                if let Endpoint::Tcp { receiver, .. } = &mut self.flows[f as usize].endpoint {
+                    if let Some(ack) = receiver.on_delack_timer(now) {
+                        self.forward(ack);
+                    }
+                }
+            }
+            EventKind::Sample => self.sample(),
+        }
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        match &mut flow.endpoint {
+            Endpoint::Cbr(_) => self.schedule(now, EventKind::Source(f as u32)),
+            Endpoint::OnOff(s) => {
+                s.start(now, &mut flow.rng);
+                self.schedule(now, EventKind::Source(f as u32));
+            }
+            Endpoint::Tcp { sender, .. } => {
+                let mut out = std::mem::take(&mut self.out);
+                sender.start(now, &mut out);
+                self.send_tcp(f, &mut out);
+                self.out = out;
+            }
+        }
+    }
+
+    fn source_tick(&mut self, f: usize) {
+        let now = self.now;
+        if now >= self.topo.flows[f].stop {
+            return;
+        }
+        let flow = &mut self.flows[f];
+        let (next, size) = match &mut flow.endpoint {
+            Endpoint::Cbr(s) => (Some(now + s.next_gap(&mut flow.rng)), Some(s.size)),
+            Endpoint::OnOff(s) => match s.tick(now, &mut flow.rng) {
+                Ok(next) => (Some(next), Some(s.cbr.size)),
+                Err(next_on) => (Some(next_on), None),
+            },
+            Endpoint::Tcp { .. } => (None, None),
+        };
+        if let Some(size) = size {
+            let seq = flow.seq;
+            flow.seq += 1;
+            flow.stats.sent_pkts += 1;
+            self.forward(SimPacket::data(FlowId(f as u32), size, seq, now));
+        }
+        if let Some(next) = next {
+            self.schedule(next, EventKind::Source(f as u32));
+        }
+    }
+
+    /// Hands the TCP sender's output to the network and keeps one timer event pending.
+    fn send_tcp(&mut self, f: usize, out: &mut Vec<SimPacket>) {
+        let now = self.now;
+        let stop = self.topo.flows[f].stop;
+        let flow = &mut self.flows[f];
+        flow.stats.sent_pkts += out.len() as u64;
+        if let Endpoint::Tcp {
+            sender, rto_event, ..
+        } = &mut flow.endpoint
+        {
+            if now >= stop {
+                sender.stop();
+            }
+            if let Some(d) = sender.deadline() {
+                if rto_event.is_none_or(|e| d < e) {
+                    *rto_event = Some(d);
+                    self.schedule(d, EventKind::Rto(f as u32));
+                }
+            }
+        }
+        for p in out.drain(..) {
+            self.forward(p);
+        }
+    }
+
+    fn rto(&mut self, f: usize) {
+        let now = self.now;
+        let Endpoint::Tcp {
+            sender, rto_event, ..
+        } = &mut self.flows[f].endpoint
+        else {
+            return;
+        };
+        if *rto_event != Some(now) {
+            return; // superseded by an earlier timer event
+        }
+        *rto_event = None;
+        let mut out = std::mem::take(&mut self.out);
+        sender.on_timeout(now, &mut out);
+        self.send_tcp(f, &mut out);
+        self.out = out;
+    }
+
+    /// Moves a packet one step: deliver it, or enqueue it at the next port of its path.
+    #[inline]
+    fn forward(&mut self, mut p: SimPacket) {
+        let now = self.now;
+        let def = &self.topo.flows[p.flow.index()];
+        let path = match p.kind {
+            Kind::Data => &def.fwd,
+            Kind::Ack => &def.rev,
+        };
+        let Some(&port_id) = path.get(p.hop as usize) else {
+            self.deliver(p);
+            return;
+        };
+        let port = &mut self.ports[port_id];
+        if !p.entered && self.topo.nodes[self.topo.ports[port_id].from].is_router {
+            // The first router the packet meets is its edge: it (re)writes the label.
+            p.entered = true;
+            port.disc.label_at_edge(&mut p, now);
+        }
+        if let Some(d) = port.disc.enqueue(p, now, &mut port.rng) {
+            port.drops += 1;
+            self.record_drop(d);
+        }
+        if !self.ports[port_id].busy {
+            self.start_tx(port_id);
+        }
+    }
+
+    fn record_drop(&mut self, d: Dropped<SimPacket>) {
+        let st = &mut self.flows[d.packet.flow.index()].stats;
+        match d.packet.kind {
+            Kind::Data => st.drops[d.reason.code() as usize] += 1,
+            Kind::Ack => st.ack_drops += 1,
+        }
+    }
+
+    fn start_tx(&mut self, port_id: usize) {
+        let now = self.now;
+        let port = &mut self.ports[port_id];
+        match port.disc.dequeue(now) {
+            Some(mut p) => {
+                port.busy = true;
+                port.tx_pkts += 1;
+                port.tx_bytes += p.size as u64;
+                self.hops += 1;
+                let def = &self.topo.ports[port_id];
+                let tx = Nanos::transmission(p.size, def.rate_bps);
+                p.hop += 1;
+                let arrive = now + tx + def.delay;
+                self.schedule(arrive, EventKind::Arrive(p));
+                self.schedule(now + tx, EventKind::TxDone(port_id as u32));
+            }
+            None => port.busy = false,
+        }
+    }
+
+    fn deliver(&mut self, p: SimPacket) {
+        let now = self.now;
+        let f = p.flow.index();
+        let flow = &mut self.flows[f];
+        match (&mut flow.endpoint, p.kind) {
+            (Endpoint::Cbr(_) | Endpoint::OnOff(_), _) => {
+                flow.stats.delivered_pkts += 1;
+                flow.stats.delivered_bytes += p.size as u64;
+            }
+            (Endpoint::Tcp { receiver, .. }, Kind::Data) => {
+                let (n, action) = receiver.on_data(&p, now);
+                flow.stats.delivered_pkts += n as u64;
+                flow.stats.delivered_bytes += n as u64 * self.scenario.tcp.segment_bytes as u64;
+                match action {
+                    AckAction::Send(ack) => self.forward(ack),
+                    AckAction::Delay(at) => self.schedule(at, EventKind::DelAck(f as u32)),
+                }
+            }
+            (Endpoint::Tcp { sender, .. }, Kind::Ack) => {
+                let mut out = std::mem::take(&mut self.out);
+                sender.on_ack(&p, now, &mut out);
+                self.send_tcp(f, &mut out);
+                self.out = out;
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        self.samples += 1;
+        for f in &mut self.flows {
+            f.stats.series.push(f.stats.delivered_bytes);
+        }
+        for (p, def) in self.ports.iter_mut().zip(&self.topo.ports) {
+            if def.between_routers {
+                p.queue_series.push(p.disc.len_bytes());
+                if let Some(a) = p.disc.alpha() {
+                    p.alpha_series.push(a / 1e6);
+                }
+            }
+        }
+        let next = self.now + self.sample_interval;
+        if next <= self.end {
+            self.schedule(next, EventKind::Sample);
+        }
+    }
+
+    /// The results so far.
+    pub fn report(&self) -> SimReport {
+        let dur = self.now.as_secs_f64();
+        let interval = self.sample_interval.as_secs_f64();
+        let fair = self.topo.max_min_allocation();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, (rt, def)) in self.flows.iter().zip(&self.topo.flows).enumerate() {
+            let active = (def.stop.min(self.now).saturating_sub(def.start)).as_secs_f64();
+            let st = &rt.stats;
+            let (retransmits, timeouts) = match &rt.endpoint {
+                Endpoint::Tcp { sender, .. } => {
+                    (sender.stats().retransmits, sender.stats().timeouts)
+                }
+                _ => (0, 0),
+            };
+            let mut prev = 0;
+            let series_mbps = st
+                .series
+                .iter()
+                .map(|&b| {
+                    let d = b - prev;
+                    prev = b;
+                    d as f64 * 8.0 / interval / 1e6
+                })
+                .collect();
+            flows.push(FlowReport {
+                flow: i as u32,
+                kind: def.kind.name(),
+                src: def.src_name.clone(),
+                dst: def.dst_name.clone(),
+                offered_mbps: def.rate_bps.map(|r| r / 1e6),
+                weight: def.weight,
+                throughput_mbps: if active > 0.0 {
+                    st.delivered_bytes as f64 * 8.0 / active / 1e6
+                } else {
+                    0.0
+                },
+                sent_pkts: st.sent_pkts,
+                delivered_pkts: st.delivered_pkts,
+                dropped_pkts: st.drops.iter().sum(),
+                drops: DropReason::ALL
+                    .iter()
+                    .filter(|r| st.drops[r.code() as usize] > 0)
+                    .map(|r| (r.name(), st.drops[r.code() as usize]))
+                    .collect(),
+                ack_drops: st.ack_drops,
+                retransmits,
+                timeouts,
+                series_mbps,
+            });
+        }
+        let normalized: Vec<f64> = flows
+            .iter()
+            .zip(&fair)
+            .map(|(f, &a)| {
+                if a > 0.0 && a.is_finite() {
+                    f.throughput_mbps * 1e6 / a
+                } else {
+                    f.throughput_mbps
+                }
+            })
+            .collect();
+        let links = self
+            .ports
+            .iter()
+            .zip(&self.topo.ports)
+            .filter(|(_, d)| d.between_routers)
+            .map(|(p, d)| LinkReport {
+                from: self.topo.nodes[d.from].name.clone(),
+                to: self.topo.nodes[d.to].name.clone(),
+                discipline: d.discipline.name(),
+                rate_mbps: d.rate_bps / 1e6,
+                tx_pkts: p.tx_pkts,
+                utilization: if dur > 0.0 {
+                    p.tx_bytes as f64 * 8.0 / d.rate_bps / dur
+                } else {
+                    0.0
+                },
+                dropped_pkts: p.drops,
+                mean_queue_bytes: if p.queue_series.is_empty() {
+                    0.0
+                } else {
+                    p.queue_series.iter().map(|&q| q as f64).sum::<f64>()
+                        / p.queue_series.len() as f64
+                },
+                queue_bytes: p.queue_series.clone(),
+                alpha_mbps: p.alpha_series.clone(),
+            })
+            .collect();
+        SimReport {
+            scenario: self.scenario.name.clone(),
+            discipline: self.scenario.discipline.name(),
+            seed: self.scenario.seed,
+            duration_s: dur,
+            sample_interval_s: interval,
+            flows,
+            links,
+            jain_index: jain_index(&normalized),
+            events: self.events,
+            packet_hops: self.hops,
+        }
+    }
+}

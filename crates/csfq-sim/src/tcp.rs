@@ -1,0 +1,620 @@
+//! TCP NewReno, sans-IO: the sender and receiver are state machines driven by the
+//! simulator with the current time; what they transmit is appended to a caller's buffer.
+//!
+//! Segments are numbered (not bytes) and of fixed size. Implemented:
+//! slow start and congestion avoidance (RFC 5681, one segment per ACK in slow start and
+//! `1/cwnd` per ACK after, as ns-2 does), fast retransmit and NewReno fast recovery with
+//! partial ACKs (RFC 6582), the retransmission timer (RFC 6298: SRTT/RTTVAR, exponential
+//! backoff, a configurable minimum, go-back-N after a timeout), RTT samples from echoed
+//! timestamps (RFC 7323), optional delayed ACKs (every second segment or a timeout,
+//! immediately for out-of-order data, RFC 5681 Section 4.2), and optional SACK (RFC 2018
+//! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3).
+
+use std::collections::VecDeque;
+
+use csfq_algo::{FlowId, Nanos};
+
+use crate::packet::{SackBlocks, SimPacket};
+use crate::scenario::TcpConfig;
+
+const DUP_THRESH: u32 = 3;
+const MAX_RTO: Nanos = Nanos(60_000_000_000);
+const SACKED: u8 = 1;
+const RETRANSMITTED: u8 = 2;
+
+/// Counters a sender keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+}
+
+/// The sending side of a TCP connection with unlimited data.
+#[derive(Debug, Clone)]
+pub struct TcpSender {
+    flow: FlowId,
+    cfg: TcpConfig,
+    snd_una: u32,
+    snd_nxt: u32,
+    /// One past the highest segment ever sent.
+    max_sent: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// Highest segment outstanding when recovery began (RFC 6582 `recover`).
+    recover: Option<u32>,
+    srtt_ns: f64,
+    rttvar_ns: f64,
+    has_rtt: bool,
+    rto: Nanos,
+    deadline: Option<Nanos>,
+    stopped: bool,
+    /// SACK scoreboard from `snd_una`: flags `SACKED`, `RETRANSMITTED`.
+    board: VecDeque<u8>,
+    stats: SenderStats,
+}
+
+impl TcpSender {
+    /// A sender for `flow`.
+    pub fn new(flow: FlowId, cfg: TcpConfig) -> Self {
+        TcpSender {
+            flow,
+            cfg,
+            snd_una: 0,
+            snd_nxt: 0,
+            max_sent: 0,
+            cwnd: cfg.initial_window_segments as f64,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            in_recovery: false,
+            recover: None,
+            srtt_ns: 0.0,
+            rttvar_ns: 0.0,
+            has_rtt: false,
+            rto: Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3),
+            deadline: None,
+            stopped: false,
+            board: VecDeque::with_capacity(cfg.max_window_segments as usize + 1),
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Opens the connection: sends the initial window.
+    pub fn start(&mut self, now: Nanos, out: &mut Vec<SimPacket>) {
+        self.send_allowed(now, out);
+    }
+
+    /// Stops sending new data (what is outstanding is still recovered).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// When the retransmission timer fires, if it is running.
+    pub fn deadline(&self) -> Option<Nanos> {
+        self.deadline
+    }
+
+    /// The congestion window, segments.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+
+    /// Segments acknowledged so far.
+    pub fn acked(&self) -> u32 {
+        self.snd_una
+    }
+
+    fn window(&self) -> u32 {
+        (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window_segments)
+    }
+
+    fn transmit(&mut self, seq: u32, now: Nanos, out: &mut Vec<SimPacket>) {
+        out.push(SimPacket::data(self.flow, self.cfg.segment_bytes, seq, now));
+        self.stats.segments_sent += 1;
+        if seq < self.max_sent {
+            self.stats.retransmits += 1;
+        }
+        if self.deadline.is_none() {
+            self.deadline = Some(now + self.rto);
+        }
+    }
+
+    /// Sends new segments while the window allows (outside SACK recovery).
+    fn send_allowed(&mut self, now: Nanos, out: &mut Vec<SimPacket>) {
+        let limit = self.snd_una + self.window();
+        while self.snd_nxt < limit && !(self.stopped && self.snd_nxt >= self.max_sent) {
+            let seq = self.snd_nxt;
+            self.transmit(seq, now, out);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.max_sent {
+                self.max_sent = self.snd_nxt;
+                self.board.push_back(0);
+            }
+        }
+    }
+
+    fn flags(&self, seq: u32) -> u8 {
+        self.board
+            .get((seq - self.snd_una) as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// RFC 6675 `IsLost`: at least DupThresh segments above `seq` are SACKed.
+    fn is_lost(&self, seq: u32) -> bool {
+        let start = (seq - self.snd_una) as usize + 1;
+        self.board
+            .iter()
+            .skip(start)
+            .filter(|f| **f & SACKED != 0)
+            .count() as u32
+            >= DUP_THRESH
+    }
+
+    /// RFC 6675 `SetPipe`: segments believed to be in the network.
+    fn pipe(&self) -> u32 {
+        let mut pipe = 0;
+        let mut sacked_above = 0;
+        // Walk from the top so "SACKed above" is a running count.
+        for i in (0..(self.snd_nxt - self.snd_una) as usize).rev() {
+            let f = self.board[i];
+            if f & SACKED != 0 {
+                sacked_above += 1;
+                continue;
+            }
+            if sacked_above < DUP_THRESH {
+                pipe += 1;
+            }
+            if f & RETRANSMITTED != 0 {
+                pipe += 1;
+            }
+        }
+        pipe
+    }
+
+    /// SACK recovery transmission (RFC 6675 NextSeg): lost holes first, then new data.
+    fn sack_send(&mut self, now: Nanos, out: &mut Vec<SimPacket>) {
+        let mut pipe = self.pipe();
+        while (pipe as f64) < self.cwnd {
+            let hole = (self.snd_una..self.snd_nxt)
+                .find(|&s| self.flags(s) & (SACKED | RETRANSMITTED) == 0 && self.is_lost(s));
+            if let Some(seq) = hole {
+                self.board[(seq - self.snd_una) as usize] |= RETRANSMITTED;
+                self.transmit(seq, now, out);
+            } else if self.snd_nxt < self.snd_una + self.cfg.max_window_segments
+                && !(self.stopped && self.snd_nxt >= self.max_sent)
+            {
+                let seq = self.snd_nxt;
+                self.transmit(seq, now, out);
+                self.snd_nxt += 1;
+                if self.snd_nxt > self.max_sent {
+                    self.max_sent = self.snd_nxt;
+                    self.board.push_back(0);
+                }
+            } else {
+                break;
+            }
+            pipe += 1;
+        }
+    }
+
+    fn rtt_sample(&mut self, sample: Nanos) {
+        // RFC 6298 Section 2 (alpha = 1/8, beta = 1/4, K = 4).
+        let r = sample.0 as f64;
+        if !self.has_rtt {
+            self.srtt_ns = r;
+            self.rttvar_ns = r / 2.0;
+            self.has_rtt = true;
+        } else {
+            self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
+            self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
+        }
+        let rto = Nanos((self.srtt_ns + 4.0 * self.rttvar_ns) as u64);
+        let min = Nanos::from_secs_f64(self.cfg.min_rto_ms / 1e3);
+        self.rto = rto.max(min).min(MAX_RTO);
+    }
+
+    fn record_sacks(&mut self, blocks: &SackBlocks) {
+        for &(start, end) in blocks {
+            for seq in start.max(self.snd_una)..end.min(self.max_sent) {
+                self.board[(seq - self.snd_una) as usize] |= SACKED;
+            }
+        }
+    }
+
+    /// An ACK arrives.
+    pub fn on_ack(&mut self, ack: &SimPacket, now: Nanos, out: &mut Vec<SimPacket>) {
+        let next = ack.seq;
+        if next > self.max_sent {
+            return; // acknowledges data never sent: ignore
+        }
+        if self.cfg.sack {
+            self.record_sacks(&ack.sack);
+        }
+        if next > self.snd_una {
+            let newly = next - self.snd_una;
+            self.rtt_sample(now.saturating_sub(ack.ts));
+            for _ in 0..newly {
+                self.board.pop_front();
+            }
+            self.snd_una = next;
+            self.snd_nxt = self.snd_nxt.max(next);
+            if self.in_recovery {
+                if self.recover.is_some_and(|r| next > r) {
+                    // Full ACK: leave recovery with cwnd = ssthresh (RFC 6582 3.2 step 3).
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh;
+                    self.dupacks = 0;
+                } else if !self.cfg.sack {
+                    // Partial ACK: retransmit the next hole, deflate by what was acked.
+                    self.transmit(self.snd_una, now, out);
+                    self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                }
+            } else {
+                self.dupacks = 0;
+                if self.cwnd < self.ssthresh {
+                    self.cwnd += 1.0;
+                } else {
+                    self.cwnd += 1.0 / self.cwnd;
+                }
+            }
+            self.deadline = (self.snd_una < self.max_sent).then(|| now + self.rto);
+        } else if next == self.snd_una && self.snd_una < self.max_sent {
+            self.dupacks += 1;
+            let may_enter = self.recover.is_none_or(|r| next > r);
+            let lost = self.cfg.sack && self.is_lost(self.snd_una);
+            if !self.in_recovery && may_enter && (self.dupacks == DUP_THRESH || lost) {
+                // Fast retransmit (RFC 6582 3.2 step 2).
+                let flight = (self.snd_nxt - self.snd_una) as f64;
+                self.ssthresh = (flight / 2.0).max(2.0);
+                self.recover = Some(self.max_sent - 1);
+                self.in_recovery = true;
+                self.stats.fast_retransmits += 1;
+                if !self.board.is_empty() {
+                    self.board[0] |= RETRANSMITTED;
+                }
+                self.transmit(self.snd_una, now, out);
+                self.cwnd = if self.cfg.sack {
+                    self.ssthresh
+                } else {
+                    self.ssthresh + 3.0
+                };
+            } else if self.in_recovery && !self.cfg.sack {
+                self.cwnd += 1.0; // window inflation
+            }
+        }
+        if self.in_recovery && self.cfg.sack {
+            self.sack_send(now, out);
+        } else {
+            self.send_allowed(now, out);
+        }
+    }
+
+    /// The retransmission timer fired at `now` (ignored if it was moved later).
+    pub fn on_timeout(&mut self, now: Nanos, out: &mut Vec<SimPacket>) {
+        match self.deadline {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        self.stats.timeouts += 1;
+        let flight = (self.snd_nxt - self.snd_una) as f64;
+        self.ssthresh = (flight / 2.0).max(2.0);
+        self.cwnd = 1.0;
+        self.recover = Some(self.max_sent.saturating_sub(1));
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.rto = (self.rto + self.rto).min(MAX_RTO); // back off (RFC 6298 5.5)
+        self.snd_nxt = self.snd_una; // go back N
+        for f in &mut self.board {
+            *f = 0;
+        }
+        self.deadline = None;
+        self.send_allowed(now, out);
+    }
+}
+
+/// The receiving side: cumulative ACKs, optional delayed ACKs and SACK blocks.
+#[derive(Debug, Clone)]
+pub struct TcpReceiver {
+    flow: FlowId,
+    cfg: TcpConfig,
+    rcv_nxt: u32,
+    /// `ooo[i]`: segment `rcv_nxt + 1 + i` has arrived.
+    ooo: VecDeque<bool>,
+    ts_recent: Nanos,
+    unacked: u32,
+    delack_deadline: Option<Nanos>,
+}
+
+/// What the receiver wants done after a segment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AckAction {
+    /// Send this ACK now.
+    Send(SimPacket),
+    /// Hold the ACK; make sure the delayed-ACK timer fires at this time.
+    Delay(Nanos),
+}
+
+impl TcpReceiver {
+    /// A receiver for `flow`.
+    pub fn new(flow: FlowId, cfg: TcpConfig) -> Self {
+        TcpReceiver {
+            flow,
+            cfg,
+            rcv_nxt: 0,
+            ooo: VecDeque::with_capacity(cfg.max_window_segments as usize),
+            ts_recent: Nanos::ZERO,
+            unacked: 0,
+            delack_deadline: None,
+        }
+    }
+
+    /// Segments delivered in order to the application.
+    pub fn delivered(&self) -> u32 {
+        self.rcv_nxt
+    }
+
+    fn sack_blocks(&self, latest: u32) -> SackBlocks {
+        let mut blocks = [(0, 0); 3];
+        if !self.cfg.sack {
+            return blocks;
+        }
+        let mut n = 0;
+        let base = self.rcv_nxt + 1;
+        // The block holding the latest arrival first (RFC 2018), then the others in order.
+        let mut ranges = self.ooo_ranges(base);
+        if let Some(pos) = ranges.clone().position(|(s, e)| (s..e).contains(&latest)) {
+            blocks[0] = ranges.clone().nth(pos).expect("found");
+            n = 1;
+            for r in ranges
+                .by_ref()
+                .enumerate()
+                .filter(|(i, _)| *i != pos)
+                .map(|(_, r)| r)
+            {
+                if n == 3 {
+                    break;
+                }
+                blocks[n] = r;
+                n += 1;
+            }
+        } else {
+            for r in ranges.take(3) {
+                blocks[n] = r;
+                n += 1;
+            }
+        }
+        blocks
+    }
+
+    fn ooo_ranges(&self, base: u32) -> impl Iterator<Item = (u32, u32)> + Clone + '_ {
+        let mut i = 0usize;
+        std::iter::from_fn(move || {
+            while i < self.ooo.len() && !self.ooo[i] {
+                i += 1;
+            }
+            if i >= self.ooo.len() {
+                return None;
+            }
+            let start = i;
+            while i < self.ooo.len() && self.ooo[i] {
+                i += 1;
+            }
+            Some((base + start as u32, base + i as u32))
+        })
+    }
+
+    fn ack_now(&mut self, latest: u32) -> SimPacket {
+        self.unacked = 0;
+        self.delack_deadline = None;
+        let sack = self.sack_blocks(latest);
+        SimPacket::ack(
+            self.flow,
+            self.cfg.ack_bytes,
+            self.rcv_nxt,
+            self.ts_recent,
+            sack,
+        )
+    }
+
+    /// A data segment arrives; returns how many new segments reached the application and
+    /// what to do about the ACK.
+    pub fn on_data(&mut self, seg: &SimPacket, now: Nanos) -> (u32, AckAction) {
+        let seq = seg.seq;
+        if seq == self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            if self.unacked == 0 || had_holes {
+                self.ts_recent = seg.ts;
+            }
+            self.rcv_nxt += 1;
+            let mut delivered = 1;
+            // ooo[0] now stands for rcv_nxt itself: pull in what had arrived out of order,
+            // then drop the slot of the next hole so ooo[0] stands for rcv_nxt + 1 again.
+            while self.ooo.front() == Some(&true) {
+                self.ooo.pop_front();
+                self.rcv_nxt += 1;
+                delivered += 1;
+            }
+            self.ooo.pop_front();
+            while self.ooo.back() == Some(&false) {
+                self.ooo.pop_back();
+            }
+            if had_holes || !self.cfg.delayed_ack {
+                return (delivered, AckAction::Send(self.ack_now(seq)));
+            }
+            self.unacked += 1;
+            if self.unacked >= 2 {
+                return (delivered, AckAction::Send(self.ack_now(seq)));
+            }
+            let deadline = now + Nanos::from_secs_f64(self.cfg.delayed_ack_ms / 1e3);
+            self.delack_deadline = Some(deadline);
+            (delivered, AckAction::Delay(deadline))
+        } else if seq > self.rcv_nxt {
+            let i = (seq - self.rcv_nxt - 1) as usize;
+            if i >= self.ooo.len() {
+                self.ooo.resize(i + 1, false);
+            }
+            self.ooo[i] = true;
+            (0, AckAction::Send(self.ack_now(seq)))
+        } else {
+            (0, AckAction::Send(self.ack_now(seq)))
+        }
+    }
+
+    /// The delayed-ACK timer fired: the held ACK, if one is still due.
+    pub fn on_delack_timer(&mut self, now: Nanos) -> Option<SimPacket> {
+        match self.delack_deadline {
+            Some(d) if d <= now && self.unacked > 0 => Some(self.ack_now(self.rcv_nxt)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> TcpConfig {
+        TcpConfig::default()
+    }
+
+    fn ack(next: u32, ts: Nanos) -> SimPacket {
+        SimPacket::ack(FlowId(0), 40, next, ts, [(0, 0); 3])
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round_trip() {
+        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut out = Vec::new();
+        s.start(Nanos::ZERO, &mut out);
+        assert_eq!(out.len(), 1);
+        let mut t = Nanos::from_millis(10);
+        for round in 0..4 {
+            let batch: Vec<_> = std::mem::take(&mut out);
+            for p in &batch {
+                s.on_ack(&ack(p.seq + 1, p.ts), t, &mut out);
+            }
+            assert_eq!(out.len(), 2usize << round, "round {round}");
+            t += Nanos::from_millis(10);
+        }
+    }
+
+    #[test]
+    fn three_dupacks_trigger_fast_retransmit_and_halve() {
+        let mut s = TcpSender::new(FlowId(0), cfg());
+        s.cwnd = 10.0;
+        s.ssthresh = 5.0;
+        let mut out = Vec::new();
+        s.start(Nanos::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // Segment 0 lost: segments 1..=3 each produce a duplicate ACK for 0.
+        let t = Nanos::from_millis(5);
+        s.on_ack(&ack(0, Nanos::ZERO), t, &mut out);
+        s.on_ack(&ack(0, Nanos::ZERO), t, &mut out);
+        assert!(out.is_empty());
+        s.on_ack(&ack(0, Nanos::ZERO), t, &mut out);
+        assert_eq!(out[0].seq, 0, "retransmits the hole");
+        assert_eq!(s.ssthresh, 5.0);
+        assert_eq!(s.cwnd, 8.0);
+        assert_eq!(s.stats().fast_retransmits, 1);
+        // Full ACK ends recovery with cwnd = ssthresh.
+        out.clear();
+        s.on_ack(&ack(10, t), t + Nanos::from_millis(5), &mut out);
+        assert!(!s.in_recovery);
+        assert_eq!(s.cwnd, 5.0);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_goes_back_n() {
+        let mut s = TcpSender::new(FlowId(0), cfg());
+        s.cwnd = 4.0;
+        let mut out = Vec::new();
+        s.start(Nanos::ZERO, &mut out);
+        let d = s.deadline().unwrap();
+        assert_eq!(d, Nanos::from_millis(1000), "initial RTO 1 s");
+        out.clear();
+        s.on_timeout(d, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(s.cwnd(), 1.0);
+        assert_eq!(s.deadline(), Some(d + Nanos::from_millis(2000)));
+    }
+
+    #[test]
+    fn rto_follows_rfc6298_with_minimum() {
+        let mut s = TcpSender::new(FlowId(0), cfg());
+        s.rtt_sample(Nanos::from_millis(100));
+        // srtt 100, rttvar 50: rto = 300 ms.
+        assert_eq!(s.rto, Nanos::from_millis(300));
+        let mut s = TcpSender::new(FlowId(0), cfg());
+        s.rtt_sample(Nanos::from_millis(2));
+        assert_eq!(s.rto, Nanos::from_millis(200), "clamped to min_rto");
+    }
+
+    #[test]
+    fn receiver_buffers_out_of_order_and_acks_cumulatively() {
+        let mut r = TcpReceiver::new(
+            FlowId(0),
+            TcpConfig {
+                sack: true,
+                ..cfg()
+            },
+        );
+        let seg = |s| SimPacket::data(FlowId(0), 1000, s, Nanos::ZERO);
+        assert_eq!(r.on_data(&seg(0), Nanos::ZERO).0, 1);
+        // 1 lost; 2, 3, 5 arrive.
+        for s in [2, 3, 5] {
+            let (d, a) = r.on_data(&seg(s), Nanos::ZERO);
+            assert_eq!(d, 0);
+            let AckAction::Send(a) = a else { panic!() };
+            assert_eq!(a.seq, 1);
+            if s == 5 {
+                assert_eq!(a.sack[0], (5, 6));
+                assert_eq!(a.sack[1], (2, 4));
+            }
+        }
+        // The hole fills: 1, 2, 3 delivered; next expected 4.
+        let (d, a) = r.on_data(&seg(1), Nanos::ZERO);
+        assert_eq!(d, 3);
+        let AckAction::Send(a) = a else { panic!() };
+        assert_eq!(a.seq, 4);
+        assert_eq!(a.sack[0], (5, 6));
+        let (d, _) = r.on_data(&seg(4), Nanos::ZERO);
+        assert_eq!(d, 2);
+        assert_eq!(r.delivered(), 6);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut r = TcpReceiver::new(
+            FlowId(0),
+            TcpConfig {
+                delayed_ack: true,
+                ..cfg()
+            },
+        );
+        let seg = |s| SimPacket::data(FlowId(0), 1000, s, Nanos::ZERO);
+        assert!(matches!(
+            r.on_data(&seg(0), Nanos::ZERO).1,
+            AckAction::Delay(_)
+        ));
+        assert!(matches!(r.on_data(&seg(1), Nanos::ZERO).1, AckAction::Send(a) if a.seq == 2));
+        let (_, a) = r.on_data(&seg(2), Nanos::ZERO);
+        let AckAction::Delay(d) = a else { panic!() };
+        assert_eq!(d, Nanos::from_millis(100));
+        assert_eq!(r.on_delack_timer(d).map(|a| a.seq), Some(3));
+    }
+}

@@ -1,0 +1,274 @@
+//! From a scenario file to a network: routers, hosts, directed ports, and each flow's
+//! expanded definition with its shortest path (fewest hops; ties go to the link listed
+//! first, so routes are deterministic).
+
+use std::collections::VecDeque;
+
+use csfq_algo::maxmin::{water_fill, MaxMinFlow};
+use csfq_algo::Nanos;
+
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
+
+/// Drop-tail buffer of access-link ports, bytes: hosts are outside the island.
+pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
+
+/// A node: a router of the scenario, or a host made for a flow's access links.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Its name (`f3.src` for flow 3's source host).
+    pub name: String,
+    /// Routers are in the island; the first router a packet meets is its edge.
+    pub is_router: bool,
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortDef {
+    /// Sending node.
+    pub from: usize,
+    /// Receiving node.
+    pub to: usize,
+    /// Capacity, bits/s.
+    pub rate_bps: f64,
+    /// Propagation delay.
+    pub delay: Nanos,
+    /// Buffer, bytes.
+    pub buffer_bytes: u32,
+    /// Discipline.
+    pub discipline: DisciplineKind,
+    /// Whether it joins two routers (reported), or is an access link.
+    pub between_routers: bool,
+}
+
+/// One flow, expanded from its `[[flow]]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowDef {
+    /// Kind.
+    pub kind: FlowKind,
+    /// Source router's name.
+    pub src_name: String,
+    /// Destination router's name.
+    pub dst_name: String,
+    /// Offered rate (udp; onoff while ON), bits/s.
+    pub rate_bps: Option<f64>,
+    /// Packet size (udp/onoff), bytes.
+    pub packet_bytes: u32,
+    /// Inter-arrival jitter.
+    pub jitter: f64,
+    /// Mean ON and OFF periods (onoff).
+    pub on_off: Option<(Nanos, Nanos)>,
+    /// Start.
+    pub start: Nanos,
+    /// Stop.
+    pub stop: Nanos,
+    /// CSFQ weight.
+    pub weight: f64,
+    /// Ports from source to destination.
+    pub fwd: Vec<usize>,
+    /// Ports from destination back to source (ACKs).
+    pub rev: Vec<usize>,
+}
+
+impl FlowDef {
+    /// The rate it would send if unconstrained, bits/s (TCP: unbounded; onoff: the mean).
+    pub fn demand_bps(&self) -> f64 {
+        match (self.kind, self.rate_bps, self.on_off) {
+            (FlowKind::Tcp, _, _) => f64::INFINITY,
+            (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
+            (_, Some(r), _) => r,
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// A scenario that cannot be built into a network.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// No path joins a flow's endpoints.
+    #[error("flow {flow}: no route from `{from}` to `{to}`")]
+    NoRoute {
+        /// Flow index.
+        flow: usize,
+        /// Source.
+        from: String,
+        /// Destination.
+        to: String,
+    },
+    /// A path longer than a packet's hop counter holds.
+    #[error("flow {flow}: path of {hops} hops is longer than 65535")]
+    PathTooLong {
+        /// Flow index.
+        flow: usize,
+        /// Hops.
+        hops: usize,
+    },
+}
+
+/// The network a scenario describes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    /// Nodes: routers first, in file order, then access hosts.
+    pub nodes: Vec<Node>,
+    /// Ports.
+    pub ports: Vec<PortDef>,
+    /// Flows.
+    pub flows: Vec<FlowDef>,
+}
+
+impl Topology {
+    /// Builds the network of a validated scenario.
+    pub fn build(s: &ScenarioFile) -> Result<Self, BuildError> {
+        let mut nodes: Vec<Node> = s
+            .routers
+            .iter()
+            .map(|n| Node {
+                name: n.clone(),
+                is_router: true,
+            })
+            .collect();
+        let index = |name: &str| s.routers.iter().position(|r| r == name).expect("validated");
+        let mut ports = Vec::new();
+        for l in &s.links {
+            let l = l.get_ref();
+            let (a, b) = (index(&l.between[0]), index(&l.between[1]));
+            for (from, to) in [(a, b), (b, a)] {
+                ports.push(PortDef {
+                    from,
+                    to,
+                    rate_bps: l.rate_mbps * 1e6,
+                    delay: Nanos::from_secs_f64(l.delay_ms / 1e3),
+                    buffer_bytes: l.buffer_bytes,
+                    discipline: l.discipline.unwrap_or(s.discipline),
+                    between_routers: true,
+                });
+            }
+        }
+        let secs = Nanos::from_secs_f64;
+        let mut flows = Vec::new();
+        for spec in &s.flows {
+            let spec = spec.get_ref();
+            for j in 0..spec.count {
+                let id = flows.len();
+                let (mut src, mut dst) = (index(&spec.from), index(&spec.to));
+                if let Some(a) = spec.access {
+                    // A host of its own on each side, joined by drop-tail access links.
+                    let mut host = |name: String, router: usize| {
+                        let h = nodes.len();
+                        nodes.push(Node {
+                            name,
+                            is_router: false,
+                        });
+                        for (from, to) in [(h, router), (router, h)] {
+                            ports.push(PortDef {
+                                from,
+                                to,
+                                rate_bps: a.rate_mbps * 1e6,
+                                delay: secs(a.delay_ms / 1e3),
+                                buffer_bytes: ACCESS_BUFFER_BYTES,
+                                discipline: DisciplineKind::Fifo,
+                                between_routers: false,
+                            });
+                        }
+                        h
+                    };
+                    let hs = host(format!("f{id}.src"), src);
+                    let hd = host(format!("f{id}.dst"), dst);
+                    src = hs;
+                    dst = hd;
+                }
+                let route = |from: usize, to: usize| shortest_path(&nodes, &ports, from, to);
+                let no_route = || BuildError::NoRoute {
+                    flow: id,
+                    from: spec.from.clone(),
+                    to: spec.to.clone(),
+                };
+                let fwd = route(src, dst).ok_or_else(no_route)?;
+                let rev = route(dst, src).ok_or_else(no_route)?;
+                if fwd.len().max(rev.len()) > u16::MAX as usize {
+                    return Err(BuildError::PathTooLong {
+                        flow: id,
+                        hops: fwd.len(),
+                    });
+                }
+                flows.push(FlowDef {
+                    kind: spec.kind,
+                    src_name: spec.from.clone(),
+                    dst_name: spec.to.clone(),
+                    rate_bps: spec
+                        .rate_mbps
+                        .map(|r| (r + spec.rate_step_mbps * j as f64) * 1e6),
+                    packet_bytes: spec.packet_bytes,
+                    jitter: spec.jitter,
+                    on_off: spec
+                        .on_ms
+                        .zip(spec.off_ms)
+                        .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
+                    start: secs(spec.start_s),
+                    stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
+                    weight: spec.weight,
+                    fwd,
+                    rev,
+                });
+            }
+        }
+        Ok(Topology {
+            nodes,
+            ports,
+            flows,
+        })
+    }
+
+    /// The weighted max-min fair allocation of the flows' demands (bits/s): TCP flows are
+    /// greedy, UDP flows want their rate, ON-OFF flows their mean rate.
+    pub fn max_min_allocation(&self) -> Vec<f64> {
+        let caps: Vec<f64> = self.ports.iter().map(|p| p.rate_bps).collect();
+        let flows: Vec<MaxMinFlow> = self
+            .flows
+            .iter()
+            .map(|f| MaxMinFlow {
+                demand: f.demand_bps(),
+                weight: f.weight,
+                links: f.fwd.clone(),
+            })
+            .collect();
+        water_fill(&caps, &flows).expect("topology paths name existing ports")
+    }
+}
+
+/// Breadth-first search over ports, visiting each node's ports in index order.
+fn shortest_path(nodes: &[Node], ports: &[PortDef], from: usize, to: usize) -> Option<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, p) in ports.iter().enumerate() {
+        out[p.from].push(i);
+    }
+    let mut via: Vec<Option<usize>> = vec![None; nodes.len()];
+    let mut seen = vec![false; nodes.len()];
+    seen[from] = true;
+    let mut queue = VecDeque::from([from]);
+    while let Some(n) = queue.pop_front() {
+        if n == to {
+            break;
+        }
+        for &pi in &out[n] {
+            let next = ports[pi].to;
+            // Hosts relay nothing: only a flow's own endpoints may be hosts on its path.
+            if !seen[next] && (nodes[next].is_router || next == to) {
+                seen[next] = true;
+                via[next] = Some(pi);
+                queue.push_back(next);
+            }
+        }
+    }
+    if !seen[to] {
+        return None;
+    }
+    let mut path = Vec::new();
+    let mut n = to;
+    while n != from {
+        let pi = via[n].expect("reached nodes have a predecessor");
+        path.push(pi);
+        n = ports[pi].from;
+    }
+    path.reverse();
+    Some(path)
+}
