@@ -1,3 +1,104 @@
-fn main() {
-    println!("Hello, world!");
+//! `csfq`: run scenarios, reproduce the papers' experiments, compute max-min allocations,
+//! and measure the simulator's speed.
+
+mod bench;
+mod plot;
+mod reproduce;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use csfq_sim::DisciplineKind;
+
+/// Core-stateless fair queueing: simulator and experiments.
+#[derive(Parser)]
+#[command(name = "csfq", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file: per-flow table, fairness summary, CSV, JSON and a plot.
+    Run {
+        /// The scenario (TOML).
+        scenario: PathBuf,
+        /// Where to write flows.csv, summary.json and throughput.svg [default: out/NAME].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed, overriding the file's.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run every link with this discipline instead of the file's.
+        #[arg(long, value_parser = parse_discipline)]
+        discipline: Option<DisciplineKind>,
+    },
+    /// Reproduce a published experiment beside the paper's numbers.
+    Reproduce {
+        /// Experiment id (see --list).
+        #[arg(required_unless_present = "list")]
+        id: Option<String>,
+        /// List the experiments.
+        #[arg(long)]
+        list: bool,
+        /// Where to write results.csv, summary.json and the plot [default: out/ID].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed, overriding the scenario's.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Print the exact max-min fair allocation of a scenario's flows (TCP flows greedy).
+    Maxmin {
+        /// The scenario (TOML).
+        scenario: PathBuf,
+    },
+    /// Measure simulator speed: events and packets per second on csfq-fig3b.
+    Bench {
+        /// Runs per measurement (the fastest counts).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
+        /// Also run 1 UDP + 999 TCP flows over a 1 Gbps link for 10 s.
+        #[arg(long)]
+        large: bool,
+    },
+}
+
+fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
+    DisciplineKind::from_name(s).ok_or_else(|| {
+        let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();
+        format!("expected one of {}", names.join(", "))
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            scenario,
+            out,
+            seed,
+            discipline,
+        } => run::run(&scenario, out, seed, discipline),
+        Command::Reproduce { id, list, out, seed } => {
+            if list {
+                reproduce::list();
+                Ok(())
+            } else {
+                reproduce::reproduce(id.as_deref().unwrap_or_default(), out, seed)
+            }
+        }
+        Command::Maxmin { scenario } => run::maxmin(&scenario),
+        Command::Bench { repeat, large } => bench::bench(repeat, large),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

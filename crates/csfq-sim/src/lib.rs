@@ -9,6 +9,7 @@
 //! NewReno ([`tcp`]).
 
 pub mod discipline;
+pub mod experiments;
 pub mod packet;
 pub mod report;
 pub mod scenario;

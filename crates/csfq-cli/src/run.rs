@@ -1,0 +1,193 @@
+//! `csfq run` and `csfq maxmin`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use csfq_algo::Nanos;
+use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
+use indicatif::{ProgressBar, ProgressStyle};
+
+fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<ScenarioFile> {
+    let mut s = ScenarioFile::load(path)?;
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
+    if let Some(d) = d {
+        s = s.with_discipline(d);
+    }
+    Ok(s)
+}
+
+/// Runs a simulation with a progress bar over simulated time.
+pub fn simulate_with_progress(s: &ScenarioFile) -> Result<(SimReport, std::time::Duration)> {
+    let mut sim = Simulation::new(s)?;
+    let end = sim.end();
+    let bar = ProgressBar::new(end.0 / 1_000_000);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let started = std::time::Instant::now();
+    let step = Nanos((end.0 / 100).max(1));
+    while sim.now() < end {
+        sim.run_until(sim.now() + step);
+        bar.set_position(sim.now().0 / 1_000_000);
+    }
+    bar.finish_and_clear();
+    Ok((sim.report(), started.elapsed()))
+}
+
+/// `csfq run`.
+pub fn run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<()> {
+    let s = load(path, seed, d)?;
+    let topo = Topology::build(&s)?;
+    let fair = topo.max_min_allocation();
+    let (report, wall) = simulate_with_progress(&s)?;
+    println!("{}: {}", s.name, s.description);
+    println!(
+        "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",
+        s.discipline,
+        s.seed,
+        s.duration_s,
+        wall.as_secs_f64(),
+        report.events
+    );
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "flow", "kind", "route", "offered Mbps", "max-min Mbps", "throughput Mbps", "vs max-min", "sent", "delivered", "dropped", "drops by reason",
+    ]);
+    for (f, &a) in report.flows.iter().zip(&fair) {
+        let vs = if a > 0.0 && a.is_finite() {
+            format!("{:+.1}%", (f.throughput_mbps * 1e6 / a - 1.0) * 100.0)
+        } else {
+            "-".into()
+        };
+        let reasons: Vec<String> = f.drops.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        t.add_row(vec![
+            f.flow.to_string(),
+            f.kind.to_string(),
+            format!("{}->{}", f.src, f.dst),
+            f.offered_mbps.map_or("-".into(), |r| format!("{r:.4}")),
+            format!("{:.4}", a / 1e6),
+            format!("{:.4}", f.throughput_mbps),
+            vs,
+            f.sent_pkts.to_string(),
+            f.delivered_pkts.to_string(),
+            f.dropped_pkts.to_string(),
+            reasons.join(", "),
+        ]);
+    }
+    println!("{t}");
+    print_summary(&report);
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    write_outputs(&dir, &report, &fair)?;
+    println!("wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg", dir.display());
+    Ok(())
+}
+
+fn print_summary(r: &SimReport) {
+    println!("fairness: Jain's index {:.4} (throughput / max-min share)", r.jain_index);
+    for l in &r.links {
+        if l.tx_pkts == 0 {
+            continue;
+        }
+        let alpha = if l.alpha_mbps.is_empty() {
+            String::new()
+        } else {
+            let mean = l.alpha_mbps.iter().sum::<f64>() / l.alpha_mbps.len() as f64;
+            format!(", mean CSFQ alpha {mean:.4} Mbps")
+        };
+        println!(
+            "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}",
+            l.from,
+            l.to,
+            l.discipline,
+            l.utilization * 100.0,
+            l.mean_queue_bytes / 1e3,
+            l.dropped_pkts,
+            alpha
+        );
+    }
+}
+
+fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+    };
+    write("flows.csv", r.flows_csv())?;
+    write("summary.json", serde_json::to_string_pretty(r)? + "\n")?;
+    let chart = crate::plot::Chart {
+        title: &format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
+        x_label: "flow",
+        y_label: "throughput (Mbps)",
+        series: vec![
+            crate::plot::Series {
+                name: "throughput".into(),
+                points: r.flows.iter().map(|f| (f.flow as f64, f.throughput_mbps)).collect(),
+                markers: true,
+            },
+            crate::plot::Series {
+                name: "max-min fair share".into(),
+                points: r
+                    .flows
+                    .iter()
+                    .zip(fair)
+                    .filter(|(_, a)| a.is_finite())
+                    .map(|(f, a)| (f.flow as f64, a / 1e6))
+                    .collect(),
+                markers: false,
+            },
+        ],
+        reference: None,
+        log_y: false,
+    };
+    chart.write_svg(&dir.join("throughput.svg"))
+}
+
+/// `csfq maxmin`.
+pub fn maxmin(path: &Path) -> Result<()> {
+    let s = ScenarioFile::load(path)?;
+    let topo = Topology::build(&s)?;
+    let alloc = topo.max_min_allocation();
+    println!("{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate)", s.name);
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["flow", "kind", "route", "weight", "demand Mbps", "allocation Mbps"]);
+    for (i, (f, a)) in topo.flows.iter().zip(&alloc).enumerate() {
+        let d = f.demand_bps();
+        t.add_row(vec![
+            i.to_string(),
+            f.kind.name().to_string(),
+            format!("{}->{}", f.src_name, f.dst_name),
+            format!("{}", f.weight),
+            if d.is_finite() { format!("{:.4}", d / 1e6) } else { "greedy".into() },
+            format!("{:.4}", a / 1e6),
+        ]);
+    }
+    println!("{t}");
+    let mut links = Table::new();
+    links.load_style(UTF8_FULL_CONDENSED);
+    links.set_header(vec!["link", "capacity Mbps", "allocated Mbps", "saturated"]);
+    for (pi, p) in topo.ports.iter().enumerate().filter(|(_, p)| p.between_routers) {
+        let used: f64 = topo
+            .flows
+            .iter()
+            .zip(&alloc)
+            .filter(|(f, _)| f.fwd.contains(&pi))
+            .map(|(_, a)| a)
+            .sum();
+        links.add_row(vec![
+            format!("{}->{}", topo.nodes[p.from].name, topo.nodes[p.to].name),
+            format!("{:.4}", p.rate_bps / 1e6),
+            format!("{:.4}", used / 1e6),
+            if used >= p.rate_bps * (1.0 - 1e-9) { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    println!("{links}");
+    Ok(())
+}
