@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use csfq_sim::experiments::find;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
@@ -72,7 +72,15 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
     }
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["case", "wall s", "events", "Mevents/s", "Mpacket-hops/s", "simulated s per wall s", "time vs fifo"]);
+    t.set_header(vec![
+        "case",
+        "wall s",
+        "events",
+        "Mevents/s",
+        "Mpacket-hops/s",
+        "simulated s per wall s",
+        "time vs fifo",
+    ]);
     let mut baseline: Option<f64> = None;
     for (name, s) in &cases {
         let (wall, r) = fastest(s, repeat)?;

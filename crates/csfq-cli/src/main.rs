@@ -83,7 +83,12 @@ fn main() -> ExitCode {
             seed,
             discipline,
         } => run::run(&scenario, out, seed, discipline),
-        Command::Reproduce { id, list, out, seed } => {
+        Command::Reproduce {
+            id,
+            list,
+            out,
+            seed,
+        } => {
             if list {
                 reproduce::list();
                 Ok(())

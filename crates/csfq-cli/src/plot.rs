@@ -99,13 +99,20 @@ impl Chart<'_> {
                 for (i, s) in self.series.iter().enumerate() {
                     let color = COLORS[i % COLORS.len()];
                     chart
-                        .draw_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(2)))
+                        .draw_series(LineSeries::new(
+                            s.points.iter().copied(),
+                            color.stroke_width(2),
+                        ))
                         .context("drawing a series")?
                         .label(s.name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        });
                     if s.markers {
                         chart
-                            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                            .draw_series(
+                                s.points.iter().map(|&p| Circle::new(p, 3, color.filled())),
+                            )
                             .context("drawing markers")?;
                     }
                 }
@@ -124,9 +131,12 @@ impl Chart<'_> {
                 .build_cartesian_2d(x0..x1, (lo..y1).log_scale())
                 .context("building the chart")?);
         } else {
-            draw!(builder.build_cartesian_2d(x0..x1, 0.0..y1).context("building the chart")?);
+            draw!(builder
+                .build_cartesian_2d(x0..x1, 0.0..y1)
+                .context("building the chart")?);
         }
-        root.present().with_context(|| format!("writing {}", path.display()))?;
+        root.present()
+            .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 }

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use csfq_sim::experiments::{EXPERIMENTS, Experiment, Sweep, fig3b_published_udp, find};
+use anyhow::{bail, Context, Result};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use csfq_sim::experiments::{fig3b_published_udp, find, Experiment, Sweep, EXPERIMENTS};
 use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -49,9 +49,11 @@ pub fn run_experiment(e: &Experiment, seed: Option<u64>) -> Result<Vec<RunResult
     }
     let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} run {pos}/{len} [{bar:40}] {elapsed_precise}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} {msg} run {pos}/{len} [{bar:40}] {elapsed_precise}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar.set_message(e.id);
     let results: Result<Vec<RunResult>> = runs
@@ -80,20 +82,29 @@ fn deviation_range(r: &RunResult) -> (f64, f64) {
         .iter()
         .zip(&r.fair)
         .map(|(f, a)| (f.throughput_mbps * 1e6 / a - 1.0) * 100.0);
-    devs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| (lo.min(d), hi.max(d)))
+    devs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+        (lo.min(d), hi.max(d))
+    })
 }
 
 /// `csfq reproduce ID`.
 pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
     let Some(e) = find(id) else {
         let ids: Vec<_> = EXPERIMENTS.iter().map(|e| e.id).collect();
-        bail!("unknown experiment `{id}`; expected one of: {}", ids.join(", "));
+        bail!(
+            "unknown experiment `{id}`; expected one of: {}",
+            ids.join(", ")
+        );
     };
     let started = std::time::Instant::now();
     let results = run_experiment(e, seed)?;
     println!("{}: {}", e.id, e.setup);
     println!("published: {}", e.published);
-    println!("({} runs in {:.2} s)\n", results.len(), started.elapsed().as_secs_f64());
+    println!(
+        "({} runs in {:.2} s)\n",
+        results.len(),
+        started.elapsed().as_secs_f64()
+    );
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let summary = match e.sweep {
@@ -102,11 +113,16 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
         Sweep::Fig4Flows => fig4(&results, &dir)?,
     };
     write_csv(&results, &dir)?;
-    let summary = json!({ "id": e.id, "setup": e.setup, "published": e.published, "results": summary });
+    let summary =
+        json!({ "id": e.id, "setup": e.setup, "published": e.published, "results": summary });
     let path = dir.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {}", path.display()))?;
-    println!("\nwrote {0}/results.csv, {0}/summary.json, {0}/{1}.svg", dir.display(), e.id);
+    println!(
+        "\nwrote {0}/results.csv, {0}/summary.json, {0}/{1}.svg",
+        dir.display(),
+        e.id
+    );
     Ok(())
 }
 
@@ -116,7 +132,15 @@ fn write_csv(results: &[RunResult], dir: &Path) -> Result<()> {
         for (f, a) in r.report.flows.iter().zip(&r.fair) {
             s.push_str(&format!(
                 "{},{},{},{},{:.6},{:.6},{},{},{}\n",
-                r.discipline, r.x, f.flow, f.kind, f.throughput_mbps, a / 1e6, f.sent_pkts, f.delivered_pkts, f.dropped_pkts
+                r.discipline,
+                r.x,
+                f.flow,
+                f.kind,
+                f.throughput_mbps,
+                a / 1e6,
+                f.sent_pkts,
+                f.delivered_pkts,
+                f.dropped_pkts
             ));
         }
     }
@@ -124,12 +148,23 @@ fn write_csv(results: &[RunResult], dir: &Path) -> Result<()> {
     std::fs::write(&path, s).with_context(|| format!("writing {}", path.display()))
 }
 
-fn per_flow_chart(results: &[RunResult], dir: &Path, id: &str, title: &str, log_y: bool) -> Result<()> {
+fn per_flow_chart(
+    results: &[RunResult],
+    dir: &Path,
+    id: &str,
+    title: &str,
+    log_y: bool,
+) -> Result<()> {
     let series = results
         .iter()
         .map(|r| Series {
             name: r.discipline.to_string(),
-            points: r.report.flows.iter().map(|f| (f.flow as f64, f.throughput_mbps)).collect(),
+            points: r
+                .report
+                .flows
+                .iter()
+                .map(|f| (f.flow as f64, f.throughput_mbps))
+                .collect(),
             markers: true,
         })
         .collect();
@@ -147,12 +182,20 @@ fn per_flow_chart(results: &[RunResult], dir: &Path, id: &str, title: &str, log_
 fn fig3a(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["discipline", "worst flow vs fair", "best flow vs fair", "Jain index", "paper"]);
+    t.set_header(vec![
+        "discipline",
+        "worst flow vs fair",
+        "best flow vs fair",
+        "Jain index",
+        "paper",
+    ]);
     let mut rows = Vec::new();
     for r in results {
         let (lo, hi) = deviation_range(r);
         let paper = match r.discipline {
-            DisciplineKind::Fifo | DisciplineKind::Red | DisciplineKind::Fred1 => "proportional to rate",
+            DisciplineKind::Fifo | DisciplineKind::Red | DisciplineKind::Fred1 => {
+                "proportional to rate"
+            }
             DisciplineKind::Drr => "fair",
             DisciplineKind::Fred2 => "less precise than DRR",
             DisciplineKind::Csfq => "-11% .. +5%",
@@ -167,23 +210,46 @@ fn fig3a(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
         rows.push(json!({"discipline": r.discipline.name(), "min_dev_pct": lo, "max_dev_pct": hi, "jain": r.report.jain_index, "paper": paper}));
     }
     println!("{t}");
-    if let Some(c) = results.iter().find(|r| r.discipline == DisciplineKind::Csfq) {
+    if let Some(c) = results
+        .iter()
+        .find(|r| r.discipline == DisciplineKind::Csfq)
+    {
         let (lo, hi) = deviation_range(c);
-        let verdict = if lo >= -15.0 && hi <= 10.0 { "matches" } else { "departs" };
+        let verdict = if lo >= -15.0 && hi <= 10.0 {
+            "matches"
+        } else {
+            "departs"
+        };
         println!("verdict: CSFQ flows within {lo:+.1}% .. {hi:+.1}% of the fair share (paper -11% .. +5%): {verdict}");
     }
-    per_flow_chart(results, dir, "csfq-fig3a", "csfq-fig3a: 32 UDP flows, flow i at (i+1) x fair share", false)?;
+    per_flow_chart(
+        results,
+        dir,
+        "csfq-fig3a",
+        "csfq-fig3a: 32 UDP flows, flow i at (i+1) x fair share",
+        false,
+    )?;
     Ok(json!(rows))
 }
 
 fn fig3b(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["discipline", "UDP Mbps", "paper UDP Mbps", "mean TCP Mbps", "min TCP Mbps", "Jain index"]);
+    t.set_header(vec![
+        "discipline",
+        "UDP Mbps",
+        "paper UDP Mbps",
+        "mean TCP Mbps",
+        "min TCP Mbps",
+        "Jain index",
+    ]);
     let mut rows = Vec::new();
     for r in results {
         let udp = r.report.flows[0].throughput_mbps;
-        let tcp: Vec<f64> = r.report.flows[1..].iter().map(|f| f.throughput_mbps).collect();
+        let tcp: Vec<f64> = r.report.flows[1..]
+            .iter()
+            .map(|f| f.throughput_mbps)
+            .collect();
         let mean = tcp.iter().sum::<f64>() / tcp.len() as f64;
         let min = tcp.iter().cloned().fold(f64::INFINITY, f64::min);
         let paper = match fig3b_published_udp(r.discipline) {
@@ -202,7 +268,13 @@ fn fig3b(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
         rows.push(json!({"discipline": r.discipline.name(), "udp_mbps": udp, "paper_udp_mbps": paper, "mean_tcp_mbps": mean, "min_tcp_mbps": min, "jain": r.report.jain_index}));
     }
     println!("{t}");
-    per_flow_chart(results, dir, "csfq-fig3b", "csfq-fig3b: UDP (flow 0) at 10 Mbps vs 31 TCP", true)?;
+    per_flow_chart(
+        results,
+        dir,
+        "csfq-fig3b",
+        "csfq-fig3b: UDP (flow 0) at 10 Mbps vs 31 TCP",
+        true,
+    )?;
     Ok(json!(rows))
 }
 
@@ -227,7 +299,11 @@ fn fig4(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
     for (d, pts) in &by_d {
         let mut row = vec![d.to_string()];
         for n in shown {
-            row.push(pts.iter().find(|p| p.0 == n).map_or("-".into(), |p| format!("{:.2}", p.1)));
+            row.push(
+                pts.iter()
+                    .find(|p| p.0 == n)
+                    .map_or("-".into(), |p| format!("{:.2}", p.1)),
+            );
         }
         let min = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
         row.push(format!("{min:.2}"));
@@ -252,7 +328,14 @@ fn fig4(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
             .map(|(a, _)| format!("{}", a.0))
             .collect();
         println!("verdict: CSFQ keeps {cmin:.2}..{cmax:.2} of the fair share (TUF paper: 0.55..0.90); above half for every N: {}", if cmin > 0.5 { "yes" } else { "no" });
-        println!("         CSFQ above DRR at N = {}", if beats.is_empty() { "none".into() } else { beats.join(", ") });
+        println!(
+            "         CSFQ above DRR at N = {}",
+            if beats.is_empty() {
+                "none".into()
+            } else {
+                beats.join(", ")
+            }
+        );
     }
     Chart {
         title: "csfq-fig4: one TCP against N-1 UDP flows at twice their share",

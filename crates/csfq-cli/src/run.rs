@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use csfq_algo::Nanos;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -25,9 +25,11 @@ pub fn simulate_with_progress(s: &ScenarioFile) -> Result<(SimReport, std::time:
     let end = sim.end();
     let bar = ProgressBar::new(end.0 / 1_000_000);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     let started = std::time::Instant::now();
     let step = Nanos((end.0 / 100).max(1));
@@ -40,7 +42,12 @@ pub fn simulate_with_progress(s: &ScenarioFile) -> Result<(SimReport, std::time:
 }
 
 /// `csfq run`.
-pub fn run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<()> {
+pub fn run(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    d: Option<DisciplineKind>,
+) -> Result<()> {
     let s = load(path, seed, d)?;
     let topo = Topology::build(&s)?;
     let fair = topo.max_min_allocation();
@@ -57,7 +64,17 @@ pub fn run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, d: Option<Disci
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     t.set_header(vec![
-        "flow", "kind", "route", "offered Mbps", "max-min Mbps", "throughput Mbps", "vs max-min", "sent", "delivered", "dropped", "drops by reason",
+        "flow",
+        "kind",
+        "route",
+        "offered Mbps",
+        "max-min Mbps",
+        "throughput Mbps",
+        "vs max-min",
+        "sent",
+        "delivered",
+        "dropped",
+        "drops by reason",
     ]);
     for (f, &a) in report.flows.iter().zip(&fair) {
         let vs = if a > 0.0 && a.is_finite() {
@@ -84,12 +101,18 @@ pub fn run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, d: Option<Disci
     print_summary(&report);
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     write_outputs(&dir, &report, &fair)?;
-    println!("wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg", dir.display());
+    println!(
+        "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg",
+        dir.display()
+    );
     Ok(())
 }
 
 fn print_summary(r: &SimReport) {
-    println!("fairness: Jain's index {:.4} (throughput / max-min share)", r.jain_index);
+    println!(
+        "fairness: Jain's index {:.4} (throughput / max-min share)",
+        r.jain_index
+    );
     for l in &r.links {
         if l.tx_pkts == 0 {
             continue;
@@ -128,7 +151,11 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
         series: vec![
             crate::plot::Series {
                 name: "throughput".into(),
-                points: r.flows.iter().map(|f| (f.flow as f64, f.throughput_mbps)).collect(),
+                points: r
+                    .flows
+                    .iter()
+                    .map(|f| (f.flow as f64, f.throughput_mbps))
+                    .collect(),
                 markers: true,
             },
             crate::plot::Series {
@@ -154,10 +181,20 @@ pub fn maxmin(path: &Path) -> Result<()> {
     let s = ScenarioFile::load(path)?;
     let topo = Topology::build(&s)?;
     let alloc = topo.max_min_allocation();
-    println!("{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate)", s.name);
+    println!(
+        "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate)",
+        s.name
+    );
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["flow", "kind", "route", "weight", "demand Mbps", "allocation Mbps"]);
+    t.set_header(vec![
+        "flow",
+        "kind",
+        "route",
+        "weight",
+        "demand Mbps",
+        "allocation Mbps",
+    ]);
     for (i, (f, a)) in topo.flows.iter().zip(&alloc).enumerate() {
         let d = f.demand_bps();
         t.add_row(vec![
@@ -165,7 +202,11 @@ pub fn maxmin(path: &Path) -> Result<()> {
             f.kind.name().to_string(),
             format!("{}->{}", f.src_name, f.dst_name),
             format!("{}", f.weight),
-            if d.is_finite() { format!("{:.4}", d / 1e6) } else { "greedy".into() },
+            if d.is_finite() {
+                format!("{:.4}", d / 1e6)
+            } else {
+                "greedy".into()
+            },
             format!("{:.4}", a / 1e6),
         ]);
     }
@@ -173,7 +214,12 @@ pub fn maxmin(path: &Path) -> Result<()> {
     let mut links = Table::new();
     links.load_style(UTF8_FULL_CONDENSED);
     links.set_header(vec!["link", "capacity Mbps", "allocated Mbps", "saturated"]);
-    for (pi, p) in topo.ports.iter().enumerate().filter(|(_, p)| p.between_routers) {
+    for (pi, p) in topo
+        .ports
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.between_routers)
+    {
         let used: f64 = topo
             .flows
             .iter()
@@ -185,7 +231,12 @@ pub fn maxmin(path: &Path) -> Result<()> {
             format!("{}->{}", topo.nodes[p.from].name, topo.nodes[p.to].name),
             format!("{:.4}", p.rate_bps / 1e6),
             format!("{:.4}", used / 1e6),
-            if used >= p.rate_bps * (1.0 - 1e-9) { "yes" } else { "no" }.to_string(),
+            if used >= p.rate_bps * (1.0 - 1e-9) {
+                "yes"
+            } else {
+                "no"
+            }
+            .to_string(),
         ]);
     }
     println!("{links}");

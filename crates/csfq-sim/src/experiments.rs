@@ -83,8 +83,11 @@ pub fn find(id: &str) -> Option<&'static Experiment> {
 impl Experiment {
     /// The experiment's base scenario.
     pub fn scenario(&self) -> ScenarioFile {
-        ScenarioFile::parse(self.scenario_toml, Path::new(&format!("scenarios/{}.toml", self.id)))
-            .expect("shipped scenarios are valid")
+        ScenarioFile::parse(
+            self.scenario_toml,
+            Path::new(&format!("scenarios/{}.toml", self.id)),
+        )
+        .expect("shipped scenarios are valid")
     }
 
     /// Every run: `(label of the sweep point, x value, scenario)`, per discipline.

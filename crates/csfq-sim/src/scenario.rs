@@ -519,7 +519,7 @@ impl ScenarioFile {
                 "must be below max_th_bytes".into(),
             ));
         }
-        if !(r.w_q > 0.0 && r.w_q <= 1.0) || !(r.max_p > 0.0 && r.max_p <= 1.0) {
+        if !(r.w_q > 0.0 && r.w_q <= 1.0 && r.max_p > 0.0 && r.max_p <= 1.0) {
             return Err(err(
                 top_key("w_q"),
                 "red.w_q / red.max_p",

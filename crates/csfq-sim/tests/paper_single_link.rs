@@ -27,17 +27,33 @@ fn fig3a_csfq_every_flow_near_fair_share() {
     let mut mean = [0.0f64; 32];
     for seed in seeds.clone() {
         let r = run("csfq-fig3a", DisciplineKind::Csfq, seed);
-        let devs: Vec<f64> = r.flows.iter().map(|f| f.throughput_mbps / FAIR - 1.0).collect();
+        let devs: Vec<f64> = r
+            .flows
+            .iter()
+            .map(|f| f.throughput_mbps / FAIR - 1.0)
+            .collect();
         let rms = (devs.iter().map(|d| d * d).sum::<f64>() / devs.len() as f64).sqrt();
-        assert!(rms < 0.06, "seed {seed}: per-flow RMS deviation {:.1}%", rms * 100.0);
+        assert!(
+            rms < 0.06,
+            "seed {seed}: per-flow RMS deviation {:.1}%",
+            rms * 100.0
+        );
         for (m, d) in mean.iter_mut().zip(&devs) {
             *m += d / seeds.clone().count() as f64;
         }
         // CSFQ does not waste the link.
-        assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
+        assert!(
+            r.links[0].utilization > 0.97,
+            "utilization {}",
+            r.links[0].utilization
+        );
     }
     for (i, m) in mean.iter().enumerate() {
-        assert!((-0.15..=0.10).contains(m), "flow {i}: mean {:+.1}%", m * 100.0);
+        assert!(
+            (-0.15..=0.10).contains(m),
+            "flow {i}: mean {:+.1}%",
+            m * 100.0
+        );
     }
 }
 
@@ -51,7 +67,12 @@ fn fig3a_drr_is_fair() {
         for f in &r.flows {
             let dev = f.throughput_mbps / FAIR - 1.0;
             let lo = if f.flow == 0 { -0.08 } else { -0.05 };
-            assert!((lo..=0.05).contains(&dev), "seed {seed} flow {}: {:+.1}%", f.flow, dev * 100.0);
+            assert!(
+                (lo..=0.05).contains(&dev),
+                "seed {seed} flow {}: {:+.1}%",
+                f.flow,
+                dev * 100.0
+            );
         }
     }
 }
@@ -68,9 +89,18 @@ fn fig3a_fifo_and_red_are_proportional_to_rate() {
         for f in &r.flows[8..] {
             let expected = total * (f.flow + 1) as f64 / 528.0;
             let dev = f.throughput_mbps / expected - 1.0;
-            assert!(dev.abs() <= 0.20, "{d} flow {}: {:.3} vs {:.3}", f.flow, f.throughput_mbps, expected);
+            assert!(
+                dev.abs() <= 0.20,
+                "{d} flow {}: {:.3} vs {:.3}",
+                f.flow,
+                f.throughput_mbps,
+                expected
+            );
         }
-        assert!(r.flows[31].throughput_mbps > 10.0 * r.flows[0].throughput_mbps, "{d}");
+        assert!(
+            r.flows[31].throughput_mbps > 10.0 * r.flows[0].throughput_mbps,
+            "{d}"
+        );
     }
 }
 

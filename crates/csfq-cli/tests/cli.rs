@@ -1,0 +1,129 @@
+//! The `csfq` command as a user meets it: outputs on success, a clear one-line error and a
+//! failing exit status (never a panic) on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn csfq(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("csfq-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn run_prints_table_and_writes_outputs() {
+    let out = tmp("run");
+    let scenario = repo().join("scenarios/csfq-fig3b.toml");
+    let o = csfq(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("Jain's index"), "{stdout}");
+    assert!(stdout.contains("max-min Mbps"));
+    let csv = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("flow,kind,src,dst,"));
+    assert_eq!(lines.count(), 32);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(json["flows"].as_array().unwrap().len(), 32);
+    let svg = std::fs::read_to_string(out.join("throughput.svg")).unwrap();
+    assert!(svg.starts_with("<svg"));
+}
+
+#[test]
+fn reproduce_lists_and_runs() {
+    let out = tmp("repro");
+    let o = csfq(&["reproduce", "--list"], &out);
+    assert!(o.status.success());
+    assert!(text(&o).0.contains("csfq-fig4"));
+    let o = csfq(
+        &["reproduce", "csfq-fig3a", "--out", out.to_str().unwrap()],
+        &out,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("-11% .. +5%"), "{stdout}");
+    for f in ["results.csv", "summary.json", "csfq-fig3a.svg"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+}
+
+#[test]
+fn maxmin_prints_the_allocation() {
+    let scenario = repo().join("scenarios/csfq-fig3a.toml");
+    let o = csfq(&["maxmin", scenario.to_str().unwrap()], &repo());
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    // 32 flows on 10 Mbps, flow i offering (i+1) x 0.3125: everyone gets 0.3125.
+    assert_eq!(stdout.matches("0.3125 ").count(), 33, "{stdout}"); // 32 allocations + flow 0's demand
+}
+
+#[test]
+fn malformed_scenario_names_file_line_and_field() {
+    let dir = tmp("bad");
+    let good = std::fs::read_to_string(repo().join("scenarios/csfq-fig3a.toml")).unwrap();
+    std::fs::write(
+        dir.join("bad.toml"),
+        good.replace(
+            "delay_ms = 1\nbuffer_bytes",
+            "delay_ms = \"one\"\nbuffer_bytes",
+        ),
+    )
+    .unwrap();
+    let o = csfq(&["run", "bad.toml"], &dir);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("bad.toml:13:12:"), "{stderr}");
+    assert!(stderr.contains("field `delay_ms`"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_not_a_panic() {
+    let dir = tmp("errors");
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "missing.toml"], "cannot read"),
+        (
+            &["run", "x.toml", "--discipline", "wfq"],
+            "expected one of fifo, red, fred1, fred2, drr, csfq",
+        ),
+        (&["reproduce", "nope"], "unknown experiment `nope`"),
+        (&["bench", "--repeat", "0"], "--repeat"),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, expect) in cases {
+        let o = csfq(args, &dir);
+        let (_, stderr) = text(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
