@@ -6,7 +6,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use csfq_sim::experiments::find;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
@@ -70,9 +69,7 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
             cases.push((format!("udp1-tcp999-1g/{d}"), large_scenario(d)));
         }
     }
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut t = crate::table(vec![
         "case",
         "wall s",
         "events",

@@ -67,6 +67,14 @@ enum Command {
     },
 }
 
+/// A table in the style every command prints.
+fn table<T: Into<comfy_table::Row>>(header: T) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
 fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
     DisciplineKind::from_name(s).ok_or_else(|| {
         let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();

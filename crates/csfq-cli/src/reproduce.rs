@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use csfq_sim::experiments::{fig3b_published_udp, find, Experiment, Sweep, EXPERIMENTS};
 use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,9 +14,7 @@ use crate::plot::{Chart, Series};
 
 /// `csfq reproduce --list`.
 pub fn list() {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["id", "setup", "published result"]);
+    let mut t = crate::table(vec!["id", "setup", "published result"]);
     for e in EXPERIMENTS {
         t.add_row(vec![e.id, e.setup, e.published]);
     }
@@ -180,9 +177,7 @@ fn per_flow_chart(
 }
 
 fn fig3a(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut t = crate::table(vec![
         "discipline",
         "worst flow vs fair",
         "best flow vs fair",
@@ -233,9 +228,7 @@ fn fig3a(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
 }
 
 fn fig3b(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut t = crate::table(vec![
         "discipline",
         "UDP Mbps",
         "paper UDP Mbps",
@@ -280,12 +273,10 @@ fn fig3b(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
 
 fn fig4(results: &[RunResult], dir: &Path) -> Result<serde_json::Value> {
     let shown = [2.0, 4.0, 8.0, 12.0, 16.0, 22.0, 27.0, 32.0];
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
     let mut header = vec!["discipline".to_string()];
     header.extend(shown.iter().map(|n| format!("N={n}")));
     header.push("min".into());
-    t.set_header(header);
+    let mut t = crate::table(header);
     let mut series = Vec::new();
     let mut rows = Vec::new();
     let mut by_d: Vec<(DisciplineKind, Vec<(f64, f64)>)> = Vec::new();

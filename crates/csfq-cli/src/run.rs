@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use csfq_algo::Nanos;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,9 +60,7 @@ pub fn run(
         wall.as_secs_f64(),
         report.events
     );
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut t = crate::table(vec![
         "flow",
         "kind",
         "route",
@@ -185,9 +182,7 @@ pub fn maxmin(path: &Path) -> Result<()> {
         "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate)",
         s.name
     );
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut t = crate::table(vec![
         "flow",
         "kind",
         "route",
@@ -211,9 +206,7 @@ pub fn maxmin(path: &Path) -> Result<()> {
         ]);
     }
     println!("{t}");
-    let mut links = Table::new();
-    links.load_style(UTF8_FULL_CONDENSED);
-    links.set_header(vec!["link", "capacity Mbps", "allocated Mbps", "saturated"]);
+    let mut links = crate::table(vec!["link", "capacity Mbps", "allocated Mbps", "saturated"]);
     for (pi, p) in topo
         .ports
         .iter()
