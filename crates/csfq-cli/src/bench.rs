@@ -1,4 +1,4 @@
-//! `csfq bench`: simulator speed on csfq-fig3b for every discipline, as events and packet
+//! `csfq bench`: simulator speed on csfq-fig3b and csfq-fig3a for every discipline, as events and packet
 //! hops per wall-clock second, with each discipline's time as a ratio to FIFO's in the
 //! same run.
 
@@ -59,11 +59,13 @@ access = {{ rate_mbps = 10000, delay_ms = 1 }}
 
 /// `csfq bench`.
 pub fn bench(repeat: u32, large: bool) -> Result<()> {
-    let base = find("csfq-fig3b").expect("csfq-fig3b exists").scenario();
-    let mut cases: Vec<(String, ScenarioFile)> = DisciplineKind::ALL
-        .iter()
-        .map(|&d| (format!("csfq-fig3b/{d}"), base.with_discipline(d)))
-        .collect();
+    let mut cases: Vec<(String, ScenarioFile)> = Vec::new();
+    for id in ["csfq-fig3b", "csfq-fig3a"] {
+        let base = find(id).expect("shipped experiment").scenario();
+        for d in DisciplineKind::ALL {
+            cases.push((format!("{id}/{d}"), base.with_discipline(d)));
+        }
+    }
     if large {
         for d in [DisciplineKind::Fifo, DisciplineKind::Csfq] {
             cases.push((format!("udp1-tcp999-1g/{d}"), large_scenario(d)));
@@ -83,7 +85,7 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
         let (wall, r) = fastest(s, repeat)?;
         let w = wall.as_secs_f64();
         if name.ends_with("/fifo") {
-            baseline = Some(w);
+            baseline = Some(w); // each scenario's FIFO comes first: ratios within a scenario
         }
         t.add_row(vec![
             name.clone(),

@@ -56,7 +56,7 @@ enum Command {
         /// The scenario (TOML).
         scenario: PathBuf,
     },
-    /// Measure simulator speed: events and packets per second on csfq-fig3b.
+    /// Measure simulator speed: events and packets per second on csfq-fig3b and csfq-fig3a.
     Bench {
         /// Runs per measurement (the fastest counts).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]

@@ -125,6 +125,11 @@ impl Discipline {
         }
     }
 
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len_bytes() == 0
+    }
+
     /// Bytes queued.
     pub fn len_bytes(&self) -> u32 {
         match self {

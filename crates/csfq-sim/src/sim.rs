@@ -34,8 +34,8 @@ fn stream_seed(seed: u64, kind: u64, index: u64) -> u64 {
 
 #[derive(Debug)]
 enum EventKind {
-    /// A packet reaches the node at the end of its last hop.
-    Arrive(SimPacket),
+    /// A packet (its slot in the in-flight slab) reaches the node at the end of its hop.
+    Arrive(u32),
     /// A port finished sending; start the next packet.
     TxDone(u32),
     /// An open-loop source's next packet (or ON/OFF switch).
@@ -79,7 +79,10 @@ impl Ord for Event {
 struct Port {
     disc: Discipline,
     rng: Pcg64Mcg,
-    busy: bool,
+    /// The wire is busy until then.
+    busy_until: Nanos,
+    /// A `TxDone` event is scheduled (at `busy_until`): it starts the next packet.
+    txdone_pending: bool,
     tx_pkts: u64,
     tx_bytes: u64,
     drops: u64,
@@ -129,6 +132,9 @@ pub struct Simulation {
     ports: Vec<Port>,
     flows: Vec<FlowRt>,
     out: Vec<SimPacket>,
+    /// Packets propagating on links, indexed by the slot their `Arrive` event names.
+    in_flight: Vec<SimPacket>,
+    free_slots: Vec<u32>,
     sample_interval: Nanos,
     samples: usize,
     events: u64,
@@ -147,7 +153,8 @@ impl Simulation {
             .map(|(i, p)| Port {
                 disc: Discipline::build(p.discipline, scenario, p.rate_bps, p.buffer_bytes),
                 rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)),
-                busy: false,
+                busy_until: Nanos::ZERO,
+                txdone_pending: false,
                 tx_pkts: 0,
                 tx_bytes: 0,
                 drops: 0,
@@ -203,6 +210,8 @@ impl Simulation {
             ports,
             flows,
             out: Vec::with_capacity(64),
+            in_flight: Vec::with_capacity(1024),
+            free_slots: Vec::with_capacity(1024),
             sample_interval: Nanos::from_secs_f64(scenario.sample_interval_ms / 1e3),
             samples: 0,
             events: 0,
@@ -266,8 +275,15 @@ impl Simulation {
 
     fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Arrive(p) => self.forward(p),
-            EventKind::TxDone(port) => self.start_tx(port as usize),
+            EventKind::Arrive(slot) => {
+                let p = self.in_flight[slot as usize];
+                self.free_slots.push(slot);
+                self.forward(p);
+            }
+            EventKind::TxDone(port) => {
+                self.ports[port as usize].txdone_pending = false;
+                self.start_tx(port as usize);
+            }
             EventKind::Source(f) => self.source_tick(f as usize),
             EventKind::Start(f) => self.start_flow(f as usize),
             EventKind::Rto(f) => self.rto(f as usize),
@@ -392,8 +408,16 @@ impl Simulation {
             port.drops += 1;
             self.record_drop(d);
         }
-        if !self.ports[port_id].busy {
-            self.start_tx(port_id);
+        // A TxDone event is only scheduled when a packet waits behind the one on the wire.
+        let port = &mut self.ports[port_id];
+        if !port.txdone_pending {
+            if now >= port.busy_until {
+                self.start_tx(port_id);
+            } else if !port.disc.is_empty() {
+                port.txdone_pending = true;
+                let at = port.busy_until;
+                self.schedule(at, EventKind::TxDone(port_id as u32));
+            }
         }
     }
 
@@ -408,20 +432,34 @@ impl Simulation {
     fn start_tx(&mut self, port_id: usize) {
         let now = self.now;
         let port = &mut self.ports[port_id];
-        match port.disc.dequeue(now) {
-            Some(mut p) => {
-                port.busy = true;
-                port.tx_pkts += 1;
-                port.tx_bytes += p.size as u64;
-                self.hops += 1;
-                let def = &self.topo.ports[port_id];
-                let tx = Nanos::transmission(p.size, def.rate_bps);
-                p.hop += 1;
-                let arrive = now + tx + def.delay;
-                self.schedule(arrive, EventKind::Arrive(p));
-                self.schedule(now + tx, EventKind::TxDone(port_id as u32));
+        let Some(mut p) = port.disc.dequeue(now) else {
+            return;
+        };
+        port.tx_pkts += 1;
+        port.tx_bytes += p.size as u64;
+        self.hops += 1;
+        let def = &self.topo.ports[port_id];
+        let tx = Nanos::transmission(p.size, def.rate_bps);
+        p.hop += 1;
+        let arrive = now + tx + def.delay;
+        // Packets on the wire wait in a slab; events carry only the slot, keeping
+        // heap entries small.
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.in_flight[slot as usize] = p;
+                slot
             }
-            None => port.busy = false,
+            None => {
+                self.in_flight.push(p);
+                (self.in_flight.len() - 1) as u32
+            }
+        };
+        self.schedule(arrive, EventKind::Arrive(slot));
+        let port = &mut self.ports[port_id];
+        port.busy_until = now + tx;
+        if !port.disc.is_empty() {
+            port.txdone_pending = true;
+            self.schedule(now + tx, EventKind::TxDone(port_id as u32));
         }
     }
 
