@@ -307,6 +307,15 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+/// The longest run, simulated seconds.
+pub const MAX_DURATION_S: f64 = 1e6;
+/// The most time-series samples a run may take.
+pub const MAX_SAMPLES: f64 = 1e6;
+/// The most flows a scenario may have.
+pub const MAX_FLOWS: u64 = 1 << 20;
+/// The largest TCP window, segments.
+pub const MAX_WINDOW: u32 = 1 << 20;
+
 /// A scenario file as written.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -467,18 +476,24 @@ impl ScenarioFile {
                 .map_or(0, |(p, _)| p);
             off..off
         };
-        if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
+        if !(self.duration_s.is_finite()
+            && self.duration_s > 0.0
+            && self.duration_s <= MAX_DURATION_S)
+        {
             return Err(err(
                 top_key("duration_s"),
                 "duration_s",
-                "must be a positive number of seconds".into(),
+                format!("must be a positive number of seconds, at most {MAX_DURATION_S}"),
             ));
         }
-        if !(self.sample_interval_ms.is_finite() && self.sample_interval_ms > 0.0) {
+        if !(self.sample_interval_ms.is_finite()
+            && self.sample_interval_ms > 0.0
+            && self.duration_s * 1e3 / self.sample_interval_ms <= MAX_SAMPLES)
+        {
             return Err(err(
                 top_key("sample_interval_ms"),
                 "sample_interval_ms",
-                "must be positive".into(),
+                format!("must be positive and give at most {MAX_SAMPLES} samples over the run"),
             ));
         }
         if self.routers.is_empty() {
@@ -505,18 +520,18 @@ impl ScenarioFile {
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(err(
-                    top_key("k"),
+                    top_key(name.trim_start_matches("csfq.")),
                     name,
                     "must be a positive number of ms".into(),
                 ));
             }
         }
         let r = &self.red;
-        if r.min_th_bytes >= r.max_th_bytes {
+        if r.min_th_bytes == 0 || r.min_th_bytes >= r.max_th_bytes {
             return Err(err(
                 top_key("min_th_bytes"),
                 "red.min_th_bytes",
-                "must be below max_th_bytes".into(),
+                "must be positive and below max_th_bytes".into(),
             ));
         }
         if !(r.w_q > 0.0 && r.w_q <= 1.0 && r.max_p > 0.0 && r.max_p <= 1.0) {
@@ -526,11 +541,18 @@ impl ScenarioFile {
                 "must be in (0, 1]".into(),
             ));
         }
-        if self.drr.quantum_bytes == 0 {
+        if self.drr.quantum_bytes == 0 || self.drr.quantum_bytes > 1 << 24 {
             return Err(err(
                 top_key("quantum_bytes"),
                 "drr.quantum_bytes",
-                "must be positive".into(),
+                "must be 1..=16777216".into(),
+            ));
+        }
+        if !(1..=65_535).contains(&self.fred.min_q_packets) {
+            return Err(err(
+                top_key("min_q_packets"),
+                "fred.min_q_packets",
+                "must be 1..=65535".into(),
             ));
         }
         let t = &self.tcp;
@@ -541,18 +563,30 @@ impl ScenarioFile {
                 "must be 64..=65535 bytes (and ack_bytes > 0)".into(),
             ));
         }
-        if t.max_window_segments == 0 || t.initial_window_segments == 0 {
+        if !(1..=MAX_WINDOW).contains(&t.max_window_segments)
+            || !(1..=t.max_window_segments).contains(&t.initial_window_segments)
+        {
             return Err(err(
                 top_key("max_window_segments"),
                 "tcp.max_window_segments",
-                "windows must be at least 1 segment".into(),
+                format!("windows must be 1..={MAX_WINDOW} segments, the initial one at most the maximum"),
             ));
         }
-        if !(t.min_rto_ms > 0.0 && t.initial_rto_ms > 0.0 && t.delayed_ack_ms > 0.0) {
+        let timer_ok = |ms: f64| ms.is_finite() && ms > 0.0 && ms <= MAX_DURATION_S * 1e3;
+        if !(timer_ok(t.min_rto_ms) && timer_ok(t.initial_rto_ms) && timer_ok(t.delayed_ack_ms)) {
             return Err(err(
                 top_key("min_rto_ms"),
                 "tcp.min_rto_ms",
                 "timers must be positive".into(),
+            ));
+        }
+        let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
+        if total > MAX_FLOWS {
+            let s = self.flows[0].span();
+            return Err(err(
+                s,
+                "count",
+                format!("{total} flows in all; at most {MAX_FLOWS}"),
             ));
         }
         let known = |n: &str| self.routers.iter().any(|r| r == n);
@@ -765,6 +799,38 @@ rate_mbps = 1
         let bad = GOOD.replace("rate_mbps = 10", "rate_mbps = -1");
         let e = parse(&bad).unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (9, Some("rate_mbps")));
+    }
+
+    #[test]
+    fn limits_keep_runs_finite() {
+        for (from, to, field) in [
+            ("duration_s = 1.0", "duration_s = 1e9", "duration_s"),
+            (
+                "duration_s = 1.0",
+                "duration_s = 1.0\nsample_interval_ms = 1e-6",
+                "sample_interval_ms",
+            ),
+            (
+                "rate_mbps = 1\n",
+                "rate_mbps = 1\ncount = 2000000\n",
+                "count",
+            ),
+            (
+                "routers = [\"a\", \"b\"]",
+                "routers = [\"a\", \"b\"]\n[tcp]\nmax_window_segments = 4000000000",
+                "tcp.max_window_segments",
+            ),
+            (
+                "routers = [\"a\", \"b\"]",
+                "routers = [\"a\", \"b\"]\n[drr]\nquantum_bytes = 4000000000",
+                "drr.quantum_bytes",
+            ),
+        ] {
+            let bad = GOOD.replace(from, to);
+            assert_ne!(bad, GOOD, "{field}: replacement did not apply");
+            let e = parse(&bad).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        }
     }
 
     #[test]
