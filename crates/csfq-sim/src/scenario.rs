@@ -162,6 +162,11 @@ pub struct TcpConfig {
     pub min_rto_ms: f64,
     /// Initial retransmission timeout, ms (RFC 6298: 1000).
     pub initial_rto_ms: f64,
+    /// Clock granularity `G` of RFC 6298, ms: `RTO = SRTT + max(G, 4 RTTVAR)`. A floor on
+    /// the variance term, not on the whole timeout. 100 ms by default: ns-2's TCP timer tick
+    /// in the papers' era (`tcpTick_ 0.1`); Linux behaves as if G were 200 ms. Without it,
+    /// long-delay paths with deep queues see spurious timeouts (csfq-table3).
+    pub clock_granularity_ms: f64,
     /// Delayed ACKs: acknowledge every second segment or after `delayed_ack_ms`.
     pub delayed_ack: bool,
     /// Delayed-ACK timeout, ms.
@@ -179,6 +184,7 @@ impl Default for TcpConfig {
             initial_window_segments: 1,
             min_rto_ms: 200.0,
             initial_rto_ms: 1000.0,
+            clock_granularity_ms: 100.0,
             delayed_ack: false,
             delayed_ack_ms: 100.0,
             sack: false,
@@ -573,7 +579,11 @@ impl ScenarioFile {
             ));
         }
         let timer_ok = |ms: f64| ms.is_finite() && ms > 0.0 && ms <= MAX_DURATION_S * 1e3;
-        if !(timer_ok(t.min_rto_ms) && timer_ok(t.initial_rto_ms) && timer_ok(t.delayed_ack_ms)) {
+        if !(timer_ok(t.min_rto_ms)
+            && timer_ok(t.initial_rto_ms)
+            && timer_ok(t.delayed_ack_ms)
+            && (t.clock_granularity_ms == 0.0 || timer_ok(t.clock_granularity_ms)))
+        {
             return Err(err(
                 top_key("min_rto_ms"),
                 "tcp.min_rto_ms",

@@ -221,7 +221,9 @@ impl TcpSender {
             self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
             self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
         }
-        let rto = Nanos((self.srtt_ns + 4.0 * self.rttvar_ns) as u64);
+        // RTO = SRTT + max(G, K * RTTVAR) (RFC 6298 2.3), then the configured minimum.
+        let g_ns = self.cfg.clock_granularity_ms * 1e6;
+        let rto = Nanos((self.srtt_ns + (4.0 * self.rttvar_ns).max(g_ns)) as u64);
         let min = Nanos::from_secs_f64(self.cfg.min_rto_ms / 1e3);
         self.rto = rto.max(min).min(MAX_RTO);
     }
@@ -562,6 +564,26 @@ mod tests {
         let mut s = TcpSender::new(FlowId(0), cfg());
         s.rtt_sample(Nanos::from_millis(2));
         assert_eq!(s.rto, Nanos::from_millis(200), "clamped to min_rto");
+        // With G = 200 ms the floor is on the variance term: 500 + max(200, 4 * 5) ms.
+        let mut s = TcpSender::new(
+            FlowId(0),
+            TcpConfig {
+                clock_granularity_ms: 200.0,
+                ..cfg()
+            },
+        );
+        s.rtt_sample(Nanos::from_millis(500));
+        s.rtt_sample(Nanos::from_millis(500));
+        // srtt 500, rttvar 0.75 * 250 = 187.5: 4 * rttvar = 750 > G.
+        assert_eq!(s.rto, Nanos::from_millis(1250));
+        for _ in 0..40 {
+            s.rtt_sample(Nanos::from_millis(500));
+        }
+        assert_eq!(
+            s.rto,
+            Nanos::from_millis(700),
+            "SRTT + G once RTTVAR has decayed"
+        );
     }
 
     #[test]
