@@ -39,11 +39,15 @@ enum Command {
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
         /// Experiment id (see --list).
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present_any = ["list", "all"], conflicts_with_all = ["list", "all"])]
         id: Option<String>,
         /// List the experiments.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "all")]
         list: bool,
+        /// Run every experiment and write DIR/report.md and DIR/report.html [default DIR:
+        /// out/report].
+        #[arg(long)]
+        all: bool,
         /// Where to write results.csv, summary.json and the plot [default: out/ID].
         #[arg(long)]
         out: Option<PathBuf>,
@@ -94,12 +98,15 @@ fn main() -> ExitCode {
         Command::Reproduce {
             id,
             list,
+            all,
             out,
             seed,
         } => {
             if list {
                 reproduce::list();
                 Ok(())
+            } else if all {
+                reproduce::reproduce_all(out, seed)
             } else {
                 reproduce::reproduce(id.as_deref().unwrap_or_default(), out, seed)
             }

@@ -27,22 +27,22 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 /// A chart: title, axis labels, lines, an optional dashed reference line `y = h`.
-pub struct Chart<'a> {
+pub struct Chart {
     /// Title.
-    pub title: &'a str,
+    pub title: String,
     /// x-axis label.
-    pub x_label: &'a str,
+    pub x_label: String,
     /// y-axis label.
-    pub y_label: &'a str,
+    pub y_label: String,
     /// Lines.
     pub series: Vec<Series>,
     /// Reference line and its label.
-    pub reference: Option<(f64, &'a str)>,
+    pub reference: Option<(f64, String)>,
     /// Logarithmic y axis.
     pub log_y: bool,
 }
 
-impl Chart<'_> {
+impl Chart {
     /// Writes the chart as SVG.
     pub fn write_svg(&self, path: &Path) -> Result<()> {
         let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
@@ -58,8 +58,8 @@ impl Chart<'_> {
                 ymin = ymin.min(y);
             }
         }
-        if let Some((h, _)) = self.reference {
-            y1 = y1.max(h);
+        if let Some((h, _)) = &self.reference {
+            y1 = y1.max(*h);
         }
         if !x0.is_finite() {
             (x0, x1) = (0.0, 1.0);
@@ -70,7 +70,7 @@ impl Chart<'_> {
         let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
         let mut builder = ChartBuilder::on(&root);
         builder
-            .caption(self.title, ("sans-serif", 22))
+            .caption(self.title.as_str(), ("sans-serif", 22))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70);
@@ -79,12 +79,13 @@ impl Chart<'_> {
                 let mut chart = $chart;
                 chart
                     .configure_mesh()
-                    .x_desc(self.x_label)
-                    .y_desc(self.y_label)
+                    .x_desc(self.x_label.as_str())
+                    .y_desc(self.y_label.as_str())
                     .light_line_style(RGBColor(235, 235, 235))
                     .draw()
                     .context("drawing the axes")?;
-                if let Some((h, label)) = self.reference {
+                if let Some((h, label)) = &self.reference {
+                    let h = *h;
                     chart
                         .draw_series(DashedLineSeries::new(
                             vec![(x0, h), (x1, h)],
@@ -93,7 +94,7 @@ impl Chart<'_> {
                             BLACK.stroke_width(1),
                         ))
                         .context("drawing the reference")?
-                        .label(label)
+                        .label(label.as_str())
                         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
                 }
                 for (i, s) in self.series.iter().enumerate() {

@@ -142,9 +142,9 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
     write("flows.csv", r.flows_csv())?;
     write("summary.json", serde_json::to_string_pretty(r)? + "\n")?;
     let chart = crate::plot::Chart {
-        title: &format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
-        x_label: "flow",
-        y_label: "throughput (Mbps)",
+        title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
+        x_label: "flow".into(),
+        y_label: "throughput (Mbps)".into(),
         series: vec![
             crate::plot::Series {
                 name: "throughput".into(),

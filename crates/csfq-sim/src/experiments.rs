@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::scenario::{DisciplineKind, ScenarioFile};
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 
 /// An experiment of the papers.
 #[derive(Debug, Clone, Copy)]
@@ -30,11 +30,27 @@ pub enum Sweep {
     None,
     /// csfq-fig4: N = 2..=32 flows, one TCP and N-1 UDP at twice 10/N Mbps.
     Fig4Flows,
+    /// csfq-fig6a/b: the main flow crosses K = 1..=10 congested links.
+    ChainLinks,
+    /// csfq-table4: UDP, TCP, and UDP with relabeling off.
+    Table4Variants,
+}
+
+/// One run of an experiment.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The swept value (N, K; the variant's index), 0 when nothing is swept.
+    pub x: f64,
+    /// What distinguishes this run, for tables ("K = 3", "TCP").
+    pub label: String,
+    /// The scenario.
+    pub scenario: ScenarioFile,
 }
 
 use DisciplineKind::*;
 
 const ALL_SIX: &[DisciplineKind] = &[Fifo, Red, Fred1, Fred2, Drr, Csfq];
+const CSFQ_ONLY: &[DisciplineKind] = &[Csfq];
 
 /// Every experiment reproduced so far.
 pub const EXPERIMENTS: &[Experiment] = &[
@@ -62,6 +78,62 @@ pub const EXPERIMENTS: &[Experiment] = &[
         disciplines: ALL_SIX,
         sweep: Sweep::Fig4Flows,
     },
+    Experiment {
+        id: "csfq-fig6a",
+        setup: "a UDP flow at its 0.909 Mbps fair share crosses K = 1..10 congested 10 Mbps links, each also carrying 10 one-hop UDP flows at 2 Mbps",
+        published: "fraction of the UDP's traffic delivered: DRR best, CSFQ and FRED reasonably well. CS-FNE thesis (mean over K): DRR 0.986, CSFQ 0.936, RED 0.732, FRED 0.233",
+        scenario_toml: include_str!("../../../scenarios/csfq-fig6a.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::ChainLinks,
+    },
+    Experiment {
+        id: "csfq-fig6b",
+        setup: "as csfq-fig6a with the main flow a TCP: its throughput over its 0.909 Mbps fair share against K",
+        published: "DRR and CSFQ effective; FRED much worse; RED and FIFO worst. CS-FNE thesis (mean over K): DRR 0.859, CSFQ 0.651, RED 0.143, FRED 0.013",
+        scenario_toml: include_str!("../../../scenarios/csfq-fig6b.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::ChainLinks,
+    },
+    Experiment {
+        id: "csfq-table1",
+        setup: "an ON-OFF source (exponential ON 100 ms / OFF 1900 ms, 10 Mbps while ON) against 19 TCP flows on a 10 Mbps link, 100 s",
+        published: "ON-OFF packets delivered / dropped of 6758 sent: DRR 601 / 6157, CSFQ 1680 / 5078, FRED close to CSFQ, RED 5322 / 1436 (?), FIFO 5452 / 1306 (?)",
+        scenario_toml: include_str!("../../../scenarios/csfq-table1.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "csfq-table3",
+        setup: "1 UDP at 10 Mbps and 19 TCP flows on a 10 Mbps link with 100 ms delay, 256 KB buffer, K = 400 ms, 100 s",
+        published: "mean (std) packets delivered per TCP: DRR 6080 (64), CSFQ 5761 (220), FRED 4974 (190), RED 628 (80), FIFO 378 (69)",
+        scenario_toml: include_str!("../../../scenarios/csfq-table3.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "csfq-table4",
+        setup: "flows 1, 2 share link 1, flow 3 joins them on link 2, every source at 10 Mbps; throughput on link 2",
+        published: "UDP 3.36, 3.32, 3.28 Mbps; TCP 3.43, 3.13, 3.43 Mbps (fair share 3.33)",
+        scenario_toml: include_str!("../../../scenarios/csfq-table4.toml"),
+        disciplines: CSFQ_ONLY,
+        sweep: Sweep::Table4Variants,
+    },
+    Experiment {
+        id: "weighted-1link",
+        setup: "weighted CSFQ: UDP flows of weights 1, 2, 3, each offering 10 Mbps on a 10 Mbps link",
+        published: "weighted max-min (Section 2.3): 1.67, 3.33, 5.00 Mbps",
+        scenario_toml: include_str!("../../../scenarios/weighted-1link.toml"),
+        disciplines: CSFQ_ONLY,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "weighted-2links",
+        setup: "weighted CSFQ across two links: the weight-2 flow is labeled at its edge and judged by that label at the next core",
+        published: "weighted max-min: 10, 4, 6 Mbps",
+        scenario_toml: include_str!("../../../scenarios/weighted-2links.toml"),
+        disciplines: CSFQ_ONLY,
+        sweep: Sweep::None,
+    },
 ];
 
 /// The UDP throughput (Mbit/s) the CSFQ paper reports for csfq-fig3b, per discipline;
@@ -72,6 +144,48 @@ pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
         Fred1 | Fred2 => Some((1.8, false)),
         Drr => Some((0.396, false)),
         Csfq => Some((0.361, false)),
+    }
+}
+
+/// csfq-table1: the ON-OFF source's (delivered, dropped) packets as published.
+pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
+    match d {
+        Drr => Some((601, 6157)),
+        Csfq => Some((1680, 5078)),
+        Red => Some((5322, 1436)),
+        Fifo => Some((5452, 1306)),
+        Fred1 | Fred2 => None,
+    }
+}
+
+/// csfq-table3: mean and standard deviation of packets delivered per TCP, as published.
+pub fn table3_published(d: DisciplineKind) -> (f64, f64) {
+    match d {
+        Drr => (6080.0, 64.0),
+        Csfq => (5761.0, 220.0),
+        Fred1 | Fred2 => (4974.0, 190.0),
+        Red => (628.0, 80.0),
+        Fifo => (378.0, 69.0),
+    }
+}
+
+/// csfq-table4: link-2 throughputs (Mbit/s) of flows 1-3 as published, UDP then TCP.
+pub const TABLE4_PUBLISHED: [[f64; 3]; 2] = [[3.36, 3.32, 3.28], [3.43, 3.13, 3.43]];
+
+/// The CS-FNE thesis's mean normalized throughput for csfq-fig6a / csfq-fig6b
+/// (tables 5 and 6), per discipline.
+pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
+    let (drr, csfq, red, fred) = match id {
+        "csfq-fig6a" => (0.986, 0.936, 0.732, 0.233),
+        "csfq-fig6b" => (0.859, 0.651, 0.143, 0.013),
+        _ => return None,
+    };
+    match d {
+        Drr => Some(drr),
+        Csfq => Some(csfq),
+        Red => Some(red),
+        Fred1 | Fred2 => Some(fred),
+        Fifo => None,
     }
 }
 
@@ -90,12 +204,40 @@ impl Experiment {
         .expect("shipped scenarios are valid")
     }
 
-    /// Every run: `(label of the sweep point, x value, scenario)`, per discipline.
-    pub fn runs(&self, d: DisciplineKind) -> Vec<(f64, ScenarioFile)> {
+    /// Every run with discipline `d`.
+    pub fn runs(&self, d: DisciplineKind) -> Vec<Run> {
         let base = self.scenario().with_discipline(d);
+        let run = |x: f64, label: String, scenario| Run { x, label, scenario };
         match self.sweep {
-            Sweep::None => vec![(0.0, base)],
-            Sweep::Fig4Flows => (2..=32).map(|n| (n as f64, fig4_with(&base, n))).collect(),
+            Sweep::None => vec![run(0.0, String::new(), base)],
+            Sweep::Fig4Flows => (2..=32)
+                .map(|n| run(n as f64, format!("N = {n}"), fig4_with(&base, n)))
+                .collect(),
+            Sweep::ChainLinks => {
+                let kind = base.flows[0].get_ref().kind;
+                (1..=10)
+                    .map(|k| {
+                        let mut s = chain(k, kind);
+                        s.seed = base.seed;
+                        run(k as f64, format!("K = {k}"), s.with_discipline(d))
+                    })
+                    .collect()
+            }
+            Sweep::Table4Variants => {
+                let mut tcp = base.clone();
+                for f in &mut tcp.flows {
+                    let f = f.get_mut();
+                    f.kind = FlowKind::Tcp;
+                    f.rate_mbps = None;
+                }
+                let mut no_relabel = base.clone();
+                no_relabel.csfq.relabel = false;
+                vec![
+                    run(0.0, "UDP".into(), base),
+                    run(1.0, "TCP".into(), tcp),
+                    run(2.0, "UDP, relabeling off".into(), no_relabel),
+                ]
+            }
         }
     }
 }
@@ -109,6 +251,36 @@ pub fn fig4_with(base: &ScenarioFile, n: u32) -> ScenarioFile {
     s
 }
 
+/// The CSFQ paper's Figure 5: routers r0..rK in a chain of 10 Mbps links; the main flow
+/// (UDP at its 0.909 Mbps fair share, or TCP) goes r0 -> rK; every link also carries 10
+/// UDP flows at 2 Mbps that enter at one router and leave at the next.
+pub fn chain(k: u32, main: FlowKind) -> ScenarioFile {
+    let routers: Vec<String> = (0..=k).map(|i| format!("\"r{i}\"")).collect();
+    let access = "access = { rate_mbps = 100, delay_ms = 1 }";
+    let main_flow = match main {
+        FlowKind::Tcp => String::from("kind = \"tcp\""),
+        _ => String::from("kind = \"udp\"\nrate_mbps = 0.909"),
+    };
+    let mut t = format!(
+        "name = \"csfq-fig6{v}\"\ndescription = \"{m} flow across {k} congested links, 10 UDP cross flows at 2 Mbps on each\"\n\
+         duration_s = 10.0\nseed = 1\ndiscipline = \"csfq\"\nrouters = [{r}]\n",
+        v = if main == FlowKind::Tcp { "b" } else { "a" },
+        m = main.name(),
+        r = routers.join(", ")
+    );
+    for i in 1..=k {
+        t += &format!("\n[[link]]\nbetween = [\"r{}\", \"r{i}\"]\nrate_mbps = 10\ndelay_ms = 1\nbuffer_bytes = 64000\n", i - 1);
+    }
+    t += &format!("\n[[flow]]\n{main_flow}\nfrom = \"r0\"\nto = \"r{k}\"\n{access}\n");
+    for i in 1..=k {
+        t += &format!(
+            "\n[[flow]]\nkind = \"udp\"\nfrom = \"r{}\"\nto = \"r{i}\"\ncount = 10\nrate_mbps = 2\n{access}\n",
+            i - 1
+        );
+    }
+    ScenarioFile::parse(&t, Path::new("chain")).expect("generated chain is valid")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,9 +289,32 @@ mod tests {
     fn shipped_scenarios_parse_and_build() {
         for e in EXPERIMENTS {
             for d in e.disciplines {
-                for (_, s) in e.runs(*d) {
-                    crate::Topology::build(&s).unwrap();
+                for r in e.runs(*d) {
+                    crate::Topology::build(&r.scenario).unwrap();
                 }
+            }
+        }
+    }
+
+    /// The shipped fig6 files are the generator's K = 10 chains (kept in step).
+    #[test]
+    fn shipped_chains_match_the_generator() {
+        for (id, kind) in [("csfq-fig6a", FlowKind::Udp), ("csfq-fig6b", FlowKind::Tcp)] {
+            let shipped = find(id).unwrap().scenario();
+            let generated = chain(10, kind);
+            assert_eq!(shipped.to_toml(), generated.to_toml(), "{id}");
+        }
+    }
+
+    #[test]
+    fn chain_oracle_gives_every_flow_a_share_of_10_over_11() {
+        for k in [1, 4, 10] {
+            let fair = crate::Topology::build(&chain(k, FlowKind::Udp))
+                .unwrap()
+                .max_min_allocation();
+            for a in fair {
+                // UDP-0 sends 0.909 Mbps, just under 10/11: the cross flows share the rest.
+                assert!((a - 10e6 / 11.0).abs() < 100.0, "{a}");
             }
         }
     }
