@@ -103,6 +103,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         sweep: Sweep::None,
     },
     Experiment {
+        id: "csfq-table2",
+        setup: "60 short TCP transfers (Pareto sizes, mean 20 packets, shape 1.06; exponential start gaps, mean 0.05 ms) against a 10 Mbps UDP flow on a 10 Mbps link",
+        published: "mean transfer time: DRR best, FRED better than CSFQ (CSFQ keeps a larger queue), CSFQ almost an order of magnitude better than FIFO and RED",
+        scenario_toml: include_str!("../../../scenarios/csfq-table2.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::None,
+    },
+    Experiment {
         id: "csfq-table3",
         setup: "1 UDP at 10 Mbps and 19 TCP flows on a 10 Mbps link with 100 ms delay, 256 KB buffer, K = 400 ms, 100 s",
         published: "mean (std) packets delivered per TCP: DRR 6080 (64), CSFQ 5761 (220), FRED 4974 (190), RED 628 (80), FIFO 378 (69)",

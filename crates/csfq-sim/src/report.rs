@@ -29,6 +29,11 @@ pub struct FlowReport {
     pub drops: Vec<(&'static str, u64)>,
     /// ACKs dropped (TCP).
     pub ack_drops: u64,
+    /// Segments of a finite TCP transfer (tcp with `size_pkts`, web).
+    pub size_pkts: Option<u32>,
+    /// Flow completion time of a finite transfer, s: from its start to the ACK of its
+    /// last segment; none if it did not finish.
+    pub fct_s: Option<f64>,
     /// TCP retransmissions.
     pub retransmits: u64,
     /// TCP retransmission timeouts.
@@ -92,11 +97,11 @@ impl SimReport {
     /// `flows.csv`: one row per flow.
     pub fn flows_csv(&self) -> String {
         let mut s = String::from(
-            "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts\n",
+            "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts,size_pkts,fct_s\n",
         );
         for f in &self.flows {
             s.push_str(&format!(
-                "{},{},{},{},{},{},{:.6},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{:.6},{},{},{},{},{},{},{},{}\n",
                 f.flow,
                 f.kind,
                 f.src,
@@ -109,7 +114,9 @@ impl SimReport {
                 f.dropped_pkts,
                 f.ack_drops,
                 f.retransmits,
-                f.timeouts
+                f.timeouts,
+                f.size_pkts.map_or(String::new(), |n| n.to_string()),
+                f.fct_s.map_or(String::new(), |t| format!("{t:.6}"))
             ));
         }
         s

@@ -236,8 +236,12 @@ pub enum FlowKind {
     Udp,
     /// ON-OFF: exponential ON and OFF periods, sending like `udp` while ON.
     Onoff,
-    /// A TCP NewReno bulk transfer.
+    /// A TCP NewReno transfer: unlimited, or `size_pkts` segments.
     Tcp,
+    /// Short TCP transfers, as web traffic: `count` transfers whose starts are spaced by
+    /// exponential gaps (`arrival_mean_ms`) and whose sizes are Pareto (`size_mean_pkts`,
+    /// `size_shape`).
+    Web,
 }
 
 impl FlowKind {
@@ -247,6 +251,7 @@ impl FlowKind {
             FlowKind::Udp => "udp",
             FlowKind::Onoff => "onoff",
             FlowKind::Tcp => "tcp",
+            FlowKind::Web => "web",
         }
     }
 }
@@ -292,6 +297,18 @@ pub struct FlowSpec {
     /// CSFQ weight: the edge labels `rate / weight` (Section 2.3).
     #[serde(default = "one_f")]
     pub weight: f64,
+    /// tcp: a finite transfer of this many segments (unlimited if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_pkts: Option<u32>,
+    /// web: mean gap between transfer starts, ms (exponential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_mean_ms: Option<f64>,
+    /// web: mean transfer size, segments (Pareto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mean_pkts: Option<f64>,
+    /// web: Pareto shape parameter, above 1 (1.06 in the CSFQ paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_shape: Option<f64>,
     /// Private access links on both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<AccessSpec>,
@@ -681,14 +698,48 @@ impl ScenarioFile {
                         return Err(err(s, "jitter", "must be in [0, 1)".into()));
                     }
                 }
-                FlowKind::Tcp => {
+                FlowKind::Tcp | FlowKind::Web => {
                     if spec.rate_mbps.is_some() {
                         return Err(err(
                             s,
                             "rate_mbps",
-                            "a tcp flow has no sending rate; its window sets it".into(),
+                            format!(
+                                "a {} flow has no sending rate; its window sets it",
+                                spec.kind.name()
+                            ),
                         ));
                     }
+                }
+            }
+            if spec.size_pkts.is_some() && spec.kind != FlowKind::Tcp {
+                return Err(err(
+                    s,
+                    "size_pkts",
+                    "only tcp flows have a transfer size".into(),
+                ));
+            }
+            if spec.size_pkts == Some(0) {
+                return Err(err(s, "size_pkts", "must be at least 1 segment".into()));
+            }
+            let web_fields = [
+                (spec.arrival_mean_ms, "arrival_mean_ms", 0.0),
+                (spec.size_mean_pkts, "size_mean_pkts", 1.0),
+                (spec.size_shape, "size_shape", 1.0),
+            ];
+            for (v, name, above) in web_fields {
+                match (spec.kind, v) {
+                    (FlowKind::Web, Some(v)) if v.is_finite() && v > above && v < 1e9 => {}
+                    (FlowKind::Web, _) => {
+                        return Err(err(
+                            s,
+                            name,
+                            format!("a web flow needs {name} above {above}"),
+                        ));
+                    }
+                    (_, Some(_)) => {
+                        return Err(err(s, name, format!("only web flows have {name}")));
+                    }
+                    (_, None) => {}
                 }
             }
             if spec.kind == FlowKind::Onoff {

@@ -24,7 +24,7 @@ use crate::topology::{BuildError, Topology};
 
 /// SplitMix64 finalizer: independent seeds for each component's random stream, so one
 /// change does not reshuffle every other draw.
-fn stream_seed(seed: u64, kind: u64, index: u64) -> u64 {
+pub(crate) fn stream_seed(seed: u64, kind: u64, index: u64) -> u64 {
     let mut z =
         seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -110,6 +110,8 @@ struct FlowStats {
     drops: [u64; 8],
     ack_drops: u64,
     series: Vec<u64>,
+    /// When a finite transfer's last segment was acknowledged.
+    completed: Option<Nanos>,
 }
 
 #[derive(Debug)]
@@ -187,8 +189,8 @@ impl Simulation {
                         off,
                     ))
                 }
-                FlowKind::Tcp => Endpoint::Tcp {
-                    sender: Box::new(TcpSender::new(id, scenario.tcp)),
+                FlowKind::Tcp | FlowKind::Web => Endpoint::Tcp {
+                    sender: Box::new(TcpSender::with_limit(id, scenario.tcp, f.size_pkts)),
                     receiver: Box::new(TcpReceiver::new(id, scenario.tcp)),
                     rto_event: None,
                 },
@@ -484,6 +486,9 @@ impl Simulation {
             (Endpoint::Tcp { sender, .. }, Kind::Ack) => {
                 let mut out = std::mem::take(&mut self.out);
                 sender.on_ack(&p, now, &mut out);
+                if flow.stats.completed.is_none() && sender.is_complete() {
+                    flow.stats.completed = Some(now);
+                }
                 self.send_tcp(f, &mut out);
                 self.out = out;
             }
@@ -555,6 +560,10 @@ impl Simulation {
                     .map(|r| (r.name(), st.drops[r.code() as usize]))
                     .collect(),
                 ack_drops: st.ack_drops,
+                size_pkts: def.size_pkts,
+                fct_s: st
+                    .completed
+                    .map(|t| t.saturating_sub(def.start).as_secs_f64()),
                 retransmits,
                 timeouts,
                 series_mbps,

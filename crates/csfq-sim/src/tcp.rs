@@ -56,14 +56,21 @@ pub struct TcpSender {
     rto: Nanos,
     deadline: Option<Nanos>,
     stopped: bool,
+    /// Segments to send in all (`None`: unlimited).
+    limit: Option<u32>,
     /// SACK scoreboard from `snd_una`: flags `SACKED`, `RETRANSMITTED`.
     board: VecDeque<u8>,
     stats: SenderStats,
 }
 
 impl TcpSender {
-    /// A sender for `flow`.
+    /// A sender for `flow` with unlimited data.
     pub fn new(flow: FlowId, cfg: TcpConfig) -> Self {
+        Self::with_limit(flow, cfg, None)
+    }
+
+    /// A sender for `flow` with `limit` segments to send (`None`: unlimited).
+    pub fn with_limit(flow: FlowId, cfg: TcpConfig, limit: Option<u32>) -> Self {
         TcpSender {
             flow,
             cfg,
@@ -81,6 +88,7 @@ impl TcpSender {
             rto: Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3),
             deadline: None,
             stopped: false,
+            limit,
             board: VecDeque::with_capacity(cfg.max_window_segments as usize + 1),
             stats: SenderStats::default(),
         }
@@ -116,6 +124,17 @@ impl TcpSender {
         self.snd_una
     }
 
+    /// A finite transfer whose every segment is acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.limit.is_some_and(|l| self.snd_una >= l)
+    }
+
+    /// Whether new data (segment `snd_nxt`) may be sent: not stopped, not past the limit.
+    fn has_data(&self) -> bool {
+        !(self.stopped && self.snd_nxt >= self.max_sent)
+            && self.limit.is_none_or(|l| self.snd_nxt < l)
+    }
+
     fn window(&self) -> u32 {
         (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window_segments)
     }
@@ -134,7 +153,7 @@ impl TcpSender {
     /// Sends new segments while the window allows (outside SACK recovery).
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<SimPacket>) {
         let limit = self.snd_una + self.window();
-        while self.snd_nxt < limit && !(self.stopped && self.snd_nxt >= self.max_sent) {
+        while self.snd_nxt < limit && self.has_data() {
             let seq = self.snd_nxt;
             self.transmit(seq, now, out);
             self.snd_nxt += 1;
@@ -193,8 +212,7 @@ impl TcpSender {
             if let Some(seq) = hole {
                 self.board[(seq - self.snd_una) as usize] |= RETRANSMITTED;
                 self.transmit(seq, now, out);
-            } else if self.snd_nxt < self.snd_una + self.cfg.max_window_segments
-                && !(self.stopped && self.snd_nxt >= self.max_sent)
+            } else if self.snd_nxt < self.snd_una + self.cfg.max_window_segments && self.has_data()
             {
                 let seq = self.snd_nxt;
                 self.transmit(seq, now, out);
@@ -537,6 +555,21 @@ mod tests {
         s.on_ack(&ack(10, t), t + Nanos::from_millis(5), &mut out);
         assert!(!s.in_recovery);
         assert_eq!(s.cwnd, 5.0);
+    }
+
+    #[test]
+    fn finite_transfer_sends_its_size_and_completes() {
+        let mut s = TcpSender::with_limit(FlowId(0), cfg(), Some(5));
+        s.cwnd = 10.0;
+        let mut out = Vec::new();
+        s.start(Nanos::ZERO, &mut out);
+        assert_eq!(out.len(), 5);
+        assert!(!s.is_complete());
+        let mut more = Vec::new();
+        s.on_ack(&ack(5, Nanos::ZERO), Nanos::from_millis(5), &mut more);
+        assert!(more.is_empty());
+        assert!(s.is_complete());
+        assert_eq!(s.deadline(), None);
     }
 
     #[test]

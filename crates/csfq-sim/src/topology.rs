@@ -7,7 +7,11 @@ use std::collections::VecDeque;
 use csfq_algo::maxmin::{water_fill, MaxMinFlow};
 use csfq_algo::Nanos;
 
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
 use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
+use crate::sim::stream_seed;
 
 /// Drop-tail buffer of access-link ports, bytes: hosts are outside the island.
 pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
@@ -63,6 +67,8 @@ pub struct FlowDef {
     pub stop: Nanos,
     /// CSFQ weight.
     pub weight: f64,
+    /// Segments of a finite TCP transfer.
+    pub size_pkts: Option<u32>,
     /// Ports from source to destination.
     pub fwd: Vec<usize>,
     /// Ports from destination back to source (ACKs).
@@ -73,7 +79,7 @@ impl FlowDef {
     /// The rate it would send if unconstrained, bits/s (TCP: unbounded; onoff: the mean).
     pub fn demand_bps(&self) -> f64 {
         match (self.kind, self.rate_bps, self.on_off) {
-            (FlowKind::Tcp, _, _) => f64::INFINITY,
+            (FlowKind::Tcp | FlowKind::Web, _, _) => f64::INFINITY,
             (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
             (_, Some(r), _) => r,
             _ => f64::INFINITY,
@@ -145,9 +151,26 @@ impl Topology {
         }
         let secs = Nanos::from_secs_f64;
         let mut flows = Vec::new();
-        for spec in &s.flows {
+        for (table, spec) in s.flows.iter().enumerate() {
             let spec = spec.get_ref();
+            // Web tables draw their transfers' start gaps and sizes from a stream of their own.
+            let mut web_rng = Pcg64Mcg::seed_from_u64(stream_seed(s.seed, 3, table as u64));
+            let mut web_start = secs(spec.start_s);
             for j in 0..spec.count {
+                let (start, size_pkts) = match spec.kind {
+                    FlowKind::Web => {
+                        let gap_ms = spec.arrival_mean_ms.expect("validated");
+                        let u = 1.0 - web_rng.random::<f64>(); // (0, 1]
+                        web_start += secs(-gap_ms * u.ln() / 1e3);
+                        let size = pareto(
+                            spec.size_mean_pkts.expect("validated"),
+                            spec.size_shape.expect("validated"),
+                            &mut web_rng,
+                        );
+                        (web_start, Some(size))
+                    }
+                    _ => (secs(spec.start_s), spec.size_pkts),
+                };
                 let id = flows.len();
                 let (mut src, mut dst) = (index(&spec.from), index(&spec.to));
                 if let Some(a) = spec.access {
@@ -203,9 +226,10 @@ impl Topology {
                         .on_ms
                         .zip(spec.off_ms)
                         .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
-                    start: secs(spec.start_s),
+                    start,
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
+                    size_pkts,
                     fwd,
                     rev,
                 });
@@ -233,6 +257,15 @@ impl Topology {
             .collect();
         water_fill(&caps, &flows).expect("topology paths name existing ports")
     }
+}
+
+/// A Pareto-distributed transfer size in whole segments (at least 1) with the given mean
+/// and shape `a > 1`: scale `x_m = mean (a - 1) / a`, size `ceil(x_m / U^(1/a))`, capped at
+/// 10^7 segments so one draw from the heavy tail cannot outlast any run.
+fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32 {
+    let scale = mean * (shape - 1.0) / shape;
+    let u = 1.0 - rng.random::<f64>(); // (0, 1]
+    (scale / u.powf(1.0 / shape)).ceil().clamp(1.0, 1e7) as u32
 }
 
 /// Breadth-first search over ports, visiting each node's ports in index order.
@@ -271,4 +304,29 @@ fn shortest_path(nodes: &[Node], ports: &[PortDef], from: usize, to: usize) -> O
     }
     path.reverse();
     Some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Pareto sampler's mean matches the requested mean for a light tail (shape 2.5),
+    /// and its median matches `x_m 2^(1/a)` (rounded up to whole segments) for the CSFQ
+    /// paper's heavy tail (shape 1.06), whose sample mean converges too slowly to test.
+    #[test]
+    fn pareto_sizes_follow_the_distribution() {
+        let mut rng = Pcg64Mcg::seed_from_u64(9);
+        let n = 200_000;
+        let mean = (0..n)
+            .map(|_| pareto(20.0, 2.5, &mut rng) as f64)
+            .sum::<f64>()
+            / n as f64;
+        // ceil() adds about half a segment to the continuous mean of 20.
+        assert!((mean - 20.5).abs() < 0.5, "mean {mean}");
+        let mut v: Vec<u32> = (0..n).map(|_| pareto(20.0, 1.06, &mut rng)).collect();
+        v.sort_unstable();
+        let median = v[n / 2] as f64;
+        let want = (20.0 * 0.06 / 1.06 * 2f64.powf(1.0 / 1.06)).ceil();
+        assert_eq!(median, want);
+    }
 }
