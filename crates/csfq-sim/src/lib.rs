@@ -12,6 +12,7 @@ pub mod discipline;
 pub mod experiments;
 pub mod packet;
 pub mod report;
+pub mod rlm;
 pub mod scenario;
 pub mod sim;
 pub mod source;

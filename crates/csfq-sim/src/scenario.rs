@@ -242,6 +242,9 @@ pub enum FlowKind {
     /// exponential gaps (`arrival_mean_ms`) and whose sizes are Pareto (`size_mean_pkts`,
     /// `size_shape`).
     Web,
+    /// A receiver-driven layered multicast session (McCanne et al. 1996) with one receiver:
+    /// `layers` cumulative layers, layer i at `layer_base_kbps * 2^(i-1)`.
+    Rlm,
 }
 
 impl FlowKind {
@@ -252,6 +255,7 @@ impl FlowKind {
             FlowKind::Onoff => "onoff",
             FlowKind::Tcp => "tcp",
             FlowKind::Web => "web",
+            FlowKind::Rlm => "rlm",
         }
     }
 }
@@ -309,6 +313,12 @@ pub struct FlowSpec {
     /// web: Pareto shape parameter, above 1 (1.06 in the CSFQ paper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_shape: Option<f64>,
+    /// rlm: number of layers (default 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<u8>,
+    /// rlm: rate of layer 1, Kbit/s; layer i sends twice layer i-1 (default 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer_base_kbps: Option<f64>,
     /// Private access links on both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<AccessSpec>,
@@ -698,7 +708,7 @@ impl ScenarioFile {
                         return Err(err(s, "jitter", "must be in [0, 1)".into()));
                     }
                 }
-                FlowKind::Tcp | FlowKind::Web => {
+                FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm => {
                     if spec.rate_mbps.is_some() {
                         return Err(err(
                             s,
@@ -710,6 +720,20 @@ impl ScenarioFile {
                         ));
                     }
                 }
+            }
+            if spec.kind != FlowKind::Rlm
+                && (spec.layers.is_some() || spec.layer_base_kbps.is_some())
+            {
+                return Err(err(s, "layers", "only rlm flows have layers".into()));
+            }
+            if spec.layers.is_some_and(|l| !(1..=16).contains(&l)) {
+                return Err(err(s, "layers", "must be 1..=16".into()));
+            }
+            if spec
+                .layer_base_kbps
+                .is_some_and(|b| !(b.is_finite() && b > 0.0 && b < 1e9))
+            {
+                return Err(err(s, "layer_base_kbps", "must be positive".into()));
             }
             if spec.size_pkts.is_some() && spec.kind != FlowKind::Tcp {
                 return Err(err(

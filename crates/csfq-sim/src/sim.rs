@@ -17,6 +17,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::discipline::Discipline;
 use crate::packet::{Kind, SimPacket};
 use crate::report::{FlowReport, LinkReport, SimReport};
+use crate::rlm::{RlmParams, RlmReceiver};
 use crate::scenario::{FlowKind, ScenarioFile};
 use crate::source::{CbrSource, OnOffSource};
 use crate::tcp::{AckAction, TcpReceiver, TcpSender};
@@ -42,6 +43,10 @@ enum EventKind {
     Source(u32),
     /// A flow's start time.
     Start(u32),
+    /// An RLM session's next packet in one layer (1-based).
+    Layer(u32, u8),
+    /// An RLM receiver's loss window ends.
+    RlmWindow(u32),
     /// A TCP retransmission timer.
     Rto(u32),
     /// A delayed-ACK timer.
@@ -100,6 +105,17 @@ enum Endpoint {
         /// The time of the pending `Rto` event, if any.
         rto_event: Option<Nanos>,
     },
+    Rlm(Box<RlmSession>),
+}
+
+/// One RLM session: a CBR source per layer and the receiver's subscription state.
+#[derive(Debug)]
+struct RlmSession {
+    params: RlmParams,
+    layers: Vec<CbrSource>,
+    receiver: Option<RlmReceiver>,
+    sent: u64,
+    received: u64,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -188,6 +204,23 @@ impl Simulation {
                         on,
                         off,
                     ))
+                }
+                FlowKind::Rlm => {
+                    let (layers, base_bps) = f.rlm_layers.expect("rlm flows have layers");
+                    let params = RlmParams {
+                        layers,
+                        base_bps,
+                        ..RlmParams::default()
+                    };
+                    Endpoint::Rlm(Box::new(RlmSession {
+                        layers: (1..=layers)
+                            .map(|i| CbrSource::new(params.layer_bps(i), f.packet_bytes, f.jitter))
+                            .collect(),
+                        params,
+                        receiver: None,
+                        sent: 0,
+                        received: 0,
+                    }))
                 }
                 FlowKind::Tcp | FlowKind::Web => Endpoint::Tcp {
                     sender: Box::new(TcpSender::with_limit(id, scenario.tcp, f.size_pkts)),
@@ -288,6 +321,18 @@ impl Simulation {
             }
             EventKind::Source(f) => self.source_tick(f as usize),
             EventKind::Start(f) => self.start_flow(f as usize),
+            EventKind::Layer(f, layer) => self.layer_tick(f as usize, layer),
+            EventKind::RlmWindow(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Rlm(s) = &mut flow.endpoint {
+                    if let Some(rx) = &mut s.receiver {
+                        rx.on_window(now, s.sent, s.received, &mut flow.rng);
+                    }
+                    let next = now + s.params.window;
+                    self.schedule(next, EventKind::RlmWindow(f));
+                }
+            }
             EventKind::Rto(f) => self.rto(f as usize),
             EventKind::DelAck(f) => {
                 let now = self.now;
@@ -310,6 +355,14 @@ impl Simulation {
                 s.start(now, &mut flow.rng);
                 self.schedule(now, EventKind::Source(f as u32));
             }
+            Endpoint::Rlm(s) => {
+                s.receiver = Some(RlmReceiver::new(s.params, now, &mut flow.rng));
+                let window = s.params.window;
+                for layer in 1..=s.params.layers {
+                    self.schedule(now, EventKind::Layer(f as u32, layer));
+                }
+                self.schedule(now + window, EventKind::RlmWindow(f as u32));
+            }
             Endpoint::Tcp { sender, .. } => {
                 let mut out = std::mem::take(&mut self.out);
                 sender.start(now, &mut out);
@@ -331,7 +384,7 @@ impl Simulation {
                 Ok(next) => (Some(next), Some(s.cbr.size)),
                 Err(next_on) => (Some(next_on), None),
             },
-            Endpoint::Tcp { .. } => (None, None),
+            Endpoint::Tcp { .. } | Endpoint::Rlm(_) => (None, None),
         };
         if let Some(size) = size {
             let seq = flow.seq;
@@ -342,6 +395,30 @@ impl Simulation {
         if let Some(next) = next {
             self.schedule(next, EventKind::Source(f as u32));
         }
+    }
+
+    /// One layer of an RLM session: send if the receiver subscribes to it, tick again.
+    fn layer_tick(&mut self, f: usize, layer: u8) {
+        let now = self.now;
+        if now >= self.topo.flows[f].stop {
+            return;
+        }
+        let flow = &mut self.flows[f];
+        let Endpoint::Rlm(s) = &mut flow.endpoint else {
+            return;
+        };
+        let src = &s.layers[layer as usize - 1];
+        let next = now + src.next_gap(&mut flow.rng);
+        let size = src.size;
+        let subscribed = s.receiver.as_ref().is_some_and(|r| layer <= r.level());
+        if subscribed {
+            s.sent += 1;
+            let seq = flow.seq;
+            flow.seq += 1;
+            flow.stats.sent_pkts += 1;
+            self.forward(SimPacket::data(FlowId(f as u32), size, seq, now));
+        }
+        self.schedule(next, EventKind::Layer(f as u32, layer));
     }
 
     /// Hands the TCP sender's output to the network and keeps one timer event pending.
@@ -471,6 +548,11 @@ impl Simulation {
         let flow = &mut self.flows[f];
         match (&mut flow.endpoint, p.kind) {
             (Endpoint::Cbr(_) | Endpoint::OnOff(_), _) => {
+                flow.stats.delivered_pkts += 1;
+                flow.stats.delivered_bytes += p.size as u64;
+            }
+            (Endpoint::Rlm(s), _) => {
+                s.received += 1;
                 flow.stats.delivered_pkts += 1;
                 flow.stats.delivered_bytes += p.size as u64;
             }

@@ -69,6 +69,8 @@ pub struct FlowDef {
     pub weight: f64,
     /// Segments of a finite TCP transfer.
     pub size_pkts: Option<u32>,
+    /// RLM: (layers, layer-1 rate in bits/s).
+    pub rlm_layers: Option<(u8, f64)>,
     /// Ports from source to destination.
     pub fwd: Vec<usize>,
     /// Ports from destination back to source (ACKs).
@@ -79,7 +81,8 @@ impl FlowDef {
     /// The rate it would send if unconstrained, bits/s (TCP: unbounded; onoff: the mean).
     pub fn demand_bps(&self) -> f64 {
         match (self.kind, self.rate_bps, self.on_off) {
-            (FlowKind::Tcp | FlowKind::Web, _, _) => f64::INFINITY,
+            // Adaptive: TCP and RLM take what the network gives them.
+            (FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm, _, _) => f64::INFINITY,
             (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
             (_, Some(r), _) => r,
             _ => f64::INFINITY,
@@ -230,6 +233,12 @@ impl Topology {
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
                     size_pkts,
+                    rlm_layers: (spec.kind == FlowKind::Rlm).then(|| {
+                        (
+                            spec.layers.unwrap_or(7),
+                            spec.layer_base_kbps.unwrap_or(32.0) * 1e3,
+                        )
+                    }),
                     fwd,
                     rev,
                 });
