@@ -52,6 +52,8 @@ pub struct Analysis {
     pub verdicts: Vec<String>,
     /// The figure.
     pub chart: Chart,
+    /// More figures, each written as `ID-SUFFIX.svg`.
+    pub extra_charts: Vec<(String, Chart)>,
     /// The numbers behind the table.
     pub json: Value,
 }
@@ -202,6 +204,9 @@ pub fn reproduce_all(out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
             writeln!(md, "| {} |", r.join(" | "))?;
         }
         writeln!(md, "\n![{0}]({0}/{0}.svg)\n", e.id)?;
+        for (suffix, _) in &a.extra_charts {
+            writeln!(md, "![{0} {1}]({0}/{0}-{1}.svg)\n", e.id, suffix)?;
+        }
         for v in &a.verdicts {
             writeln!(md, "- **Verdict:** {v}")?;
         }
@@ -266,6 +271,9 @@ fn write_experiment(e: &Experiment, results: &[RunResult], a: &Analysis, dir: &P
     let path = dir.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {}", path.display()))?;
+    for (suffix, chart) in &a.extra_charts {
+        chart.write_svg(&dir.join(format!("{}-{suffix}.svg", e.id)))?;
+    }
     a.chart.write_svg(&dir.join(format!("{}.svg", e.id)))
 }
 
@@ -276,6 +284,7 @@ pub fn analyze(e: &Experiment, results: &[RunResult]) -> Analysis {
         ("csfq-fig3b", _) => fig3b(results),
         (_, Sweep::Fig4Flows) => fig4(results),
         (id, Sweep::ChainLinks) => fig6(id, results),
+        ("csfq-fig7", _) => fig7(results),
         ("csfq-table1", _) => table1(results),
         ("csfq-table2", _) => table2(results),
         ("csfq-table3", _) => table3(results),
@@ -395,6 +404,7 @@ fn fig3a(results: &[RunResult]) -> Analysis {
             false,
             Some(0.3125),
         ),
+        extra_charts: Vec::new(),
         json: json!(json),
     }
 }
@@ -454,6 +464,7 @@ fn fig3b(results: &[RunResult]) -> Analysis {
             true,
             Some(0.3125),
         ),
+        extra_charts: Vec::new(),
         json: json!(json),
     }
 }
@@ -554,6 +565,7 @@ fn fig4(results: &[RunResult]) -> Analysis {
             "TCP throughput / fair share",
             &by_d,
         ),
+        extra_charts: Vec::new(),
         json: json!(by_d
             .iter()
             .map(|(d, p)| json!({"discipline": d.name(), "normalized_tcp": p}))
@@ -627,10 +639,105 @@ fn fig6(id: &str, results: &[RunResult]) -> Analysis {
             },
             &by_d,
         ),
+        extra_charts: Vec::new(),
         json: json!(by_d
             .iter()
             .map(|(d, p)| json!({"discipline": d.name(), "values": p}))
             .collect::<Vec<_>>()),
+    }
+}
+
+fn fig7(results: &[RunResult]) -> Analysis {
+    let mut rows = Vec::new();
+    let mut jains = BTreeMap::new();
+    let mut extra = Vec::new();
+    for r in results {
+        // Steady state: the second half of the run.
+        let half: Vec<f64> = r
+            .report
+            .flows
+            .iter()
+            .map(|f| {
+                let tail = &f.series_mbps[f.series_mbps.len() / 2..];
+                mean(tail)
+            })
+            .collect();
+        let jain = csfq_algo::maxmin::jain_index(&half);
+        jains.insert(r.discipline, jain);
+        let mut row = vec![r.discipline.to_string()];
+        row.extend(half.iter().map(|v| format!("{v:.2}")));
+        row.push(format!("{jain:.3}"));
+        rows.push(row);
+        extra.push((
+            r.discipline.name().to_string(),
+            Chart {
+                title: format!(
+                    "csfq-fig7 under {}: receive rates (1 s averages)",
+                    r.discipline
+                ),
+                x_label: s("time (s)"),
+                y_label: s("rate (Mbps)"),
+                series: r
+                    .report
+                    .flows
+                    .iter()
+                    .map(|f| Series {
+                        name: format!("{} {}", f.kind, f.flow),
+                        points: f
+                            .series_mbps
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| ((i + 1) as f64 * r.report.sample_interval_s, *v))
+                            .collect(),
+                        markers: false,
+                    })
+                    .collect(),
+                reference: Some((1.0, s("fair share 1 Mbps"))),
+                log_y: false,
+            },
+        ));
+    }
+    let g = |d| jains.get(&d).copied().unwrap_or(f64::NAN);
+    let fair_ok = g(DisciplineKind::Csfq) >= 0.95 && g(DisciplineKind::Drr) >= 0.95;
+    let verdicts = vec![
+        format!(
+            "{}: second-half Jain index CSFQ {:.3}, DRR {:.3} (paper: both fair)",
+            if fair_ok { "matches" } else { "departs" },
+            g(DisciplineKind::Csfq),
+            g(DisciplineKind::Drr)
+        ),
+        format!(
+            "partly departs for FRED: Jain {:.3} (FRED-2) with the TCP above its share; the paper calls FRED unfair here, ours is less fair than CSFQ but not far off; FIFO {:.3}, RED {:.3}",
+            g(DisciplineKind::Fred2),
+            g(DisciplineKind::Fifo),
+            g(DisciplineKind::Red)
+        ),
+        s("RLM is modeled after McCanne et al. 1996 with one receiver per session (join experiments, exponential join-timer backoff, loss over >= 20-packet samples); see crates/csfq-sim/src/rlm.rs"),
+    ];
+    let csfq_chart = extra
+        .iter()
+        .position(|(d, _)| d == "csfq")
+        .map(|i| extra.remove(i).1)
+        .unwrap_or_else(|| extra.remove(0).1);
+    Analysis {
+        header: [
+            "discipline",
+            "TCP Mbps",
+            "RLM 1 Mbps",
+            "RLM 2 Mbps",
+            "RLM 3 Mbps",
+            "Jain index",
+        ]
+        .map(s)
+        .to_vec(),
+        rows,
+        verdicts,
+        chart: csfq_chart,
+        extra_charts: extra,
+        json: json!(jains
+            .iter()
+            .map(|(d, j)| (d.name(), *j))
+            .collect::<BTreeMap<_, _>>()),
     }
 }
 
@@ -707,6 +814,7 @@ fn table1(results: &[RunResult]) -> Analysis {
             reference: Some((0.5, s("fair share 0.5 Mbps"))),
             log_y: false,
         },
+        extra_charts: Vec::new(),
         json: json!(frac
             .iter()
             .map(|(d, p)| (d.name(), *p))
@@ -792,6 +900,7 @@ fn table2(results: &[RunResult]) -> Analysis {
             reference: None,
             log_y: true,
         },
+        extra_charts: Vec::new(),
         json: json!(means
             .iter()
             .map(|(d, m)| (d.name(), *m))
@@ -858,6 +967,7 @@ fn table3(results: &[RunResult]) -> Analysis {
             true,
             Some(0.5),
         ),
+        extra_charts: Vec::new(),
         json: json!(json),
     }
 }
@@ -910,6 +1020,7 @@ fn table4(results: &[RunResult]) -> Analysis {
             reference: Some((10.0 / 3.0, s("fair share 3.33 Mbps"))),
             log_y: false,
         },
+        extra_charts: Vec::new(),
         json: json!(results.iter().map(|r| json!({"variant": r.label, "mbps": r.report.flows.iter().map(|f| f.throughput_mbps).collect::<Vec<_>>()})).collect::<Vec<_>>()),
     }
 }
@@ -952,6 +1063,7 @@ fn weighted(id: &str, results: &[RunResult]) -> Analysis {
         rows,
         verdicts: vec![format!("{v}: every flow within {:.1}% of its weighted max-min share", worst * 100.0)],
         chart,
+        extra_charts: Vec::new(),
         json: json!(r.report.flows.iter().zip(&r.fair).map(|(f, a)| json!({"flow": f.flow, "weight": f.weight, "mbps": f.throughput_mbps, "maxmin_mbps": a / 1e6})).collect::<Vec<_>>()),
     }
 }

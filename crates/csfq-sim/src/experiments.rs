@@ -95,6 +95,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         sweep: Sweep::ChainLinks,
     },
     Experiment {
+        id: "csfq-fig7",
+        setup: "1 TCP and 3 RLM sessions (7 layers, layer i at 2^(i+4) Kbps) on a 4 Mbps link, K = 250 ms, 200 s",
+        published: "DRR and CSFQ give each flow about its 1 Mbps share (RLM: five layers); FRED does not",
+        scenario_toml: include_str!("../../../scenarios/csfq-fig7.toml"),
+        disciplines: ALL_SIX,
+        sweep: Sweep::None,
+    },
+    Experiment {
         id: "csfq-table1",
         setup: "an ON-OFF source (exponential ON 100 ms / OFF 1900 ms, 10 Mbps while ON) against 19 TCP flows on a 10 Mbps link, 100 s",
         published: "ON-OFF packets delivered / dropped of 6758 sent: DRR 601 / 6157, CSFQ 1680 / 5078, FRED close to CSFQ, RED 5322 / 1436 (?), FIFO 5452 / 1306 (?)",

@@ -66,6 +66,35 @@ fn fig6b_tcp_across_congested_links() {
     }
 }
 
+/// csfq-fig7: 1 TCP and 3 RLM sessions on 4 Mbps. Over the second half of the run and
+/// seeds 1-3, CSFQ and DRR give every flow 1 Mbps within 25% and a Jain index of at least
+/// 0.95; under FIFO the TCP takes more than 2.5 Mbps.
+#[test]
+fn fig7_rlm_and_tcp_share_fairly_under_csfq_and_drr() {
+    let half = |d, seed| -> Vec<f64> {
+        let mut s = find("csfq-fig7").unwrap().scenario().with_discipline(d);
+        s.seed = seed;
+        let r = Simulation::new(&s).unwrap().run();
+        r.flows
+            .iter()
+            .map(|f| mean(&f.series_mbps[f.series_mbps.len() / 2..]))
+            .collect()
+    };
+    for seed in 1..=3 {
+        for d in [Csfq, Drr] {
+            let v = half(d, seed);
+            let jain = csfq_algo::maxmin::jain_index(&v);
+            assert!(jain >= 0.95, "{d} seed {seed}: {v:?}");
+            assert!(
+                v.iter().all(|x| (x - 1.0).abs() <= 0.25),
+                "{d} seed {seed}: {v:?}"
+            );
+        }
+    }
+    let fifo = half(Fifo, 1);
+    assert!(fifo[0] > 2.5, "fifo {fifo:?}");
+}
+
 /// csfq-table1: the share of the ON-OFF source's packets dropped. Published: DRR 91%,
 /// CSFQ 75%, RED 21%, FIFO 19%. Ours must keep that order, with DRR within 5 points and
 /// CSFQ within 10 points of the published shares (the source's packet count is random: it
