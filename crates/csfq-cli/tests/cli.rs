@@ -127,3 +127,30 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn reproduce_all_writes_the_report() {
+    let out = tmp("all");
+    let o = csfq(
+        &["reproduce", "--all", "--out", out.to_str().unwrap()],
+        &out,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for id in csfq_sim::experiments::EXPERIMENTS.iter().map(|e| e.id) {
+        assert!(stdout.contains(id), "{id} missing from the summary");
+        assert!(
+            md.contains(&format!("## {id}")),
+            "{id} missing from report.md"
+        );
+        assert!(
+            html.contains(&format!("{id}/{id}.svg")),
+            "{id} figure missing from report.html"
+        );
+        assert!(out.join(id).join(format!("{id}.svg")).exists());
+        assert!(out.join(id).join("results.csv").exists());
+    }
+    assert!(md.contains("**Verdict:**"));
+}
