@@ -17,7 +17,12 @@
 //! | [`label_codec`] | 8/16/20-bit float labels | Stoica et al. 1998 §2.7 |
 //! | [`maxmin`] | max-min water-filling, Jain's index | |
 //! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
+//! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
+//! | [`csfne`] | CS-FNE: TSW edge meter, flow-number-estimating core | Kim 2005 |
+//! | [`choke`] | CHOKe | Pan, Prabhakar & Psounis 2000 |
 
+pub mod choke;
+pub mod csfne;
 pub mod csfq;
 pub mod drr;
 pub mod fifo;
@@ -30,6 +35,7 @@ pub mod rate_estimator;
 pub mod red;
 pub mod theorem1;
 pub mod time;
+pub mod tuf;
 pub mod verdict;
 
 pub use packet::{FlowId, Packet};

@@ -30,6 +30,11 @@ pub trait QueueDisc<P: Packet> {
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
+    /// A second packet the last `enqueue` dropped from the queue, if any (CHOKe drops the
+    /// arrival and the queued packet it matched). Call after every `enqueue`.
+    fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
+        None
+    }
 }
 
 /// A FIFO that counts its bytes and refuses what does not fit in `capacity_bytes`.
@@ -77,6 +82,13 @@ impl<P: Packet> ByteFifo<P> {
     /// Removes the tail (the most recent arrival).
     pub fn pop_back(&mut self) -> Option<P> {
         let p = self.packets.pop_back()?;
+        self.bytes -= p.size_bytes();
+        Some(p)
+    }
+
+    /// Removes the packet at position `i` from the head.
+    pub fn remove(&mut self, i: usize) -> Option<P> {
+        let p = self.packets.remove(i)?;
         self.bytes -= p.size_bytes();
         Some(p)
     }

@@ -17,17 +17,26 @@ pub enum DropReason {
     FredFlowLimit = 5,
     /// DRR: the buffer was full and the packet came from the longest per-flow queue.
     DrrLongestQueue = 6,
+    /// TUF: the buffer was full and the packet had the highest tag.
+    TufHighestTag = 7,
+    /// CS-FNE: dropped with probability `max(0, 1 - CL/label)` above the target queue.
+    CsfneProbabilistic = 8,
+    /// CHOKe: the arrival matched a randomly chosen queued packet of its flow (both go).
+    ChokeMatch = 9,
 }
 
 impl DropReason {
     /// Every reason, in code order.
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 9] = [
         DropReason::CsfqProbabilistic,
         DropReason::BufferOverflow,
         DropReason::RedEarly,
         DropReason::RedForced,
         DropReason::FredFlowLimit,
         DropReason::DrrLongestQueue,
+        DropReason::TufHighestTag,
+        DropReason::CsfneProbabilistic,
+        DropReason::ChokeMatch,
     ];
 
     /// The stable numeric code.
@@ -44,6 +53,9 @@ impl DropReason {
             DropReason::RedForced => "red_forced",
             DropReason::FredFlowLimit => "fred_flow",
             DropReason::DrrLongestQueue => "drr_longest",
+            DropReason::TufHighestTag => "tuf_highest_tag",
+            DropReason::CsfneProbabilistic => "csfne_prob",
+            DropReason::ChokeMatch => "choke_match",
         }
     }
 }
