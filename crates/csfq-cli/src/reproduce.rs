@@ -357,6 +357,7 @@ fn fig3a(results: &[RunResult]) -> Analysis {
             DisciplineKind::Drr => "fair",
             DisciplineKind::Fred2 => "less precise than DRR",
             DisciplineKind::Csfq => "-11% .. +5%",
+            DisciplineKind::Tuf | DisciplineKind::Csfne | DisciplineKind::Choke => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -840,6 +841,7 @@ fn table2(results: &[RunResult]) -> Analysis {
             DisciplineKind::Fred1 | DisciplineKind::Fred2 => "better than CSFQ",
             DisciplineKind::Csfq => "~10x better than FIFO, RED",
             DisciplineKind::Fifo | DisciplineKind::Red => "worst",
+            DisciplineKind::Tuf | DisciplineKind::Csfne | DisciplineKind::Choke => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -918,14 +920,15 @@ fn table3(results: &[RunResult]) -> Analysis {
             .map(|f| f.delivered_pkts as f64)
             .collect();
         let (m, sd) = (mean(&pkts), std_dev(&pkts));
-        let (pm, psd) = table3_published(r.discipline);
+        let published = table3_published(r.discipline);
         rows.push(vec![
             r.discipline.to_string(),
             format!("{m:.0} ({sd:.0})"),
-            format!("{pm:.0} ({psd:.0})"),
-            format!("{:+.0}%", (m / pm - 1.0) * 100.0),
+            published.map_or(s("-"), |(pm, psd)| format!("{pm:.0} ({psd:.0})")),
+            published.map_or(s("-"), |(pm, _)| format!("{:+.0}%", (m / pm - 1.0) * 100.0)),
             format!("{:.3}", r.report.flows[0].throughput_mbps),
         ]);
+        let (pm, psd) = published.unwrap_or((f64::NAN, f64::NAN));
         json.push(json!({"discipline": r.discipline.name(), "mean_pkts": m, "std_pkts": sd, "paper_mean": pm, "paper_std": psd}));
         if matches!(r.discipline, DisciplineKind::Csfq | DisciplineKind::Drr) {
             let v = if (m / pm - 1.0).abs() <= 0.15 {

@@ -1,14 +1,17 @@
 //! A port's queue discipline: the library's disciplines behind one enum (no boxing).
 
+use csfq_algo::choke::Choke;
+use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::red::{Red, RedParams};
-use csfq_algo::{Dropped, Nanos, QueueDisc};
+use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
+use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
 
-use crate::packet::SimPacket;
+use crate::packet::{SimPacket, NO_TAG};
 use crate::scenario::{DisciplineKind, ScenarioFile};
 
 /// One output port's discipline.
@@ -29,11 +32,44 @@ pub enum Discipline {
         /// The core algorithm of this port.
         core: CsfqCore<SimPacket>,
     },
+    /// TUF: the edge tags unresponsive flows' packets (TCP sources tag their own).
+    Tuf {
+        /// Edge tagging.
+        tagger: TufTagger,
+        /// The drop-highest-tag queue.
+        queue: Box<TufQueue<SimPacket>>,
+    },
+    /// CS-FNE: TSW labeling at the edge, flow-number-estimating core.
+    Csfne {
+        /// Edge meter.
+        meter: TswMeter,
+        /// Core.
+        core: CsfneCore<SimPacket>,
+    },
+    /// CHOKe.
+    Choke(Choke<SimPacket>),
+}
+
+/// Dispatches a `QueueDisc` method over the variants.
+macro_rules! each {
+    ($self:expr, $q:ident => $e:expr) => {
+        match $self {
+            Discipline::Fifo($q) => $e,
+            Discipline::Red($q) => $e,
+            Discipline::Fred($q) => $e,
+            Discipline::Drr($q) => $e,
+            Discipline::Csfq { core: $q, .. } => $e,
+            Discipline::Tuf { queue: $q, .. } => $e,
+            Discipline::Csfne { core: $q, .. } => $e,
+            Discipline::Choke($q) => $e,
+        }
+    };
 }
 
 impl Discipline {
     /// Builds a discipline for a port of `rate_bps` with `buffer_bytes`.
     pub fn build(kind: DisciplineKind, s: &ScenarioFile, rate_bps: f64, buffer_bytes: u32) -> Self {
+        let ms = |x: f64| Nanos::from_secs_f64(x / 1e3);
         let red = || RedParams {
             min_th_bytes: s.red.min_th_bytes as f64,
             max_th_bytes: s.red.max_th_bytes as f64,
@@ -58,7 +94,6 @@ impl Discipline {
                 quantum_bytes: s.drr.quantum_bytes,
             })),
             DisciplineKind::Csfq => {
-                let ms = |x: f64| Nanos::from_secs_f64(x / 1e3);
                 let params = CsfqParams {
                     k_alpha: ms(s.csfq.k_alpha_ms),
                     k_c: ms(s.csfq.k_c_ms),
@@ -70,30 +105,62 @@ impl Discipline {
                     core: CsfqCore::new(params),
                 }
             }
+            DisciplineKind::Tuf => Discipline::Tuf {
+                tagger: TufTagger::new(ms(s.tuf.k_ms)),
+                queue: Box::new(TufQueue::new(TufParams {
+                    buffer_bytes,
+                    untagged_buffer_bytes: (buffer_bytes as f64 * s.tuf.untagged_buffer_share)
+                        as u32,
+                    tagged_weight: s.tuf.tagged_weight,
+                    untagged_weight: s.tuf.untagged_weight,
+                })),
+            },
+            DisciplineKind::Csfne => Discipline::Csfne {
+                meter: TswMeter::new(ms(s.csfne.win_ms)),
+                core: CsfneCore::new(CsfneParams {
+                    target_bytes: s.csfne.target_bytes.min(buffer_bytes),
+                    k: ms(s.csfne.k_ms),
+                    ..CsfneParams::new(rate_bps, buffer_bytes)
+                }),
+            },
+            DisciplineKind::Choke => Discipline::Choke(Choke::new(red())),
         }
     }
 
-    /// Edge duty: label a packet entering the island at this port (CSFQ only).
+    /// Edge duty for a packet entering the island at this port: CSFQ and CS-FNE label it,
+    /// TUF tags it unless its source already did.
     #[inline]
-    pub fn label_at_edge(&mut self, p: &mut SimPacket, now: Nanos) {
-        if let Discipline::Csfq { edge, .. } = self {
-            edge.label(p, now);
+    pub fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
+        match self {
+            Discipline::Csfq { edge, .. } => edge.label(p, now),
+            Discipline::Csfne { meter, .. } => meter.label(p, now),
+            Discipline::Tuf { tagger, .. } if p.tag == NO_TAG => p.tag = tagger.tag(p, now, rng),
+            _ => {}
         }
     }
 
-    /// Sets a flow's weight at this port's edge (CSFQ only).
-    pub fn set_weight(&mut self, flow: csfq_algo::FlowId, weight: f64) {
-        if let Discipline::Csfq { edge, .. } = self {
-            edge.set_weight(flow, weight);
+    /// Sets a flow's weight at this port's edge (CSFQ and TUF).
+    pub fn set_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, rng: &mut R) {
+        match self {
+            Discipline::Csfq { edge, .. } => edge.set_weight(flow, weight),
+            Discipline::Tuf { tagger, .. } => tagger.set_weight(flow, weight, rng),
+            _ => {}
         }
     }
 
-    /// The CSFQ fair-share estimate, if this is a CSFQ port.
+    /// The fair-share estimate, if the discipline keeps one: CSFQ's `alpha`, CS-FNE's
+    /// threshold rate `C / N_act`.
     pub fn alpha(&self) -> Option<f64> {
         match self {
             Discipline::Csfq { core, .. } => Some(core.estimator().alpha()),
+            Discipline::Csfne { core, .. } => Some(core.threshold_rate()),
             _ => None,
         }
+    }
+
+    /// Whether this is TUF (whose TCP sources tag their own packets).
+    pub fn is_tuf(&self) -> bool {
+        matches!(self, Discipline::Tuf { .. })
     }
 
     /// Enqueues; returns the packet dropped, if any.
@@ -104,25 +171,19 @@ impl Discipline {
         now: Nanos,
         rng: &mut R,
     ) -> Option<Dropped<SimPacket>> {
-        match self {
-            Discipline::Fifo(q) => q.enqueue(p, now, rng),
-            Discipline::Red(q) => q.enqueue(p, now, rng),
-            Discipline::Fred(q) => q.enqueue(p, now, rng),
-            Discipline::Drr(q) => q.enqueue(p, now, rng),
-            Discipline::Csfq { core, .. } => core.enqueue(p, now, rng),
-        }
+        each!(self, q => q.enqueue(p, now, rng))
+    }
+
+    /// A second packet the last enqueue dropped (CHOKe's matched victim).
+    #[inline]
+    pub fn take_extra_drop(&mut self) -> Option<Dropped<SimPacket>> {
+        each!(self, q => q.take_extra_drop())
     }
 
     /// Dequeues the next packet to send.
     #[inline]
     pub fn dequeue(&mut self, now: Nanos) -> Option<SimPacket> {
-        match self {
-            Discipline::Fifo(q) => q.dequeue(now),
-            Discipline::Red(q) => q.dequeue(now),
-            Discipline::Fred(q) => q.dequeue(now),
-            Discipline::Drr(q) => q.dequeue(now),
-            Discipline::Csfq { core, .. } => core.dequeue(now),
-        }
+        each!(self, q => q.dequeue(now))
     }
 
     /// True when nothing is queued.
@@ -132,12 +193,6 @@ impl Discipline {
 
     /// Bytes queued.
     pub fn len_bytes(&self) -> u32 {
-        match self {
-            Discipline::Fifo(q) => q.len_bytes(),
-            Discipline::Red(q) => q.len_bytes(),
-            Discipline::Fred(q) => q.len_bytes(),
-            Discipline::Drr(q) => q.len_bytes(),
-            Discipline::Csfq { core, .. } => core.len_bytes(),
-        }
+        each!(self, q => q.len_bytes())
     }
 }

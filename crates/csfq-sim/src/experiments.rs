@@ -160,6 +160,7 @@ pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
         Fred1 | Fred2 => Some((1.8, false)),
         Drr => Some((0.396, false)),
         Csfq => Some((0.361, false)),
+        Tuf | Csfne | Choke => None,
     }
 }
 
@@ -170,18 +171,19 @@ pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
         Csfq => Some((1680, 5078)),
         Red => Some((5322, 1436)),
         Fifo => Some((5452, 1306)),
-        Fred1 | Fred2 => None,
+        Fred1 | Fred2 | Tuf | Csfne | Choke => None,
     }
 }
 
 /// csfq-table3: mean and standard deviation of packets delivered per TCP, as published.
-pub fn table3_published(d: DisciplineKind) -> (f64, f64) {
+pub fn table3_published(d: DisciplineKind) -> Option<(f64, f64)> {
     match d {
-        Drr => (6080.0, 64.0),
-        Csfq => (5761.0, 220.0),
-        Fred1 | Fred2 => (4974.0, 190.0),
-        Red => (628.0, 80.0),
-        Fifo => (378.0, 69.0),
+        Drr => Some((6080.0, 64.0)),
+        Csfq => Some((5761.0, 220.0)),
+        Fred1 | Fred2 => Some((4974.0, 190.0)),
+        Red => Some((628.0, 80.0)),
+        Fifo => Some((378.0, 69.0)),
+        Tuf | Csfne | Choke => None,
     }
 }
 
@@ -201,7 +203,7 @@ pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
         Csfq => Some(csfq),
         Red => Some(red),
         Fred1 | Fred2 => Some(fred),
-        Fifo => None,
+        Fifo | Tuf | Csfne | Choke => None,
     }
 }
 

@@ -11,6 +11,9 @@ pub enum Kind {
     Ack,
 }
 
+/// The `tag` of a packet that carries no TUF tag.
+pub const NO_TAG: u16 = u16::MAX;
+
 /// Up to three SACK blocks `[start, end)` in segment numbers (RFC 2018 allows 3 with
 /// timestamps); `end == start` marks an unused block.
 pub type SackBlocks = [(u32, u32); 3];
@@ -24,6 +27,8 @@ pub struct SimPacket {
     pub size: u32,
     /// CSFQ label, bits/s (0: unlabeled).
     pub label: f64,
+    /// TUF tag, 0..=2047, or [`NO_TAG`].
+    pub tag: u16,
     /// Data or ACK.
     pub kind: Kind,
     /// Next hop: index into the flow's forward (data) or reverse (ACK) path.
@@ -45,6 +50,7 @@ impl SimPacket {
             flow,
             size,
             label: 0.0,
+            tag: NO_TAG,
             kind: Kind::Data,
             hop: 0,
             entered: false,
@@ -60,6 +66,7 @@ impl SimPacket {
             flow,
             size,
             label: 0.0,
+            tag: NO_TAG,
             kind: Kind::Ack,
             hop: 0,
             entered: false,
@@ -67,6 +74,13 @@ impl SimPacket {
             ts: echo,
             sack,
         }
+    }
+}
+
+impl csfq_algo::tuf::Tagged for SimPacket {
+    #[inline]
+    fn tag(&self) -> Option<u16> {
+        (self.tag != NO_TAG).then_some(self.tag)
     }
 }
 

@@ -29,17 +29,26 @@ pub enum DisciplineKind {
     Drr,
     /// CSFQ (edge labeling where a flow enters, core on every port).
     Csfq,
+    /// TUF (tags at edges, or at TCP sources; drop-highest-tag queues).
+    Tuf,
+    /// CS-FNE (TSW labels; flow-number-estimating cores).
+    Csfne,
+    /// CHOKe.
+    Choke,
 }
 
 impl DisciplineKind {
     /// Every discipline, in the papers' order.
-    pub const ALL: [DisciplineKind; 6] = [
+    pub const ALL: [DisciplineKind; 9] = [
         DisciplineKind::Fifo,
         DisciplineKind::Red,
         DisciplineKind::Fred1,
         DisciplineKind::Fred2,
         DisciplineKind::Drr,
         DisciplineKind::Csfq,
+        DisciplineKind::Tuf,
+        DisciplineKind::Csfne,
+        DisciplineKind::Choke,
     ];
 
     /// The lowercase name used in files and on the command line.
@@ -51,6 +60,9 @@ impl DisciplineKind {
             DisciplineKind::Fred2 => "fred2",
             DisciplineKind::Drr => "drr",
             DisciplineKind::Csfq => "csfq",
+            DisciplineKind::Tuf => "tuf",
+            DisciplineKind::Csfne => "csfne",
+            DisciplineKind::Choke => "choke",
         }
     }
 
@@ -142,6 +154,53 @@ impl Default for DrrConfig {
     fn default() -> Self {
         DrrConfig {
             quantum_bytes: 1000,
+        }
+    }
+}
+
+/// TUF settings (Clerget and Dabbous 1999).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TufConfig {
+    /// The edge tagger's rate-averaging constant (Eq. 3), ms.
+    pub k_ms: f64,
+    /// Buffer of the untagged queue, as a share of the link's buffer.
+    pub untagged_buffer_share: f64,
+    /// Weighted round robin: tagged packets served per round.
+    pub tagged_weight: u32,
+    /// Untagged packets served per round.
+    pub untagged_weight: u32,
+}
+
+impl Default for TufConfig {
+    fn default() -> Self {
+        TufConfig {
+            k_ms: 100.0,
+            untagged_buffer_share: 0.25,
+            tagged_weight: 3,
+            untagged_weight: 1,
+        }
+    }
+}
+
+/// CS-FNE settings (Kim 2005; the thesis gives no window or target, these are ours).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CsfneConfig {
+    /// The edge's Time Sliding Window, ms.
+    pub win_ms: f64,
+    /// Queue below which the core drops nothing, bytes.
+    pub target_bytes: u32,
+    /// Averaging constant of the hit and miss rates, ms.
+    pub k_ms: f64,
+}
+
+impl Default for CsfneConfig {
+    fn default() -> Self {
+        CsfneConfig {
+            win_ms: 100.0,
+            target_bytes: 16_000,
+            k_ms: 100.0,
         }
     }
 }
@@ -385,6 +444,12 @@ pub struct ScenarioFile {
     /// TCP.
     #[serde(default)]
     pub tcp: TcpConfig,
+    /// TUF.
+    #[serde(default)]
+    pub tuf: TufConfig,
+    /// CS-FNE.
+    #[serde(default)]
+    pub csfne: CsfneConfig,
     /// Links.
     #[serde(rename = "link")]
     pub links: Vec<Spanned<LinkSpec>>,
@@ -586,6 +651,26 @@ impl ScenarioFile {
                 top_key("min_q_packets"),
                 "fred.min_q_packets",
                 "must be 1..=65535".into(),
+            ));
+        }
+        let u = &self.tuf;
+        if !(u.k_ms.is_finite() && u.k_ms > 0.0)
+            || !(0.0..=1.0).contains(&u.untagged_buffer_share)
+            || u.tagged_weight == 0
+            || u.untagged_weight == 0
+        {
+            return Err(err(
+                top_key("untagged_buffer_share"),
+                "tuf",
+                "k_ms must be positive, untagged_buffer_share in [0, 1], weights at least 1".into(),
+            ));
+        }
+        let c = &self.csfne;
+        if !(c.win_ms.is_finite() && c.win_ms > 0.0 && c.k_ms.is_finite() && c.k_ms > 0.0) {
+            return Err(err(
+                top_key("win_ms"),
+                "csfne.win_ms",
+                "win_ms and k_ms must be positive".into(),
             ));
         }
         let t = &self.tcp;

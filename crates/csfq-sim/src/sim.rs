@@ -10,8 +10,9 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use csfq_algo::maxmin::jain_index;
+use csfq_algo::tuf;
 use csfq_algo::{DropReason, Dropped, FlowId, Nanos};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::discipline::Discipline;
@@ -123,7 +124,7 @@ struct FlowStats {
     sent_pkts: u64,
     delivered_pkts: u64,
     delivered_bytes: u64,
-    drops: [u64; 8],
+    drops: [u64; 16],
     ack_drops: u64,
     series: Vec<u64>,
     /// When a finite transfer's last segment was acknowledged.
@@ -135,6 +136,8 @@ struct FlowRt {
     endpoint: Endpoint,
     rng: Pcg64Mcg,
     seq: u32,
+    /// TUF source tagging of a TCP flow: the packet counter of `X_n`.
+    tuf_counter: Option<u32>,
     stats: FlowStats,
 }
 
@@ -184,13 +187,23 @@ impl Simulation {
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
             // The flow's edge is the first router on its path: weights live there.
-            if let Some(&edge_port) = f
+            let edge_port = f
                 .fwd
                 .iter()
-                .find(|&&p| topo.nodes[topo.ports[p].from].is_router)
-            {
-                ports[edge_port].disc.set_weight(id, f.weight);
+                .copied()
+                .find(|&p| topo.nodes[topo.ports[p].from].is_router);
+            if let Some(e) = edge_port {
+                let port = &mut ports[e];
+                port.disc.set_weight(id, f.weight, &mut port.rng);
             }
+            let mut flow_rng = Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64));
+            // TUF tags TCP at the source, which knows its RTT and timeout (TUF Section 3.4.1):
+            // the packet counter n of X_n = I(n + D_F) starts at a random D_F.
+            let tuf_counter = matches!(f.kind, FlowKind::Tcp | FlowKind::Web)
+                .then_some(())
+                .and(edge_port)
+                .filter(|&e| ports[e].disc.is_tuf())
+                .map(|_| flow_rng.random::<u32>());
             let endpoint = match f.kind {
                 FlowKind::Udp => Endpoint::Cbr(CbrSource::new(
                     f.rate_bps.expect("validated"),
@@ -230,8 +243,9 @@ impl Simulation {
             };
             flows.push(FlowRt {
                 endpoint,
-                rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64)),
+                rng: flow_rng,
                 seq: 0,
+                tuf_counter,
                 stats: FlowStats::default(),
             });
         }
@@ -427,6 +441,31 @@ impl Simulation {
         let stop = self.topo.flows[f].stop;
         let flow = &mut self.flows[f];
         flow.stats.sent_pkts += out.len() as u64;
+        if let (Some(n), Endpoint::Tcp { sender, .. }) = (&mut flow.tuf_counter, &flow.endpoint) {
+            // TUF at the source: tag = T(B(X_n) / w) with Padhye's B (TUF Section 3.4.1).
+            let cfg = &self.scenario.tcp;
+            let rtt = sender
+                .srtt()
+                .unwrap_or(sender.rto())
+                .as_secs_f64()
+                .max(1e-6);
+            let t0 = sender.rto().as_secs_f64();
+            let b = if cfg.delayed_ack { 2.0 } else { 1.0 };
+            let w = self.topo.flows[f].weight;
+            for p in out.iter_mut() {
+                *n = n.wrapping_add(1);
+                let x = tuf::van_der_corput(*n);
+                let rate = tuf::tcp_throughput(
+                    x,
+                    rtt,
+                    t0,
+                    cfg.max_window_segments as f64,
+                    b,
+                    cfg.segment_bytes,
+                );
+                p.tag = tuf::tag_of_rate(rate / w);
+            }
+        }
         if let Endpoint::Tcp {
             sender, rto_event, ..
         } = &mut flow.endpoint
@@ -481,11 +520,16 @@ impl Simulation {
         if !p.entered && self.topo.nodes[self.topo.ports[port_id].from].is_router {
             // The first router the packet meets is its edge: it (re)writes the label.
             p.entered = true;
-            port.disc.label_at_edge(&mut p, now);
+            port.disc.label_at_edge(&mut p, now, &mut port.rng);
         }
         if let Some(d) = port.disc.enqueue(p, now, &mut port.rng) {
             port.drops += 1;
+            let extra = port.disc.take_extra_drop();
             self.record_drop(d);
+            if let Some(d) = extra {
+                self.ports[port_id].drops += 1;
+                self.record_drop(d);
+            }
         }
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
         let port = &mut self.ports[port_id];

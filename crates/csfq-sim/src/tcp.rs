@@ -114,6 +114,16 @@ impl TcpSender {
         self.cwnd
     }
 
+    /// The smoothed round-trip time, once measured.
+    pub fn srtt(&self) -> Option<Nanos> {
+        self.has_rtt.then(|| Nanos(self.srtt_ns as u64))
+    }
+
+    /// The retransmission timeout.
+    pub fn rto(&self) -> Nanos {
+        self.rto
+    }
+
     /// The counters.
     pub fn stats(&self) -> SenderStats {
         self.stats

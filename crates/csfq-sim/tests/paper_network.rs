@@ -169,7 +169,7 @@ fn table3_long_delay() {
         )
     };
     for d in [Drr, Csfq] {
-        let (m, published) = (per_tcp(d), table3_published(d).0);
+        let (m, published) = (per_tcp(d), table3_published(d).unwrap().0);
         assert!(
             (m / published - 1.0).abs() <= 0.10,
             "{d}: {m} vs {published}"
