@@ -654,8 +654,7 @@ impl ScenarioFile {
             ));
         }
         let u = &self.tuf;
-        if !(u.k_ms.is_finite() && u.k_ms > 0.0)
-            || !(0.0..=1.0).contains(&u.untagged_buffer_share)
+        if !(u.k_ms.is_finite() && u.k_ms > 0.0 && (0.0..=1.0).contains(&u.untagged_buffer_share))
             || u.tagged_weight == 0
             || u.untagged_weight == 0
         {

@@ -116,7 +116,7 @@ impl TcpSender {
 
     /// The smoothed round-trip time, once measured.
     pub fn srtt(&self) -> Option<Nanos> {
-        self.has_rtt.then(|| Nanos(self.srtt_ns as u64))
+        self.has_rtt.then_some(Nanos(self.srtt_ns as u64))
     }
 
     /// The retransmission timeout.
