@@ -4,12 +4,15 @@
 //! Compare the disciplines as ratios to `fifo` from the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use csfq_algo::choke::Choke;
+use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::label_codec::LabelCodec;
 use csfq_algo::red::{Red, RedParams};
+use csfq_algo::tuf::{Tagged, TufParams, TufQueue, TufTagger};
 use csfq_algo::{FlowId, Nanos, Packet, QueueDisc};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -19,6 +22,13 @@ use std::hint::black_box;
 struct Pkt {
     flow: FlowId,
     label: f64,
+}
+
+impl Tagged for Pkt {
+    fn tag(&self) -> Option<u16> {
+        // The label stands in for a rate; its tag is what a TUF edge would write.
+        Some(csfq_algo::tuf::tag_of_rate(self.label))
+    }
 }
 
 impl Packet for Pkt {
@@ -90,6 +100,13 @@ fn disciplines(c: &mut Criterion) {
         "csfq_core",
         CsfqCore::<Pkt>::new(CsfqParams::new(C, BUF)),
     );
+    drive(
+        c,
+        "csfne_core",
+        CsfneCore::<Pkt>::new(CsfneParams::new(C, BUF)),
+    );
+    drive(c, "tuf_queue", TufQueue::<Pkt>::new(TufParams::new(BUF)));
+    drive(c, "choke", Choke::<Pkt>::new(RedParams::new(C, BUF)));
 }
 
 fn edge(c: &mut Criterion) {
@@ -110,6 +127,37 @@ fn edge(c: &mut Criterion) {
     });
 }
 
+fn other_edges(c: &mut Criterion) {
+    let mut m = TswMeter::new(Nanos::from_millis(100));
+    let mut now = Nanos::ZERO;
+    let mut i = 0u32;
+    c.bench_function("csfne_edge_label", |b| {
+        b.iter(|| {
+            now += Nanos::from_micros(25);
+            let mut p = Pkt {
+                flow: FlowId(i % 1024),
+                label: 0.0,
+            };
+            i = i.wrapping_add(1);
+            m.label(&mut p, now);
+            black_box(p.label)
+        })
+    });
+    let mut t = TufTagger::new(Nanos::from_millis(100));
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    c.bench_function("tuf_edge_tag", |b| {
+        b.iter(|| {
+            now += Nanos::from_micros(25);
+            let p = Pkt {
+                flow: FlowId(i % 1024),
+                label: 0.0,
+            };
+            i = i.wrapping_add(1);
+            black_box(t.tag(&p, now, &mut rng))
+        })
+    });
+}
+
 fn codecs(c: &mut Criterion) {
     let mut r = 1.0e3;
     c.bench_function("label_float16_round_trip", |b| {
@@ -120,5 +168,5 @@ fn codecs(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, disciplines, edge, codecs);
+criterion_group!(benches, disciplines, edge, other_edges, codecs);
 criterion_main!(benches);

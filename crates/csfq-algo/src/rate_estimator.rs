@@ -9,6 +9,9 @@
 
 use crate::time::Nanos;
 
+/// Estimates below this many bits/s are flushed to zero.
+pub const MIN_RATE_BPS: f64 = 1e-9;
+
 /// Eq. (3) rate estimator, in bits per second.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateEstimator {
@@ -52,6 +55,11 @@ impl RateEstimator {
         let bits = ((bytes as u64 + self.pending_bytes) * 8) as f64;
         // Eq. (3); l/T in bits per ns, scaled to bits/s.
         self.rate_bps = (1.0 - decay) * (bits / t * 1e9) + decay * self.rate_bps;
+        if self.rate_bps < MIN_RATE_BPS {
+            // A rate decayed this far is zero; left alone it would sink into subnormal
+            // floats, whose arithmetic costs tens of nanoseconds per operation.
+            self.rate_bps = 0.0;
+        }
         self.last = Some(now);
         self.pending_bytes = 0;
         self.rate_bps
@@ -129,6 +137,18 @@ mod tests {
         }
         let mean = total / 20.0;
         assert!((mean / 1e6 - 1.0).abs() < 0.05, "mean estimate {mean}");
+    }
+
+    #[test]
+    fn decayed_rate_flushes_to_zero_not_subnormal() {
+        let mut est = RateEstimator::new(Nanos::from_millis(100));
+        est.update(Nanos(0), 1000);
+        est.update(Nanos::from_millis(1), 1000);
+        // Zero-byte updates for 1000 s: e^-10000 underflows; the estimate must be exactly 0.
+        for i in 2..100_000u64 {
+            est.update(Nanos::from_millis(i * 10), 0);
+        }
+        assert_eq!(est.rate_bps(), 0.0);
     }
 
     #[test]

@@ -279,17 +279,302 @@ fn write_experiment(e: &Experiment, results: &[RunResult], a: &Analysis, dir: &P
 
 /// The analysis of each experiment.
 pub fn analyze(e: &Experiment, results: &[RunResult]) -> Analysis {
-    match (e.id, e.sweep) {
-        ("csfq-fig3a", _) => fig3a(results),
-        ("csfq-fig3b", _) => fig3b(results),
+    let mut a = match (e.id, e.sweep) {
+        ("csfq-fig3a" | "tuf-fig9a", _) => fig3a(results),
+        ("csfq-fig3b" | "tuf-fig9b", _) => fig3b(results),
+        (id, _) if id.starts_with("csfne-") => csfne_table(id, e.sweep, results),
         (_, Sweep::Fig4Flows) => fig4(results),
-        (id, Sweep::ChainLinks) => fig6(id, results),
+        (id, Sweep::ChainLinks { .. }) => fig6(id, results),
+        (id, Sweep::OnOffPeriods { .. }) => onoff_periods(id, results),
+        (_, Sweep::TufFilterModel) => tuf_fig4(),
         ("csfq-fig7", _) => fig7(results),
         ("csfq-table1", _) => table1(results),
         ("csfq-table2", _) => table2(results),
         ("csfq-table3", _) => table3(results),
         (_, Sweep::Table4Variants) => table4(results),
         (id, _) => weighted(id, results),
+    };
+    if e.id.starts_with("tuf-fig") && e.sweep != Sweep::TufFilterModel {
+        a.verdicts.insert(0, tuf_verdict(e.id, results));
+    }
+    a
+}
+
+/// How TUF compares with CSFQ and DRR in the TUF report's experiments.
+fn tuf_verdict(id: &str, results: &[RunResult]) -> String {
+    let metric = |r: &RunResult| -> f64 {
+        let f = &r.report.flows[0];
+        match id {
+            "tuf-fig9a" => {
+                let (lo, hi) = deviation_range(r);
+                hi - lo
+            }
+            "tuf-fig9b" => f.throughput_mbps,
+            "tuf-fig10" => f.throughput_mbps / (10.0 / r.x),
+            "tuf-fig12b" => f.delivered_pkts as f64 / f.sent_pkts.max(1) as f64,
+            _ => f.throughput_mbps / 0.909,
+        }
+    };
+    let summary = |d: DisciplineKind| -> (f64, f64, f64) {
+        let v: Vec<f64> = results
+            .iter()
+            .filter(|r| r.discipline == d)
+            .map(metric)
+            .collect();
+        (
+            mean(&v),
+            v.iter().cloned().fold(f64::INFINITY, f64::min),
+            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        )
+    };
+    let (t, c, d) = (
+        summary(DisciplineKind::Tuf),
+        summary(DisciplineKind::Csfq),
+        summary(DisciplineKind::Drr),
+    );
+    match id {
+        "tuf-fig9a" => format!(
+            "spread of per-flow deviation from the fair share: TUF {:.1} points, CSFQ {:.1}, DRR {:.1} (report: comparable)",
+            t.0, c.0, d.0
+        ),
+        "tuf-fig9b" => {
+            let comparable = t.0 <= 1.25 * c.0.max(d.0);
+            format!(
+                "{}: UDP throughput TUF {:.3}, CSFQ {:.3}, DRR {:.3} Mbps against a 0.3125 Mbps share (report: comparable){}",
+                if comparable { "matches" } else { "departs" },
+                t.0,
+                c.0,
+                d.0,
+                if comparable {
+                    ""
+                } else {
+                    "; our TCPs are tagged at the source by Padhye's model, whose B(X) overstates what a TCP on a 1 ms path with a 64-segment window achieves, so their tags run high and the UDP's excess is not always the highest-tagged traffic"
+                }
+            )
+        }
+        "tuf-fig10" => format!(
+            "{}: TCP keeps {:.2}..{:.2} of its share under TUF (report 0.70..1.00), {:.2}..{:.2} under CSFQ (report 0.55..0.90)",
+            if t.1 >= 0.6 { "matches" } else { "departs" },
+            t.1, t.2, c.1, c.2
+        ),
+        "tuf-fig12b" => format!(
+            "{}: mean fraction of the UDP delivered TUF {:.3}, CSFQ {:.3}, DRR {:.3} (report: all near 1)",
+            if t.1 >= 0.9 { "matches" } else { "departs" },
+            t.0, c.0, d.0
+        ),
+        _ => format!(
+            "{}: mean normalized TCP throughput TUF {:.2}, CSFQ {:.2}, DRR {:.2}",
+            if t.0 >= c.0 { "matches (TUF >= CSFQ)" } else { "departs (TUF below CSFQ)" },
+            t.0, c.0, d.0
+        ),
+    }
+}
+
+fn tuf_fig4() -> Analysis {
+    let (loss, threshold) = csfq_sim::experiments::tuf_filter_model(1, 1000.0);
+    // Groups of 64 tags, for a readable table and plot.
+    let groups: Vec<(f64, f64, f64)> = loss
+        .chunks(64)
+        .enumerate()
+        .map(|(i, c)| {
+            let lo = (i * 64) as f64;
+            let filter = if (i * 64) as u16 >= threshold {
+                1.0
+            } else {
+                0.0
+            };
+            (lo, mean(c), filter)
+        })
+        .collect();
+    let rows = groups
+        .iter()
+        .filter(|g| {
+            (g.0 as usize / 64).is_multiple_of(4) || (g.0 - threshold as f64).abs() <= 128.0
+        })
+        .map(|(lo, q, f)| {
+            vec![
+                format!("{lo:.0}..{:.0}", lo + 63.0),
+                format!("{q:.4}"),
+                format!("{f:.0}"),
+            ]
+        })
+        .collect();
+    let below = mean(&loss[..threshold as usize - 128]);
+    let above = mean(&loss[threshold as usize + 128..]);
+    let overall = mean(&loss);
+    let verdicts = vec![
+        format!(
+            "{}: loss {below:.4} for tags more than 128 below the filter's threshold {threshold}, {above:.4} for tags more than 128 above; overall {overall:.3} (the filter: 0.5)",
+            if below < 0.02 && above > 0.98 { "matches" } else { "departs" }
+        ),
+    ];
+    Analysis {
+        header: ["tags", "TUF queue loss", "filter model loss"].map(s).to_vec(),
+        rows,
+        verdicts,
+        chart: Chart {
+            title: s("tuf-fig4: loss probability per tag, TUF queue vs bufferless filter (M/D/1/64, load 2)"),
+            x_label: s("tag"),
+            y_label: s("loss probability"),
+            series: vec![
+                Series { name: s("TUF queue"), points: groups.iter().map(|g| (g.0 + 32.0, g.1)).collect(), markers: true },
+                Series { name: s("filter model"), points: groups.iter().map(|g| (g.0 + 32.0, g.2)).collect(), markers: false },
+            ],
+            reference: None,
+            log_y: false,
+        },
+        extra_charts: Vec::new(),
+        json: json!({"threshold": threshold, "loss_per_tag": loss}),
+    }
+}
+
+fn onoff_periods(id: &str, results: &[RunResult]) -> Analysis {
+    let by_d = by_discipline(results, |r| r.report.flows[0].throughput_mbps / 0.909);
+    let periods = csfq_sim::experiments::ONOFF_PERIODS_MS;
+    let mut header = vec![s("discipline")];
+    header.extend(periods.iter().map(|p| format!("{p} ms")));
+    let rows = by_d
+        .iter()
+        .map(|(d, pts)| {
+            let mut row = vec![d.to_string()];
+            row.extend(pts.iter().map(|p| format!("{:.2}", p.1)));
+            row
+        })
+        .collect();
+    let log_pts = |pts: &[(f64, f64)]| pts.iter().map(|&(x, y)| (x.log10(), y)).collect::<Vec<_>>();
+    let csfq_dip = by_d
+        .iter()
+        .find(|x| x.0 == DisciplineKind::Csfq)
+        .map(|(_, pts)| {
+            let near = pts
+                .iter()
+                .filter(|p| (50.0..=200.0).contains(&p.0))
+                .map(|p| p.1)
+                .fold(f64::INFINITY, f64::min);
+            let ends = pts
+                .first()
+                .map_or(0.0, |p| p.1)
+                .max(pts.last().map_or(0.0, |p| p.1));
+            (near, ends)
+        })
+        .unwrap_or((f64::NAN, f64::NAN));
+    Analysis {
+        header,
+        rows,
+        verdicts: vec![format!(
+            "CSFQ at 50..200 ms periods: {:.2} at worst, against {:.2} at the shortest or longest period",
+            csfq_dip.0, csfq_dip.1
+        )],
+        chart: Chart {
+            title: format!("{id}: TCP throughput / fair share against the cross traffic's ON/OFF period"),
+            x_label: s("mean ON = OFF period, log10(ms)"),
+            y_label: s("TCP throughput / fair share"),
+            series: by_d.iter().map(|(d, pts)| Series { name: d.to_string(), points: log_pts(pts), markers: true }).collect(),
+            reference: Some((1.0, s("fair share"))),
+            log_y: false,
+        },
+        extra_charts: Vec::new(),
+        json: json!(by_d.iter().map(|(d, p)| json!({"discipline": d.name(), "normalized_tcp": p})).collect::<Vec<_>>()),
+    }
+}
+
+/// CS-FNE thesis tables: average / max-min / std of a per-run (or per-flow) metric.
+fn csfne_table(id: &str, sweep: Sweep, results: &[RunResult]) -> Analysis {
+    let mut rows = Vec::new();
+    let mut json = Vec::new();
+    let mut verdict_bits = Vec::new();
+    let mut series = Vec::new();
+    let disciplines: Vec<DisciplineKind> = {
+        let mut v: Vec<DisciplineKind> = results.iter().map(|r| r.discipline).collect();
+        v.dedup();
+        v
+    };
+    for d in disciplines {
+        let rs: Vec<&RunResult> = results.iter().filter(|r| r.discipline == d).collect();
+        let pts: Vec<(f64, f64)> = match sweep {
+            // Per flow: the 32 flows' throughputs, Mbps.
+            Sweep::None => rs[0]
+                .report
+                .flows
+                .iter()
+                .map(|f| (f.flow as f64, f.throughput_mbps))
+                .collect(),
+            Sweep::Fig4Flows => rs
+                .iter()
+                .map(|r| (r.x, r.report.flows[0].throughput_mbps / (10.0 / r.x)))
+                .collect(),
+            _ if id == "csfne-table5" => rs
+                .iter()
+                .map(|r| {
+                    (
+                        r.x,
+                        r.report.flows[0].delivered_pkts as f64
+                            / r.report.flows[0].sent_pkts.max(1) as f64,
+                    )
+                })
+                .collect(),
+            _ => rs
+                .iter()
+                .map(|r| (r.x, r.report.flows[0].throughput_mbps / 0.909))
+                .collect(),
+        };
+        let v: Vec<f64> = pts.iter().map(|p| p.1).collect();
+        let (avg, spread, sd) = (
+            mean(&v),
+            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+                - v.iter().cloned().fold(f64::INFINITY, f64::min),
+            std_dev(&v),
+        );
+        let published = csfq_sim::experiments::csfne_published(id, d);
+        rows.push(vec![
+            d.to_string(),
+            format!("{avg:.3} / {spread:.3} / {sd:.3}"),
+            published.map_or(s("-"), |p| {
+                format!("{:.3} / {:.3} / {:.3}", p[0], p[1], p[2])
+            }),
+        ]);
+        if let Some(p) = published {
+            verdict_bits.push(format!("{d} {avg:.3} ({:+.3})", avg - p[0]));
+        }
+        json.push(json!({"discipline": d.name(), "avg": avg, "max_min": spread, "std": sd, "published": published}));
+        series.push(Series {
+            name: d.to_string(),
+            points: pts,
+            markers: true,
+        });
+    }
+    let x_label = match sweep {
+        Sweep::None => "flow",
+        Sweep::Fig4Flows => "total flows N",
+        _ => "congested links K",
+    };
+    Analysis {
+        header: [
+            "discipline",
+            "ours: average / max-min / std",
+            "thesis: average / max-min / std",
+        ]
+        .map(s)
+        .to_vec(),
+        rows,
+        verdicts: vec![format!(
+            "averages against the thesis (difference): {}",
+            verdict_bits.join(", ")
+        )],
+        chart: Chart {
+            title: format!("{id}: CS-FNE against DRR, CSFQ, RED, FRED"),
+            x_label: s(x_label),
+            y_label: s(if sweep == Sweep::None {
+                "throughput (Mbps)"
+            } else {
+                "normalized"
+            }),
+            series,
+            reference: None,
+            log_y: false,
+        },
+        extra_charts: Vec::new(),
+        json: json!(json),
     }
 }
 
@@ -584,8 +869,9 @@ fn fig6(id: &str, results: &[RunResult]) -> Analysis {
             f.throughput_mbps / 0.909
         }
     });
+    let max_k = by_d.first().map_or(0, |(_, pts)| pts.len());
     let mut header = vec![s("discipline")];
-    header.extend((1..=10).map(|k| format!("K={k}")));
+    header.extend((1..=max_k).map(|k| format!("K={k}")));
     header.extend([s("mean"), s("CS-FNE thesis mean")]);
     let mut verdicts = Vec::new();
     let rows = by_d
@@ -617,11 +903,13 @@ fn fig6(id: &str, results: &[RunResult]) -> Analysis {
             row
         })
         .collect();
-    verdicts.push(s(if udp {
+    if id.starts_with("csfq-") {
+        verdicts.push(s(if udp {
         "FRED: the CSFQ paper says \"reasonably well\" and we agree (~0.8); the CS-FNE thesis's 0.233 is not reproduced"
     } else {
         "ordering as published: DRR > CSFQ >> FRED > RED, FIFO"
     }));
+    }
     Analysis {
         header,
         rows,

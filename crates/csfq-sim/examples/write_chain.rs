@@ -1,5 +1,5 @@
 //! Writes the shipped csfq-fig6a/b scenario files (K = 10) from the generator.
-use csfq_sim::experiments::chain;
+use csfq_sim::experiments::{chain, Cross};
 use csfq_sim::scenario::FlowKind;
 fn main() {
     for (v, kind) in [("a", FlowKind::Udp), ("b", FlowKind::Tcp)] {
@@ -12,7 +12,7 @@ fn main() {
         );
         std::fs::write(
             format!("scenarios/csfq-fig6{v}.toml"),
-            header + &chain(10, kind).to_toml(),
+            header + &chain(10, kind, Cross::Cbr).to_toml(),
         )
         .unwrap();
     }

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use csfq_algo::Nanos;
+
 use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 
 /// An experiment of the papers.
@@ -15,8 +17,8 @@ pub struct Experiment {
     pub setup: &'static str,
     /// What the paper reports.
     pub published: &'static str,
-    /// The scenario file's text.
-    pub scenario_toml: &'static str,
+    /// The scenario file's text (none for a model with no network, tuf-fig4).
+    pub scenario_toml: Option<&'static str>,
     /// The disciplines it compares.
     pub disciplines: &'static [DisciplineKind],
     /// What varies between runs.
@@ -30,8 +32,19 @@ pub enum Sweep {
     None,
     /// csfq-fig4: N = 2..=32 flows, one TCP and N-1 UDP at twice 10/N Mbps.
     Fig4Flows,
-    /// csfq-fig6a/b: the main flow crosses K = 1..=10 congested links.
-    ChainLinks,
+    /// csfq-fig6a/b, tuf-fig12: the main flow crosses K = 1..=max congested links.
+    ChainLinks {
+        /// The largest K.
+        max: u32,
+    },
+    /// tuf-fig13: `links` congested links whose cross traffic is ON/OFF (4 Mbps while ON,
+    /// exponential ON and OFF of equal mean), the mean swept from 5 ms to 1 s.
+    OnOffPeriods {
+        /// Congested links.
+        links: u32,
+    },
+    /// tuf-fig4: the TUF queue against the bufferless filter model; no network.
+    TufFilterModel,
     /// csfq-table4: UDP, TCP, and UDP with relabeling off.
     Table4Variants,
 }
@@ -51,6 +64,13 @@ use DisciplineKind::*;
 
 const ALL_SIX: &[DisciplineKind] = &[Fifo, Red, Fred1, Fred2, Drr, Csfq];
 const CSFQ_ONLY: &[DisciplineKind] = &[Csfq];
+const TUF_SET: &[DisciplineKind] = &[Csfq, Tuf, Drr];
+const CSFNE_SET: &[DisciplineKind] = &[Csfne, Drr, Csfq, Red, Fred2];
+const FIG3A: &str = include_str!("../../../scenarios/csfq-fig3a.toml");
+const FIG3B: &str = include_str!("../../../scenarios/csfq-fig3b.toml");
+const FIG4: &str = include_str!("../../../scenarios/csfq-fig4.toml");
+const FIG6A: &str = include_str!("../../../scenarios/csfq-fig6a.toml");
+const FIG6B: &str = include_str!("../../../scenarios/csfq-fig6b.toml");
 
 /// Every experiment reproduced so far.
 pub const EXPERIMENTS: &[Experiment] = &[
@@ -58,7 +78,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig3a",
         setup: "32 UDP flows on one 10 Mbps link; flow i sends (i+1) x its 0.3125 Mbps fair share",
         published: "FIFO, RED, FRED-1: share proportional to rate; DRR fair; CSFQ every flow within -11%..+5% of 0.3125 Mbps; FRED-2 less precise than DRR",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig3a.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig3a.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -66,7 +86,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig3b",
         setup: "one UDP flow at 10 Mbps against 31 TCP flows on one 10 Mbps link",
         published: "UDP throughput: FIFO > 8, RED > 8, FRED ~1.8, DRR 0.396, CSFQ 0.361 Mbps",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig3b.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig3b.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -74,7 +94,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig4",
         setup: "one TCP flow against N-1 UDP flows each sending twice the 10/N Mbps fair share, N = 2..32",
         published: "DRR good up to N ~ 22 then falls; CSFQ beats DRR for large N and is >= FRED throughout; CSFQ keeps 55-90% of the fair share (TUF paper)",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig4.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig4.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::Fig4Flows,
     },
@@ -82,23 +102,23 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig6a",
         setup: "a UDP flow at its 0.909 Mbps fair share crosses K = 1..10 congested 10 Mbps links, each also carrying 10 one-hop UDP flows at 2 Mbps",
         published: "fraction of the UDP's traffic delivered: DRR best, CSFQ and FRED reasonably well. CS-FNE thesis (mean over K): DRR 0.986, CSFQ 0.936, RED 0.732, FRED 0.233",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig6a.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig6a.toml")),
         disciplines: ALL_SIX,
-        sweep: Sweep::ChainLinks,
+        sweep: Sweep::ChainLinks { max: 10 },
     },
     Experiment {
         id: "csfq-fig6b",
         setup: "as csfq-fig6a with the main flow a TCP: its throughput over its 0.909 Mbps fair share against K",
         published: "DRR and CSFQ effective; FRED much worse; RED and FIFO worst. CS-FNE thesis (mean over K): DRR 0.859, CSFQ 0.651, RED 0.143, FRED 0.013",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig6b.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig6b.toml")),
         disciplines: ALL_SIX,
-        sweep: Sweep::ChainLinks,
+        sweep: Sweep::ChainLinks { max: 10 },
     },
     Experiment {
         id: "csfq-fig7",
         setup: "1 TCP and 3 RLM sessions (7 layers, layer i at 2^(i+4) Kbps) on a 4 Mbps link, K = 250 ms, 200 s",
         published: "DRR and CSFQ give each flow about its 1 Mbps share (RLM: five layers); FRED does not",
-        scenario_toml: include_str!("../../../scenarios/csfq-fig7.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-fig7.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -106,7 +126,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table1",
         setup: "an ON-OFF source (exponential ON 100 ms / OFF 1900 ms, 10 Mbps while ON) against 19 TCP flows on a 10 Mbps link, 100 s",
         published: "ON-OFF packets delivered / dropped of 6758 sent: DRR 601 / 6157, CSFQ 1680 / 5078, FRED close to CSFQ, RED 5322 / 1436 (?), FIFO 5452 / 1306 (?)",
-        scenario_toml: include_str!("../../../scenarios/csfq-table1.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-table1.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -114,7 +134,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table2",
         setup: "60 short TCP transfers (Pareto sizes, mean 20 packets, shape 1.06; exponential start gaps, mean 0.05 ms) against a 10 Mbps UDP flow on a 10 Mbps link",
         published: "mean transfer time: DRR best, FRED better than CSFQ (CSFQ keeps a larger queue), CSFQ almost an order of magnitude better than FIFO and RED",
-        scenario_toml: include_str!("../../../scenarios/csfq-table2.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-table2.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -122,7 +142,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table3",
         setup: "1 UDP at 10 Mbps and 19 TCP flows on a 10 Mbps link with 100 ms delay, 256 KB buffer, K = 400 ms, 100 s",
         published: "mean (std) packets delivered per TCP: DRR 6080 (64), CSFQ 5761 (220), FRED 4974 (190), RED 628 (80), FIFO 378 (69)",
-        scenario_toml: include_str!("../../../scenarios/csfq-table3.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-table3.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
     },
@@ -130,15 +150,111 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table4",
         setup: "flows 1, 2 share link 1, flow 3 joins them on link 2, every source at 10 Mbps; throughput on link 2",
         published: "UDP 3.36, 3.32, 3.28 Mbps; TCP 3.43, 3.13, 3.43 Mbps (fair share 3.33)",
-        scenario_toml: include_str!("../../../scenarios/csfq-table4.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/csfq-table4.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::Table4Variants,
+    },
+    Experiment {
+        id: "tuf-fig4",
+        setup: "the TUF queue against its bufferless filter model: M/D/1/64, Poisson 2000 packets/s, 1 ms service, tags uniform on 0..2047, 1000 s",
+        published: "loss probability per tag follows the filter model: ~0 below the equivalent threshold, ~1 above",
+        scenario_toml: None,
+        disciplines: &[],
+        sweep: Sweep::TufFilterModel,
+    },
+    Experiment {
+        id: "tuf-fig9a",
+        setup: "csfq-fig3a (32 UDP flows, flow i at (i+1) x fair share) under CSFQ, TUF and DRR",
+        published: "TUF, CSFQ and DRR comparable",
+        scenario_toml: Some(FIG3A),
+        disciplines: TUF_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "tuf-fig9b",
+        setup: "csfq-fig3b (1 UDP at 10 Mbps against 31 TCP) under CSFQ, TUF and DRR",
+        published: "TUF, CSFQ and DRR comparable",
+        scenario_toml: Some(FIG3B),
+        disciplines: TUF_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "tuf-fig10",
+        setup: "csfq-fig4 (1 TCP against N-1 UDP at twice their share, N = 2..32) under CSFQ, TUF and DRR",
+        published: "TCP gets 70-100% of its fair share under TUF, 55-90% under CSFQ",
+        scenario_toml: Some(FIG4),
+        disciplines: TUF_SET,
+        sweep: Sweep::Fig4Flows,
+    },
+    Experiment {
+        id: "tuf-fig12a",
+        setup: "a TCP across K = 1..9 congested links, 10 CBR cross flows at 2 Mbps per link",
+        published: "TUF >= CSFQ as links are added; DRR slightly better",
+        scenario_toml: Some(FIG6B),
+        disciplines: TUF_SET,
+        sweep: Sweep::ChainLinks { max: 9 },
+    },
+    Experiment {
+        id: "tuf-fig12b",
+        setup: "a UDP at 909 Kbps across K = 1..9 congested links, 10 CBR cross flows at 2 Mbps per link",
+        published: "the UDP is perfectly served by DRR, CSFQ and TUF",
+        scenario_toml: Some(FIG6A),
+        disciplines: TUF_SET,
+        sweep: Sweep::ChainLinks { max: 9 },
+    },
+    Experiment {
+        id: "tuf-fig13-3links",
+        setup: "a TCP across 3 congested links; the 10 cross flows per link are ON/OFF (4 Mbps while ON, exponential ON and OFF of equal mean 5 ms..1 s)",
+        published: "CSFQ degrades sharply near 100 ms periods (bursts of losses hit the TCP); TUF does not",
+        scenario_toml: Some(FIG6B),
+        disciplines: TUF_SET,
+        sweep: Sweep::OnOffPeriods { links: 3 },
+    },
+    Experiment {
+        id: "tuf-fig13-5links",
+        setup: "as tuf-fig13-3links across 5 congested links",
+        published: "CSFQ degrades sharply near 100 ms periods; TUF does not",
+        scenario_toml: Some(FIG6B),
+        disciplines: TUF_SET,
+        sweep: Sweep::OnOffPeriods { links: 5 },
+    },
+    Experiment {
+        id: "csfne-table1",
+        setup: "csfq-fig3a under CS-FNE, DRR, CSFQ, RED, FRED: per-flow throughput (Mbps), average / max-min / std",
+        published: "CS-FNE 0.312 / 0.162 / 0.046; DRR 0.312 / 0.176 / 0.056; CSFQ 0.310 / 0.050 / 0.015; RED 0.312 / 0.438 / 0.132; FRED 0.312 / 0.582 / 0.176",
+        scenario_toml: Some(FIG3A),
+        disciplines: CSFNE_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "csfne-table2",
+        setup: "csfq-fig4 under CS-FNE, DRR, CSFQ, RED, FRED: the TCP's normalized throughput over N = 2..32, average / max-min / std",
+        published: "CS-FNE 0.643 / 0.690 / 0.171; DRR 0.850 / 0.704 / 0.248; CSFQ 0.703 / 0.432 / 0.093; RED 0.339 / 0.920 / 0.331; FRED 0.101 / 0.078 / 0.042",
+        scenario_toml: Some(FIG4),
+        disciplines: CSFNE_SET,
+        sweep: Sweep::Fig4Flows,
+    },
+    Experiment {
+        id: "csfne-table5",
+        setup: "csfq-fig6a under CS-FNE, DRR, CSFQ, RED, FRED: the UDP's delivered fraction over K = 1..10, average / max-min / std",
+        published: "CS-FNE 0.889 / 0.088 / 0.038; DRR 0.986 / 0.008 / 0.003; CSFQ 0.936 / 0.058 / 0.023; RED 0.732 / 0.192 / 0.078; FRED 0.233 / 0.476 / 0.195",
+        scenario_toml: Some(FIG6A),
+        disciplines: CSFNE_SET,
+        sweep: Sweep::ChainLinks { max: 10 },
+    },
+    Experiment {
+        id: "csfne-table6",
+        setup: "csfq-fig6b under CS-FNE, DRR, CSFQ, RED, FRED: the TCP's normalized throughput over K = 1..10, average / max-min / std",
+        published: "CS-FNE 0.621 / 0.241 / 0.104; DRR 0.859 / 0.165 / 0.062; CSFQ 0.651 / 0.099 / 0.038; RED 0.143 / 0.689 / 0.306; FRED 0.013 / 0.048 / 0.023",
+        scenario_toml: Some(FIG6B),
+        disciplines: CSFNE_SET,
+        sweep: Sweep::ChainLinks { max: 10 },
     },
     Experiment {
         id: "weighted-1link",
         setup: "weighted CSFQ: UDP flows of weights 1, 2, 3, each offering 10 Mbps on a 10 Mbps link",
         published: "weighted max-min (Section 2.3): 1.67, 3.33, 5.00 Mbps",
-        scenario_toml: include_str!("../../../scenarios/weighted-1link.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/weighted-1link.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
     },
@@ -146,7 +262,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "weighted-2links",
         setup: "weighted CSFQ across two links: the weight-2 flow is labeled at its edge and judged by that label at the next core",
         published: "weighted max-min: 10, 4, 6 Mbps",
-        scenario_toml: include_str!("../../../scenarios/weighted-2links.toml"),
+        scenario_toml: Some(include_str!("../../../scenarios/weighted-2links.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
     },
@@ -207,23 +323,119 @@ pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
     }
 }
 
+/// The CS-FNE thesis's average / max-min / std (tables 1, 2, 5, 6) per discipline.
+pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
+    let rows: [[f64; 3]; 5] = match id {
+        "csfne-table1" => [
+            [0.312, 0.162, 0.046],
+            [0.312, 0.176, 0.056],
+            [0.310, 0.050, 0.015],
+            [0.312, 0.438, 0.132],
+            [0.312, 0.582, 0.176],
+        ],
+        "csfne-table2" => [
+            [0.643, 0.690, 0.171],
+            [0.850, 0.704, 0.248],
+            [0.703, 0.432, 0.093],
+            [0.339, 0.920, 0.331],
+            [0.101, 0.078, 0.042],
+        ],
+        "csfne-table5" => [
+            [0.889, 0.088, 0.038],
+            [0.986, 0.008, 0.003],
+            [0.936, 0.058, 0.023],
+            [0.732, 0.192, 0.078],
+            [0.233, 0.476, 0.195],
+        ],
+        "csfne-table6" => [
+            [0.621, 0.241, 0.104],
+            [0.859, 0.165, 0.062],
+            [0.651, 0.099, 0.038],
+            [0.143, 0.689, 0.306],
+            [0.013, 0.048, 0.023],
+        ],
+        _ => return None,
+    };
+    match d {
+        Csfne => Some(rows[0]),
+        Drr => Some(rows[1]),
+        Csfq => Some(rows[2]),
+        Red => Some(rows[3]),
+        Fred1 | Fred2 => Some(rows[4]),
+        Fifo | Tuf | Choke => None,
+    }
+}
+
+/// The mean ON (= OFF) periods of tuf-fig13, ms.
+pub const ONOFF_PERIODS_MS: [f64; 8] = [5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0];
+
+/// tuf-fig4: per-tag loss probability of the TUF queue (M/D/1/64 at 2000 packets/s, 1 ms
+/// service, tags uniform on 0..2047) over `secs`, and the bufferless filter model's
+/// threshold: it admits the lowest tags up to the service rate, 1000 of the 2000 packets/s,
+/// so tags below 1024 pass and the rest are lost.
+pub fn tuf_filter_model(seed: u64, secs: f64) -> (Vec<f64>, u16) {
+    use csfq_algo::tuf::{TufParams, TufQueue, TAGS};
+    use csfq_algo::QueueDisc;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    use crate::packet::SimPacket;
+
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let mut q: TufQueue<SimPacket> = TufQueue::new(TufParams::new(64 * 1000));
+    let (mut arrivals, mut losses) = (vec![0u64; TAGS], vec![0u64; TAGS]);
+    let service = Nanos::from_millis(1);
+    let end = Nanos::from_secs_f64(secs);
+    let mut next_arrival = Nanos::ZERO;
+    let mut busy_until: Option<Nanos> = None;
+    loop {
+        // Serve departures due before the next arrival.
+        while let Some(t) = busy_until.filter(|&t| t <= next_arrival) {
+            busy_until = q.dequeue(t).map(|_| t + service);
+        }
+        if next_arrival >= end {
+            break;
+        }
+        let now = next_arrival;
+        let tag = rng.random_range(0..TAGS as u16);
+        arrivals[tag as usize] += 1;
+        let mut p = SimPacket::data(csfq_algo::FlowId(0), 1000, 0, now);
+        p.tag = tag;
+        if let Some(d) = q.enqueue(p, now, &mut rng) {
+            losses[d.packet.tag as usize] += 1;
+        }
+        if busy_until.is_none() {
+            busy_until = q.dequeue(now).map(|_| now + service);
+        }
+        let u = 1.0 - rng.random::<f64>();
+        next_arrival = now + Nanos::from_secs_f64(-u.ln() / 2000.0);
+    }
+    let loss = arrivals
+        .iter()
+        .zip(&losses)
+        .map(|(&a, &l)| if a > 0 { l as f64 / a as f64 } else { 0.0 })
+        .collect();
+    (loss, 1024)
+}
+
 /// Looks an experiment up by id.
 pub fn find(id: &str) -> Option<&'static Experiment> {
     EXPERIMENTS.iter().find(|e| e.id == id)
 }
 
 impl Experiment {
-    /// The experiment's base scenario.
+    /// The experiment's base scenario (panics for tuf-fig4, which has none).
     pub fn scenario(&self) -> ScenarioFile {
-        ScenarioFile::parse(
-            self.scenario_toml,
-            Path::new(&format!("scenarios/{}.toml", self.id)),
-        )
-        .expect("shipped scenarios are valid")
+        let text = self.scenario_toml.expect("a network experiment");
+        ScenarioFile::parse(text, Path::new(&format!("scenarios/{}.toml", self.id)))
+            .expect("shipped scenarios are valid")
     }
 
     /// Every run with discipline `d`.
     pub fn runs(&self, d: DisciplineKind) -> Vec<Run> {
+        if self.sweep == Sweep::TufFilterModel {
+            return Vec::new();
+        }
         let base = self.scenario().with_discipline(d);
         let run = |x: f64, label: String, scenario| Run { x, label, scenario };
         match self.sweep {
@@ -231,16 +443,32 @@ impl Experiment {
             Sweep::Fig4Flows => (2..=32)
                 .map(|n| run(n as f64, format!("N = {n}"), fig4_with(&base, n)))
                 .collect(),
-            Sweep::ChainLinks => {
+            Sweep::ChainLinks { max } => {
                 let kind = base.flows[0].get_ref().kind;
-                (1..=10)
+                (1..=max)
                     .map(|k| {
-                        let mut s = chain(k, kind);
+                        let mut s = chain(k, kind, Cross::Cbr);
                         s.seed = base.seed;
                         run(k as f64, format!("K = {k}"), s.with_discipline(d))
                     })
                     .collect()
             }
+            Sweep::OnOffPeriods { links } => {
+                let kind = base.flows[0].get_ref().kind;
+                ONOFF_PERIODS_MS
+                    .iter()
+                    .map(|&period_ms| {
+                        let mut s = chain(links, kind, Cross::OnOff { period_ms });
+                        s.seed = base.seed;
+                        run(
+                            period_ms,
+                            format!("period {period_ms} ms"),
+                            s.with_discipline(d),
+                        )
+                    })
+                    .collect()
+            }
+            Sweep::TufFilterModel => Vec::new(),
             Sweep::Table4Variants => {
                 let mut tcp = base.clone();
                 for f in &mut tcp.flows {
@@ -272,7 +500,19 @@ pub fn fig4_with(base: &ScenarioFile, n: u32) -> ScenarioFile {
 /// The CSFQ paper's Figure 5: routers r0..rK in a chain of 10 Mbps links; the main flow
 /// (UDP at its 0.909 Mbps fair share, or TCP) goes r0 -> rK; every link also carries 10
 /// UDP flows at 2 Mbps that enter at one router and leave at the next.
-pub fn chain(k: u32, main: FlowKind) -> ScenarioFile {
+/// Cross traffic of a chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cross {
+    /// UDP at 2 Mbps (csfq-fig6, tuf-fig12).
+    Cbr,
+    /// ON/OFF at 4 Mbps while ON, ON and OFF exponential with this mean (tuf-fig13).
+    OnOff {
+        /// Mean ON (and OFF) period, ms.
+        period_ms: f64,
+    },
+}
+
+pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
     let routers: Vec<String> = (0..=k).map(|i| format!("\"r{i}\"")).collect();
     let access = "access = { rate_mbps = 100, delay_ms = 1 }";
     let main_flow = match main {
@@ -291,8 +531,16 @@ pub fn chain(k: u32, main: FlowKind) -> ScenarioFile {
     }
     t += &format!("\n[[flow]]\n{main_flow}\nfrom = \"r0\"\nto = \"r{k}\"\n{access}\n");
     for i in 1..=k {
+        let cross_flow = match cross {
+            Cross::Cbr => String::from("kind = \"udp\"\nrate_mbps = 2"),
+            Cross::OnOff { period_ms } => {
+                format!(
+                    "kind = \"onoff\"\nrate_mbps = 4\non_ms = {period_ms}\noff_ms = {period_ms}"
+                )
+            }
+        };
         t += &format!(
-            "\n[[flow]]\nkind = \"udp\"\nfrom = \"r{}\"\nto = \"r{i}\"\ncount = 10\nrate_mbps = 2\n{access}\n",
+            "\n[[flow]]\n{cross_flow}\nfrom = \"r{}\"\nto = \"r{i}\"\ncount = 10\n{access}\n",
             i - 1
         );
     }
@@ -319,7 +567,7 @@ mod tests {
     fn shipped_chains_match_the_generator() {
         for (id, kind) in [("csfq-fig6a", FlowKind::Udp), ("csfq-fig6b", FlowKind::Tcp)] {
             let shipped = find(id).unwrap().scenario();
-            let generated = chain(10, kind);
+            let generated = chain(10, kind, Cross::Cbr);
             assert_eq!(shipped.to_toml(), generated.to_toml(), "{id}");
         }
     }
@@ -327,7 +575,7 @@ mod tests {
     #[test]
     fn chain_oracle_gives_every_flow_a_share_of_10_over_11() {
         for k in [1, 4, 10] {
-            let fair = crate::Topology::build(&chain(k, FlowKind::Udp))
+            let fair = crate::Topology::build(&chain(k, FlowKind::Udp, Cross::Cbr))
                 .unwrap()
                 .max_min_allocation();
             for a in fair {
