@@ -334,8 +334,11 @@ fn tuf_verdict(id: &str, results: &[RunResult]) -> String {
     );
     match id {
         "tuf-fig9a" => format!(
-            "spread of per-flow deviation from the fair share: TUF {:.1} points, CSFQ {:.1}, DRR {:.1} (report: comparable)",
-            t.0, c.0, d.0
+            "{}: spread of per-flow deviation from the fair share: TUF {:.1} points, CSFQ {:.1}, DRR {:.1} (report: comparable)",
+            if t.0 <= 1.5 * c.0.max(d.0) { "matches" } else { "departs" },
+            t.0,
+            c.0,
+            d.0
         ),
         "tuf-fig9b" => {
             let comparable = t.0 <= 1.25 * c.0.max(d.0);
