@@ -47,6 +47,25 @@ pub fn rate_of_tag(tag: u16) -> f64 {
     2f64.powf(tag as f64 / 64.0 - 10.0) * UNIT_BITS
 }
 
+/// The top 5 bits of an IPv4 Identification field that carries a TUF tag.
+///
+/// TUF puts its 11-bit tag in the Identification field of unfragmented packets (Section
+/// 3.5.1, allowed for atomic datagrams by RFC 6864) and marks such packets with a reserved
+/// TOS value. Here the marker sits in the field itself, in the 5 bits the tag leaves free,
+/// so a router can tell a tagged packet from the ID alone; an untagged sender picks this
+/// pattern by chance in 1 packet of 32, which is why edges overwrite every ID they admit.
+pub const IPV4_ID_TAG_MARKER: u16 = 0b10110;
+
+/// The IPv4 Identification value carrying `tag` (0..=2047).
+pub fn ipv4_id_of_tag(tag: u16) -> u16 {
+    (IPV4_ID_TAG_MARKER << 11) | (tag & 0x07ff)
+}
+
+/// The tag carried in an IPv4 Identification value, if it bears the marker.
+pub fn tag_of_ipv4_id(id: u16) -> Option<u16> {
+    (id >> 11 == IPV4_ID_TAG_MARKER).then_some(id & 0x07ff)
+}
+
 /// `I(n)`: the bits of `n` mirrored about the binary point (van der Corput: 1/2, 1/4, 3/4,
 /// 1/8, 5/8, ...), uniform on [0, 1) over any run of consecutive `n`.
 pub fn van_der_corput(n: u32) -> f64 {
@@ -369,6 +388,18 @@ mod tests {
         }
         assert_eq!(tag_of_rate(0.0), 0);
         assert_eq!(tag_of_rate(1e30), 2047);
+    }
+
+    #[test]
+    fn ipv4_id_codec_round_trips_every_tag_and_rejects_unmarked_ids() {
+        for tag in 0..TAGS as u16 {
+            assert_eq!(tag_of_ipv4_id(ipv4_id_of_tag(tag)), Some(tag));
+        }
+        let marked = (0..=u16::MAX)
+            .filter(|&id| tag_of_ipv4_id(id).is_some())
+            .count();
+        assert_eq!(marked, TAGS, "exactly one ID per tag is recognized");
+        assert_eq!(tag_of_ipv4_id(0), None);
     }
 
     #[test]
