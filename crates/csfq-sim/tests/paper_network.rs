@@ -2,22 +2,11 @@
 //! (Sections 3.2, 3.4-3.6) and weighted CSFQ (Section 2.3). Each states its tolerance.
 
 use csfq_sim::experiments::{find, table3_published, TABLE4_PUBLISHED};
-use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
+use csfq_sim::{DisciplineKind, Simulation, Topology};
 
+mod common;
+use common::{mean, runs};
 use DisciplineKind::*;
-
-fn runs(id: &str, d: DisciplineKind) -> Vec<(f64, SimReport)> {
-    find(id)
-        .unwrap()
-        .runs(d)
-        .into_iter()
-        .map(|r| (r.x, Simulation::new(&r.scenario).unwrap().run()))
-        .collect()
-}
-
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
 
 /// csfq-fig6a: a UDP at its fair share across K = 1..10 congested links. CSFQ delivers at
 /// least 85% of it at every K, and its mean over K is within 0.05 of the CS-FNE thesis's

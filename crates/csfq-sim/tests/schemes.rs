@@ -2,23 +2,12 @@
 //! papers: TUF (Clerget and Dabbous 1999) and CS-FNE (Kim 2005). Each states its tolerance;
 //! where ours departs from the publication, the report (`csfq reproduce --all`) says so.
 
-use csfq_sim::experiments::{find, tuf_filter_model};
-use csfq_sim::{DisciplineKind, SimReport, Simulation};
+use csfq_sim::experiments::tuf_filter_model;
+use csfq_sim::DisciplineKind;
 
+mod common;
+use common::{mean, runs};
 use DisciplineKind::*;
-
-fn runs(id: &str, d: DisciplineKind) -> Vec<(f64, SimReport)> {
-    find(id)
-        .unwrap()
-        .runs(d)
-        .into_iter()
-        .map(|r| (r.x, Simulation::new(&r.scenario).unwrap().run()))
-        .collect()
-}
-
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
 
 /// tuf-fig4: the TUF queue behaves as the bufferless filter, which (load 2) passes the
 /// lower half of the tags. Tags more than 128 below the threshold lose under 2%, tags

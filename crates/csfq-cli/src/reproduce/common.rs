@@ -1,0 +1,102 @@
+//! Helpers shared by the analyses.
+
+use csfq_sim::DisciplineKind;
+
+use super::RunResult;
+use crate::plot::{Chart, Series};
+
+pub(crate) fn s(v: impl Into<String>) -> String {
+    v.into()
+}
+
+pub(crate) fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+pub(crate) fn std_dev(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len().max(1) as f64).sqrt()
+}
+
+/// Per-flow deviation from the max-min share, percent: (min, max).
+pub(crate) fn deviation_range(r: &RunResult) -> (f64, f64) {
+    r.report
+        .flows
+        .iter()
+        .zip(&r.fair)
+        .map(|(f, a)| (f.throughput_mbps * 1e6 / a - 1.0) * 100.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+            (lo.min(d), hi.max(d))
+        })
+}
+
+pub(crate) fn per_flow_chart(
+    results: &[RunResult],
+    title: &str,
+    log_y: bool,
+    fair: Option<f64>,
+) -> Chart {
+    Chart {
+        title: s(title),
+        x_label: s("flow"),
+        y_label: s("throughput (Mbps)"),
+        series: results
+            .iter()
+            .map(|r| Series {
+                name: if r.label.is_empty() {
+                    r.discipline.to_string()
+                } else {
+                    format!("{} {}", r.discipline, r.label)
+                },
+                points: r
+                    .report
+                    .flows
+                    .iter()
+                    .map(|f| (f.flow as f64, f.throughput_mbps))
+                    .collect(),
+                markers: true,
+            })
+            .collect(),
+        reference: fair.map(|f| (f, format!("fair share {f:.4} Mbps"))),
+        log_y,
+    }
+}
+
+/// (discipline, [(x, value)]) in result order.
+pub(crate) fn by_discipline(
+    results: &[RunResult],
+    value: impl Fn(&RunResult) -> f64,
+) -> Vec<(DisciplineKind, Vec<(f64, f64)>)> {
+    let mut by_d: Vec<(DisciplineKind, Vec<(f64, f64)>)> = Vec::new();
+    for r in results {
+        let v = value(r);
+        match by_d.last_mut() {
+            Some((d, pts)) if *d == r.discipline => pts.push((r.x, v)),
+            _ => by_d.push((r.discipline, vec![(r.x, v)])),
+        }
+    }
+    by_d
+}
+
+pub(crate) fn sweep_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    by_d: &[(DisciplineKind, Vec<(f64, f64)>)],
+) -> Chart {
+    Chart {
+        title: s(title),
+        x_label: s(x_label),
+        y_label: s(y_label),
+        series: by_d
+            .iter()
+            .map(|(d, pts)| Series {
+                name: d.to_string(),
+                points: pts.clone(),
+                markers: true,
+            })
+            .collect(),
+        reference: Some((1.0, s("fair share"))),
+        log_y: false,
+    }
+}
