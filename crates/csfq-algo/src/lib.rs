@@ -26,6 +26,7 @@ pub mod csfne;
 pub mod csfq;
 pub mod drr;
 pub mod fifo;
+pub mod fixed;
 pub mod fred;
 pub mod label_codec;
 pub mod maxmin;

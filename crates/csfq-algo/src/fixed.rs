@@ -1,0 +1,617 @@
+//! CSFQ in integer arithmetic: the model of what the Linux dataplane computes.
+//!
+//! eBPF has no floating point, so the dataplane's edge and core run CSFQ with integers
+//! only; this module is that arithmetic in Rust, operation for operation, so the simulator
+//! can run exactly the dataplane's numbers and shared test vectors keep the two in step.
+//!
+//! - Rates are `u64` bits per second; time is `u64` nanoseconds.
+//! - Eq. (3) is rewritten to avoid dividing by the gap `T`:
+//!   `r_new = (l/K) * g(x) + e(x) * r_old` with `x = T/K`, `e(x) = e^-x` and
+//!   `g(x) = (1 - e^-x)/x` (`g(0) = 1`), with `x` in Q28. Below `x = 1` it uses the exact
+//!   identity `1 - e^-x = x g(x)`: `r_new = r_old + g(x) (l/K - x r_old)`, since `e^-x` is
+//!   too close to 1 there to carry in Q16; from 1 to 16 the form above; beyond 16,
+//!   `r_new = l/T`. `e` and `g` come from 4096-entry Q16 tables over [0, 16), interpolated
+//!   linearly, computed once outside the per-packet path.
+//! - The drop probability `1 - alpha/label` is Q0.32 and compared with a 32-bit random draw.
+//! - `alpha <- alpha * C / F` is done in Kbit/s so the product fits 64 bits up to 4 Tbit/s.
+//! - Labels travel as 16-bit (IPv4 Identification) or 20-bit (IPv6 flow label) floats,
+//!   encoded with integer operations ([`encode_label`], [`decode_label`]), matching
+//!   [`crate::label_codec::LabelCodec`].
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+
+use crate::label_codec::LabelCodec;
+use crate::packet::{FlowId, Packet};
+use crate::queue::{ByteFifo, QueueDisc};
+use crate::time::Nanos;
+use crate::verdict::{DropReason, Dropped};
+
+/// The tables, computed once per process.
+pub fn tables() -> &'static ExpTables {
+    static T: OnceLock<ExpTables> = OnceLock::new();
+    T.get_or_init(ExpTables::new)
+}
+
+/// Entries of each table.
+pub const TABLE_LEN: usize = 4096;
+/// Table entries per unit of `x`.
+pub const TABLE_STEP_INV: u64 = 256;
+/// `x` at and beyond which `e^-x` is taken as 0.
+pub const X_MAX: u64 = TABLE_LEN as u64 / TABLE_STEP_INV;
+const ONE_Q16: u64 = 1 << 16;
+/// The largest averaging constant, ns (1 s): keeps `gap << 28` within 64 bits.
+pub const K_MAX_NS: u64 = 1 << 30;
+
+/// The two Q16 tables: `e^-x` and `(1 - e^-x)/x` at `x = i / 256`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpTables {
+    /// `e^-x`, Q16.
+    pub exp_neg: Vec<u32>,
+    /// `(1 - e^-x)/x`, Q16.
+    pub one_minus_exp_over_x: Vec<u32>,
+}
+
+impl ExpTables {
+    /// Computes the tables (floating point here, once; the dataplane gets them as data).
+    pub fn new() -> Self {
+        let mut e = Vec::with_capacity(TABLE_LEN + 1);
+        let mut g = Vec::with_capacity(TABLE_LEN + 1);
+        for i in 0..=TABLE_LEN {
+            let x = i as f64 / TABLE_STEP_INV as f64;
+            e.push(((-x).exp() * ONE_Q16 as f64).round() as u32);
+            let gv = if i == 0 { 1.0 } else { (1.0 - (-x).exp()) / x };
+            g.push((gv * ONE_Q16 as f64).round() as u32);
+        }
+        ExpTables {
+            exp_neg: e,
+            one_minus_exp_over_x: g,
+        }
+    }
+
+    /// `(e(x), g(x))` in Q16 for `x` in Q28 below 16, by linear interpolation.
+    #[inline]
+    pub fn lookup(&self, x_q28: u64) -> (u64, u64) {
+        let pos = x_q28 * TABLE_STEP_INV; // Q28 position in entries
+        let i = ((pos >> 28) as usize).min(TABLE_LEN - 1);
+        let frac = pos & ((1 << 28) - 1);
+        let lerp = |t: &[u32]| {
+            let (a, b) = (t[i] as u64, t[i + 1] as u64);
+            // a + (b - a) * frac, with b <= a for both (decreasing) functions.
+            a - (((a - b) * frac) >> 28)
+        };
+        (lerp(&self.exp_neg), lerp(&self.one_minus_exp_over_x))
+    }
+}
+
+impl Default for ExpTables {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Eq. (3) in integers: the state of one rate estimate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FixedRate {
+    /// Estimate, bits/s.
+    pub rate_bps: u64,
+    /// Time of the last update, ns (0: none yet).
+    pub last_ns: u64,
+    /// Bytes at `last_ns` not yet counted (same-instant arrivals, and the first packet).
+    pub pending_bytes: u64,
+}
+
+impl FixedRate {
+    /// Accounts `bytes` at `now_ns` with averaging constant `k_ns`; returns the estimate.
+    #[inline]
+    pub fn update(&mut self, t: &ExpTables, now_ns: u64, bytes: u32, k_ns: u64) -> u64 {
+        if self.last_ns == 0 && self.rate_bps == 0 && self.pending_bytes == 0 {
+            self.last_ns = now_ns.max(1);
+            self.pending_bytes = bytes as u64;
+            return 0;
+        }
+        let gap = now_ns.saturating_sub(self.last_ns);
+        if gap == 0 {
+            self.pending_bytes += bytes as u64;
+            return self.rate_bps;
+        }
+        let bits = (bytes as u64 + self.pending_bytes) * 8;
+        let k = k_ns.clamp(1, K_MAX_NS);
+        self.rate_bps = if gap >= X_MAX * k {
+            // x >= 16: e^-x ~ 0 and g = 1/x, so the estimate is just l/T.
+            bits * 1_000_000_000 / gap
+        } else {
+            let x_q28 = (gap << 28) / k; // gap < 16 K <= 2^34: fits
+            let (e, g) = t.lookup(x_q28);
+            let burst_bps = bits * 1_000_000_000 / k; // l/K
+            if x_q28 < 1 << 28 {
+                // x < 1: r + g (l/K - x r), from 1 - e^-x = x g(x); e^-x itself is too close
+                // to 1 here for Q16. x r in two halves of r keeps every product in 64 bits.
+                let r = self.rate_bps;
+                let decay = (((r >> 16) * x_q28) >> 12) + (((r & 0xffff) * x_q28) >> 28); // x r
+                let delta = burst_bps as i64 - decay as i64;
+                (self.rate_bps as i64 + ((g as i64 * delta) >> 16)).max(0) as u64
+            } else {
+                ((burst_bps * g) >> 16) + ((self.rate_bps * e) >> 16)
+            }
+        };
+        self.last_ns = now_ns;
+        self.pending_bytes = 0;
+        self.rate_bps
+    }
+}
+
+/// Encodes a rate (bits/s) as a `codec` label with integer operations only: round to the
+/// nearest code, saturating. Equal to [`LabelCodec::encode`].
+pub fn encode_label(codec: &LabelCodec, rate_bps: u64) -> u32 {
+    let x = rate_bps / codec.unit_bps; // whole units: the floor loses < 1 unit
+    let rem = rate_bps % codec.unit_bps;
+    if x == 0 || (x == 1 && rem == 0) {
+        return 0;
+    }
+    let m_bits = codec.mantissa_bits;
+    let e = 63 - x.leading_zeros(); // floor(log2 x)
+                                    // Mantissa with one extra bit for rounding, from x * 2^(M+1) / 2^e, counting the
+                                    // fraction of a unit too: (x * unit + rem) scaled.
+    let num = ((x as u128 * codec.unit_bps as u128 + rem as u128) << (m_bits + 1))
+        / codec.unit_bps as u128;
+    let scaled = (num >> e) as u64; // in [2^(M+1), 2^(M+2))
+    let mut m = scaled.div_ceil(2) - (1 << m_bits); // round half up, drop the implicit 1
+    let mut e = e as u64;
+    if m == 1 << m_bits {
+        m = 0;
+        e += 1;
+    }
+    if e >= 1 << codec.exponent_bits {
+        return codec.max_code();
+    }
+    ((e as u32) << m_bits) | m as u32
+}
+
+/// Decodes a label to bits/s, rounding down: `(2^M + m) * 2^e * unit / 2^M`.
+pub fn decode_label(codec: &LabelCodec, code: u32) -> u64 {
+    let code = code & codec.max_code();
+    let m = (code & ((1 << codec.mantissa_bits) - 1)) as u64;
+    let e = (code >> codec.mantissa_bits) as u64;
+    ((((1u64 << codec.mantissa_bits) + m) * codec.unit_bps) << e) >> codec.mantissa_bits
+}
+
+/// Fixed-point core parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedCoreParams {
+    /// `C`, bits/s.
+    pub capacity_bps: u64,
+    /// `K_alpha`, ns.
+    pub k_alpha_ns: u64,
+    /// `K_c`, ns.
+    pub k_c_ns: u64,
+    /// Queue threshold below which `alpha = 0` is kept, bytes.
+    pub threshold_bytes: u32,
+    /// Overflow decreases per congestion epoch.
+    pub overflow_budget: u32,
+}
+
+/// The core's aggregate state (SPEC Section 1), all integers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FixedCore {
+    /// `A`.
+    pub arrival: FixedRate,
+    /// `F`.
+    pub accepted: FixedRate,
+    /// `alpha`, bits/s (0: not dropping).
+    pub alpha_bps: u64,
+    /// In a congested window.
+    pub congested: bool,
+    /// Window start, ns.
+    pub start_ns: u64,
+    /// Largest label in the current uncongested window, bits/s.
+    pub max_label_bps: u64,
+    /// Overflow decreases left in this epoch.
+    pub overflow_left: u32,
+}
+
+/// One packet arriving at a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// Arrival time, ns.
+    pub now_ns: u64,
+    /// Size, bytes.
+    pub bytes: u32,
+    /// Label, bits/s.
+    pub label_bps: u64,
+    /// Queue in front of the link at arrival, bytes.
+    pub queue_bytes: u32,
+    /// A uniform 32-bit random draw.
+    pub draw: u32,
+}
+
+/// What the core decided for a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedVerdict {
+    /// Drop it.
+    Drop,
+    /// Forward it with this label (bits/s; relabeled to `min(label, alpha)` when it was
+    /// subject to dropping).
+    Forward(u64),
+}
+
+impl FixedCore {
+    /// `max(0, 1 - alpha/label)` in Q0.32 (`u32::MAX` stands for 1).
+    #[inline]
+    pub fn drop_probability_q32(&self, label_bps: u64) -> u32 {
+        if self.alpha_bps == 0 || label_bps == 0 || label_bps <= self.alpha_bps {
+            return 0;
+        }
+        (((label_bps - self.alpha_bps) as u128 * (1u128 << 32)) / label_bps as u128)
+            .min(u32::MAX as u128) as u32
+    }
+
+    /// One arrival: the drop decision with the 32-bit random `a.draw`, then `estimate_alpha`.
+    #[inline]
+    pub fn on_arrival(&mut self, t: &ExpTables, p: &FixedCoreParams, a: &Arrival) -> FixedVerdict {
+        let prob = self.drop_probability_q32(a.label_bps);
+        let dropped = prob > 0 && a.draw < prob;
+        self.estimate_alpha(t, p, a, dropped);
+        if dropped {
+            return FixedVerdict::Drop;
+        }
+        if prob > 0 && self.alpha_bps > 0 {
+            FixedVerdict::Forward(a.label_bps.min(self.alpha_bps))
+        } else {
+            FixedVerdict::Forward(a.label_bps)
+        }
+    }
+
+    fn estimate_alpha(&mut self, t: &ExpTables, p: &FixedCoreParams, arr: &Arrival, dropped: bool) {
+        let (now, label, queue_bytes) = (arr.now_ns, arr.label_bps, arr.queue_bytes);
+        let a = self.arrival.update(t, now, arr.bytes, p.k_alpha_ns);
+        if !dropped {
+            self.accepted.update(t, now, arr.bytes, p.k_alpha_ns);
+        }
+        if self.alpha_bps == 0 {
+            if queue_bytes < p.threshold_bytes {
+                self.max_label_bps = self.max_label_bps.max(label);
+                return;
+            }
+            self.alpha_bps = if self.max_label_bps > 0 {
+                self.max_label_bps
+            } else {
+                p.capacity_bps / 2
+            };
+            self.max_label_bps = 0;
+        }
+        if a >= p.capacity_bps {
+            if !self.congested {
+                self.congested = true;
+                self.start_ns = now;
+                self.overflow_left = p.overflow_budget;
+            } else if now > self.start_ns + p.k_c_ns {
+                let (alpha_k, c_k, f_k) = (
+                    self.alpha_bps / 1000,
+                    p.capacity_bps / 1000,
+                    self.accepted.rate_bps / 1000,
+                );
+                // alpha <- min(alpha C / F, C), in Kbit/s; C when F is 0.
+                self.alpha_bps = (alpha_k * c_k)
+                    .checked_div(f_k)
+                    .map_or(p.capacity_bps, |a| (a * 1000).min(p.capacity_bps));
+                self.start_ns = now;
+            }
+        } else if self.congested {
+            self.congested = false;
+            self.start_ns = now;
+            self.max_label_bps = 0;
+        } else if now < self.start_ns + p.k_c_ns {
+            self.max_label_bps = self.max_label_bps.max(label);
+        } else {
+            self.alpha_bps = self.max_label_bps;
+            self.start_ns = now;
+            if queue_bytes < p.threshold_bytes {
+                self.alpha_bps = 0;
+            } else {
+                self.max_label_bps = 0;
+            }
+        }
+    }
+
+    /// A packet the core accepted overflowed the queue: `alpha *= 99/100`, within budget.
+    pub fn on_overflow(&mut self) {
+        if self.overflow_left > 0 {
+            self.overflow_left -= 1;
+            self.alpha_bps = self.alpha_bps * 99 / 100;
+        }
+    }
+}
+
+/// The label carrier of the dataplane: the 16-bit IPv4 Identification float.
+pub const CARRIER: LabelCodec = LabelCodec::FLOAT16;
+
+/// A label as the dataplane carries it: encoded to 16 bits and decoded back, bits/s.
+pub fn carried(rate_bps: u64) -> u64 {
+    decode_label(&CARRIER, encode_label(&CARRIER, rate_bps))
+}
+
+/// The integer CSFQ edge: per-flow [`FixedRate`] and labels `r / w` through the carrier.
+#[derive(Debug, Clone)]
+pub struct FixedEdge {
+    k_ns: u64,
+    /// Per flow: estimate and weight in thousandths.
+    flows: Vec<(FixedRate, u64)>,
+}
+
+impl FixedEdge {
+    /// An edge with averaging constant `k` (at most 1 s).
+    pub fn new(k: Nanos) -> Self {
+        FixedEdge {
+            k_ns: k.0.clamp(1, K_MAX_NS),
+            flows: Vec::new(),
+        }
+    }
+
+    fn slot(&mut self, f: FlowId) -> &mut (FixedRate, u64) {
+        let i = f.index();
+        if i >= self.flows.len() {
+            self.flows.resize(i + 1, (FixedRate::default(), 1000));
+        }
+        &mut self.flows[i]
+    }
+
+    /// Sets a flow's weight (kept in thousandths, at least 1).
+    pub fn set_weight(&mut self, f: FlowId, weight: f64) {
+        self.slot(f).1 = ((weight * 1000.0).round() as u64).max(1);
+    }
+
+    /// Estimates and writes the label (as carried: encoded and decoded).
+    #[inline]
+    pub fn label<P: Packet>(&mut self, p: &mut P, now: Nanos) {
+        let k = self.k_ns;
+        let size = p.size_bytes();
+        let (rate, w) = self.slot(p.flow());
+        let r = rate.update(tables(), now.0, size, k);
+        p.set_label(carried(r * 1000 / *w) as f64);
+    }
+}
+
+/// The integer CSFQ core port: [`FixedCore`] in front of a FIFO, drawing 32-bit randoms.
+#[derive(Debug, Clone)]
+pub struct FixedCsfqCore<P> {
+    params: FixedCoreParams,
+    core: FixedCore,
+    fifo: ByteFifo<P>,
+}
+
+impl<P: Packet> FixedCsfqCore<P> {
+    /// A port with the given parameters and buffer.
+    pub fn new(params: FixedCoreParams, buffer_bytes: u32) -> Self {
+        FixedCsfqCore {
+            params,
+            core: FixedCore::default(),
+            fifo: ByteFifo::new(buffer_bytes),
+        }
+    }
+
+    /// The fair share estimate, bits/s.
+    pub fn alpha_bps(&self) -> u64 {
+        self.core.alpha_bps
+    }
+}
+
+impl<P: Packet> QueueDisc<P> for FixedCsfqCore<P> {
+    #[inline]
+    fn enqueue<R: Rng + ?Sized>(
+        &mut self,
+        mut p: P,
+        now: Nanos,
+        rng: &mut R,
+    ) -> Option<Dropped<P>> {
+        let draw = rng.random::<u32>();
+        let label = p.label() as u64;
+        let arrival = Arrival {
+            now_ns: now.0,
+            bytes: p.size_bytes(),
+            label_bps: label,
+            queue_bytes: self.fifo.bytes(),
+            draw,
+        };
+        let v = self.core.on_arrival(tables(), &self.params, &arrival);
+        match v {
+            FixedVerdict::Drop => Some(Dropped::new(p, DropReason::CsfqProbabilistic)),
+            FixedVerdict::Forward(l) => {
+                if l != label {
+                    p.set_label(carried(l) as f64);
+                }
+                self.fifo.push(p).err().map(|p| {
+                    self.core.on_overflow();
+                    Dropped::new(p, DropReason::BufferOverflow)
+                })
+            }
+        }
+    }
+    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+        self.fifo.pop()
+    }
+    fn len_bytes(&self) -> u32 {
+        self.fifo.bytes()
+    }
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+}
+
+/// Test vectors for the dataplane: the model's outputs on fixed inputs, one CSV line each.
+/// The C programs' tests replay them; `testdata/csfq-fixed-vectors.csv` holds this text.
+pub fn test_vectors() -> String {
+    use std::fmt::Write as _;
+    let t = tables();
+    let mut out = String::from("# csfq fixed-point model vectors; regenerate: CSFQ_WRITE_VECTORS=1 cargo test -p csfq-algo vectors\n");
+    // Label codecs.
+    for rate in [
+        0u64,
+        999,
+        1_000,
+        1_500,
+        64_000,
+        1_000_000,
+        9_999_999,
+        10_000_000,
+        123_456_789,
+        100_000_000_000,
+        u64::MAX / 4,
+    ] {
+        let (c16, c20) = (
+            encode_label(&LabelCodec::FLOAT16, rate),
+            encode_label(&LabelCodec::FLOAT20, rate),
+        );
+        writeln!(
+            out,
+            "label,{rate},{c16},{},{c20},{}",
+            decode_label(&LabelCodec::FLOAT16, c16),
+            decode_label(&LabelCodec::FLOAT20, c20)
+        )
+        .unwrap();
+    }
+    // Rate estimation: a deterministic stream with bursts, gaps and same-instant arrivals.
+    let mut r = FixedRate::default();
+    let k = 100_000_000;
+    let mut now = 1_000u64;
+    for i in 0..64u64 {
+        let bytes = 64 + ((i * 977) % 1437) as u32;
+        now += [0, 800, 12_000, 800_000, 3_000_000, 250_000_000][(i % 6) as usize] * ((i % 5) + 1);
+        let rate = r.update(t, now, bytes, k);
+        writeln!(out, "rate,{now},{bytes},{k},{rate}").unwrap();
+    }
+    // The core: 10 Mbps, 64 KB, a flow at 3x alpha and one below.
+    let p = FixedCoreParams {
+        capacity_bps: 10_000_000,
+        k_alpha_ns: k,
+        k_c_ns: k,
+        threshold_bytes: 32_000,
+        overflow_budget: 29,
+    };
+    let mut c = FixedCore::default();
+    let mut q = 0u32;
+    let mut now = 1_000u64;
+    for i in 0..1500u64 {
+        now += 400_000;
+        let label = if i % 2 == 0 { 15_000_000 } else { 2_000_000 };
+        let draw = (i.wrapping_mul(2_654_435_761) & 0xffff_ffff) as u32;
+        let v = c.on_arrival(
+            t,
+            &p,
+            &Arrival {
+                now_ns: now,
+                bytes: 1000,
+                label_bps: label,
+                queue_bytes: q,
+                draw,
+            },
+        );
+        let out_label = match v {
+            FixedVerdict::Drop => 0,
+            FixedVerdict::Forward(l) => {
+                q = (q + 1000).min(64_000);
+                l
+            }
+        };
+        q = q.saturating_sub(500); // drained at 10 Mbps: 500 bytes per 400 us
+        writeln!(
+            out,
+            "core,{now},1000,{label},{q},{draw},{out_label},{}",
+            c.alpha_bps
+        )
+        .unwrap();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rate_estimator::RateEstimator;
+    use crate::time::Nanos;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    #[test]
+    fn tables_match_the_functions() {
+        let t = ExpTables::new();
+        for x in [0.0f64, 0.001, 0.01, 0.1, 0.5, 1.0, 3.7, 9.99, 15.9] {
+            let (e, g) = t.lookup((x * (1u64 << 28) as f64) as u64);
+            let ge = if x == 0.0 {
+                1.0
+            } else {
+                (1.0 - (-x).exp()) / x
+            };
+            assert!((e as f64 / 65536.0 - (-x).exp()).abs() < 3e-5, "e({x})");
+            assert!((g as f64 / 65536.0 - ge).abs() < 3e-5, "g({x})");
+        }
+    }
+
+    /// The integer estimator tracks the floating-point Eq. (3) within 0.2% on jittered
+    /// streams of many rates and packet sizes.
+    #[test]
+    fn fixed_rate_tracks_float_rate() {
+        let t = ExpTables::new();
+        let mut rng = Pcg64Mcg::seed_from_u64(8);
+        for rate in [64e3, 1e6, 10e6, 1e9, 40e9] {
+            let k = 100_000_000u64;
+            let (mut fx, mut fl) = (FixedRate::default(), RateEstimator::new(Nanos(k)));
+            let mut now = 1_000_000u64;
+            let mut worst: f64 = 0.0;
+            for i in 0..20_000 {
+                let size = rng.random_range(64..1500u32);
+                now += ((size as f64 * 8e9 / rate) * rng.random_range(0.5..1.5)) as u64 + 1;
+                let a = fx.update(&t, now, size, k) as f64;
+                let b = fl.update(Nanos(now), size);
+                if i > 2000 {
+                    worst = worst.max((a - b).abs() / b);
+                }
+            }
+            assert!(worst < 0.002, "rate {rate}: {worst}");
+        }
+    }
+
+    /// The committed vectors are what the model computes (regenerate with
+    /// `CSFQ_WRITE_VECTORS=1 cargo test -p csfq-algo vectors`).
+    #[test]
+    fn vectors_match_the_committed_file() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/csfq-fixed-vectors.csv"
+        );
+        let now = test_vectors();
+        if std::env::var_os("CSFQ_WRITE_VECTORS").is_some() {
+            std::fs::write(path, &now).unwrap();
+        }
+        let committed = std::fs::read_to_string(path).expect("testdata/csfq-fixed-vectors.csv");
+        assert_eq!(
+            committed, now,
+            "the model changed: regenerate the vectors and update the dataplane"
+        );
+    }
+
+    #[test]
+    fn drop_probability_in_q32() {
+        let c = FixedCore {
+            alpha_bps: 1_000_000,
+            ..Default::default()
+        };
+        assert_eq!(c.drop_probability_q32(1_000_000), 0);
+        assert_eq!(c.drop_probability_q32(4_000_000), 3 << 30); // 0.75
+        assert_eq!(FixedCore::default().drop_probability_q32(5), 0);
+    }
+
+    proptest! {
+        /// The integer label codecs agree with the floating-point ones on every rate.
+        #[test]
+        fn integer_codec_equals_float_codec(rate in 0u64..4_000_000_000_000u64, wide in any::<bool>()) {
+            let codec = if wide { LabelCodec::FLOAT20 } else { LabelCodec::FLOAT16 };
+            let want = codec.encode(rate as f64);
+            prop_assert_eq!(encode_label(&codec, rate), want);
+            let back = decode_label(&codec, want) as f64;
+            prop_assert!((back - codec.decode(want)).abs() <= 1.0);
+        }
+    }
+}
