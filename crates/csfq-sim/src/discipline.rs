@@ -5,6 +5,7 @@ use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
+use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::red::{Red, RedParams};
 use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
@@ -48,6 +49,13 @@ pub enum Discipline {
     },
     /// CHOKe.
     Choke(Choke<SimPacket>),
+    /// CSFQ in the dataplane's integer arithmetic.
+    CsfqFixed {
+        /// Integer edge.
+        edge: FixedEdge,
+        /// Integer core.
+        core: FixedCsfqCore<SimPacket>,
+    },
 }
 
 /// Dispatches a `QueueDisc` method over the variants.
@@ -62,6 +70,7 @@ macro_rules! each {
             Discipline::Tuf { queue: $q, .. } => $e,
             Discipline::Csfne { core: $q, .. } => $e,
             Discipline::Choke($q) => $e,
+            Discipline::CsfqFixed { core: $q, .. } => $e,
         }
     };
 }
@@ -124,6 +133,19 @@ impl Discipline {
                 }),
             },
             DisciplineKind::Choke => Discipline::Choke(Choke::new(red())),
+            DisciplineKind::CsfqFixed => Discipline::CsfqFixed {
+                edge: FixedEdge::new(ms(s.csfq.k_ms)),
+                core: FixedCsfqCore::new(
+                    FixedCoreParams {
+                        capacity_bps: rate_bps as u64,
+                        k_alpha_ns: ms(s.csfq.k_alpha_ms).0,
+                        k_c_ns: ms(s.csfq.k_c_ms).0,
+                        threshold_bytes: buffer_bytes / 2,
+                        overflow_budget: 29,
+                    },
+                    buffer_bytes,
+                ),
+            },
         }
     }
 
@@ -134,6 +156,7 @@ impl Discipline {
         match self {
             Discipline::Csfq { edge, .. } => edge.label(p, now),
             Discipline::Csfne { meter, .. } => meter.label(p, now),
+            Discipline::CsfqFixed { edge, .. } => edge.label(p, now),
             Discipline::Tuf { tagger, .. } if p.tag == NO_TAG => p.tag = tagger.tag(p, now, rng),
             _ => {}
         }
@@ -144,6 +167,7 @@ impl Discipline {
         match self {
             Discipline::Csfq { edge, .. } => edge.set_weight(flow, weight),
             Discipline::Tuf { tagger, .. } => tagger.set_weight(flow, weight, rng),
+            Discipline::CsfqFixed { edge, .. } => edge.set_weight(flow, weight),
             _ => {}
         }
     }
@@ -154,6 +178,7 @@ impl Discipline {
         match self {
             Discipline::Csfq { core, .. } => Some(core.estimator().alpha()),
             Discipline::Csfne { core, .. } => Some(core.threshold_rate()),
+            Discipline::CsfqFixed { core, .. } => Some(core.alpha_bps() as f64),
             _ => None,
         }
     }

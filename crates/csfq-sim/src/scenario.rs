@@ -35,11 +35,14 @@ pub enum DisciplineKind {
     Csfne,
     /// CHOKe.
     Choke,
+    /// CSFQ in the dataplane's integer arithmetic, labels carried as 16-bit floats.
+    #[serde(rename = "csfq-fixed")]
+    CsfqFixed,
 }
 
 impl DisciplineKind {
     /// Every discipline, in the papers' order.
-    pub const ALL: [DisciplineKind; 9] = [
+    pub const ALL: [DisciplineKind; 10] = [
         DisciplineKind::Fifo,
         DisciplineKind::Red,
         DisciplineKind::Fred1,
@@ -49,6 +52,7 @@ impl DisciplineKind {
         DisciplineKind::Tuf,
         DisciplineKind::Csfne,
         DisciplineKind::Choke,
+        DisciplineKind::CsfqFixed,
     ];
 
     /// The lowercase name used in files and on the command line.
@@ -63,6 +67,7 @@ impl DisciplineKind {
             DisciplineKind::Tuf => "tuf",
             DisciplineKind::Csfne => "csfne",
             DisciplineKind::Choke => "choke",
+            DisciplineKind::CsfqFixed => "csfq-fixed",
         }
     }
 

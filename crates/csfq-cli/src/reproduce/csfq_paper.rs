@@ -25,7 +25,10 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
             DisciplineKind::Drr => "fair",
             DisciplineKind::Fred2 => "less precise than DRR",
             DisciplineKind::Csfq => "-11% .. +5%",
-            DisciplineKind::Tuf | DisciplineKind::Csfne | DisciplineKind::Choke => "-",
+            DisciplineKind::Tuf
+            | DisciplineKind::Csfne
+            | DisciplineKind::Choke
+            | DisciplineKind::CsfqFixed => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -473,7 +476,10 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             DisciplineKind::Fred1 | DisciplineKind::Fred2 => "better than CSFQ",
             DisciplineKind::Csfq => "~10x better than FIFO, RED",
             DisciplineKind::Fifo | DisciplineKind::Red => "worst",
-            DisciplineKind::Tuf | DisciplineKind::Csfne | DisciplineKind::Choke => "-",
+            DisciplineKind::Tuf
+            | DisciplineKind::Csfne
+            | DisciplineKind::Choke
+            | DisciplineKind::CsfqFixed => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
