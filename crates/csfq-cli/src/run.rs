@@ -60,7 +60,9 @@ pub fn run(
         wall.as_secs_f64(),
         report.events
     );
-    let mut t = crate::table(vec![
+    // Finite transfers (tcp with size_pkts, web) also show their completion times.
+    let transfers = report.flows.iter().any(|f| f.size_pkts.is_some());
+    let mut header = vec![
         "flow",
         "kind",
         "route",
@@ -72,7 +74,11 @@ pub fn run(
         "delivered",
         "dropped",
         "drops by reason",
-    ]);
+    ];
+    if transfers {
+        header.extend(["size pkts", "completion ms"]);
+    }
+    let mut t = crate::table(header);
     for (f, &a) in report.flows.iter().zip(&fair) {
         let vs = if a > 0.0 && a.is_finite() {
             format!("{:+.1}%", (f.throughput_mbps * 1e6 / a - 1.0) * 100.0)
@@ -80,7 +86,7 @@ pub fn run(
             "-".into()
         };
         let reasons: Vec<String> = f.drops.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        t.add_row(vec![
+        let mut row = vec![
             f.flow.to_string(),
             f.kind.to_string(),
             format!("{}->{}", f.src, f.dst),
@@ -92,7 +98,16 @@ pub fn run(
             f.delivered_pkts.to_string(),
             f.dropped_pkts.to_string(),
             reasons.join(", "),
-        ]);
+        ];
+        if transfers {
+            row.push(f.size_pkts.map_or("-".into(), |n| n.to_string()));
+            row.push(match (f.size_pkts, f.fct_s) {
+                (Some(_), Some(t)) => format!("{:.1}", t * 1e3),
+                (Some(_), None) => "unfinished".into(),
+                _ => "-".into(),
+            });
+        }
+        t.add_row(row);
     }
     println!("{t}");
     print_summary(&report);

@@ -695,17 +695,18 @@ impl Simulation {
                 series_mbps,
             });
         }
+        // Jain's index over the flows with a max-min share; raw throughputs if none has one.
         let normalized: Vec<f64> = flows
             .iter()
             .zip(&fair)
-            .map(|(f, &a)| {
-                if a > 0.0 && a.is_finite() {
-                    f.throughput_mbps * 1e6 / a
-                } else {
-                    f.throughput_mbps
-                }
-            })
+            .filter(|(_, a)| **a > 0.0 && a.is_finite())
+            .map(|(f, a)| f.throughput_mbps * 1e6 / a)
             .collect();
+        let normalized = if normalized.is_empty() {
+            flows.iter().map(|f| f.throughput_mbps).collect()
+        } else {
+            normalized
+        };
         let links = self
             .ports
             .iter()

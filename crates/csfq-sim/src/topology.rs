@@ -79,7 +79,12 @@ pub struct FlowDef {
 
 impl FlowDef {
     /// The rate it would send if unconstrained, bits/s (TCP: unbounded; onoff: the mean).
+    /// Finite transfers (web, tcp with `size_pkts`) are not constant-rate flows: 0, so the
+    /// max-min oracle leaves them out.
     pub fn demand_bps(&self) -> f64 {
+        if self.size_pkts.is_some() {
+            return 0.0;
+        }
         match (self.kind, self.rate_bps, self.on_off) {
             // Adaptive: TCP and RLM take what the network gives them.
             (FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm, _, _) => f64::INFINITY,
