@@ -18,9 +18,13 @@ fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<Sce
     Ok(s)
 }
 
-/// Runs a simulation with a progress bar over simulated time.
-pub fn simulate_with_progress(s: &ScenarioFile) -> Result<(SimReport, std::time::Duration)> {
+/// Runs a simulation with a progress bar over simulated time; returns the report, the
+/// flows' max-min shares (bits/s) and the wall time.
+pub fn simulate_with_progress(
+    s: &ScenarioFile,
+) -> Result<(SimReport, Vec<f64>, std::time::Duration)> {
     let mut sim = Simulation::new(s)?;
+    let fair = sim.topology().max_min_allocation();
     let end = sim.end();
     let bar = ProgressBar::new(end.0 / 1_000_000);
     bar.set_style(
@@ -37,7 +41,7 @@ pub fn simulate_with_progress(s: &ScenarioFile) -> Result<(SimReport, std::time:
         bar.set_position(sim.now().0 / 1_000_000);
     }
     bar.finish_and_clear();
-    Ok((sim.report(), started.elapsed()))
+    Ok((sim.report(), fair, started.elapsed()))
 }
 
 /// `csfq run`.
@@ -48,9 +52,7 @@ pub fn run(
     d: Option<DisciplineKind>,
 ) -> Result<()> {
     let s = load(path, seed, d)?;
-    let topo = Topology::build(&s)?;
-    let fair = topo.max_min_allocation();
-    let (report, wall) = simulate_with_progress(&s)?;
+    let (report, fair, wall) = simulate_with_progress(&s)?;
     println!("{}: {}", s.name, s.description);
     println!(
         "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",

@@ -129,11 +129,6 @@ impl TcpSender {
         self.stats
     }
 
-    /// Segments acknowledged so far.
-    pub fn acked(&self) -> u32 {
-        self.snd_una
-    }
-
     /// A finite transfer whose every segment is acknowledged.
     pub fn is_complete(&self) -> bool {
         self.limit.is_some_and(|l| self.snd_una >= l)

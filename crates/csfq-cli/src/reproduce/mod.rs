@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use csfq_sim::experiments::{find, Experiment, Sweep, EXPERIMENTS};
-use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
+use csfq_sim::{DisciplineKind, SimReport, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -104,8 +104,9 @@ pub fn run_experiments(
     let done: Result<Vec<(usize, RunResult)>> = runs
         .into_par_iter()
         .map(|(i, d, r)| {
-            let fair = Topology::build(&r.scenario)?.max_min_allocation();
-            let report = Simulation::new(&r.scenario)?.run();
+            let sim = Simulation::new(&r.scenario)?;
+            let fair = sim.topology().max_min_allocation();
+            let report = sim.run();
             bar.inc(1);
             Ok((
                 i,
