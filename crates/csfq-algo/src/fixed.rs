@@ -145,20 +145,30 @@ impl FixedRate {
 /// Encodes a rate (bits/s) as a `codec` label with integer operations only: round to the
 /// nearest code, saturating. Equal to [`LabelCodec::encode`].
 pub fn encode_label(codec: &LabelCodec, rate_bps: u64) -> u32 {
-    let x = rate_bps / codec.unit_bps; // whole units: the floor loses < 1 unit
+    let x = rate_bps / codec.unit_bps; // whole units
     let rem = rate_bps % codec.unit_bps;
     if x == 0 || (x == 1 && rem == 0) {
         return 0;
     }
     let m_bits = codec.mantissa_bits;
-    let e = 63 - x.leading_zeros(); // floor(log2 x)
-                                    // Mantissa with one extra bit for rounding, from x * 2^(M+1) / 2^e, counting the
-                                    // fraction of a unit too: (x * unit + rem) scaled.
-    let num = ((x as u128 * codec.unit_bps as u128 + rem as u128) << (m_bits + 1))
-        / codec.unit_bps as u128;
-    let scaled = (num >> e) as u64; // in [2^(M+1), 2^(M+2))
-    let mut m = scaled.div_ceil(2) - (1 << m_bits); // round half up, drop the implicit 1
-    let mut e = e as u64;
+    let mut e = (63 - x.leading_zeros()) as u64; // floor(log2 x)
+    // The mantissa with one extra bit for rounding is floor(rate 2^(M+1) / d) with
+    // d = unit 2^e <= rate: the quotient's leading 1, then M + 1 bits of long division
+    // (no 128-bit arithmetic, which eBPF lacks; `r` and `d - r` never overflow).
+    let d = codec.unit_bps << e;
+    let mut r = rate_bps - d;
+    let mut scaled = 1u64;
+    for _ in 0..=m_bits {
+        if r >= d - r {
+            r -= d - r;
+            scaled = scaled * 2 + 1;
+        } else {
+            r += r;
+            scaled *= 2;
+        }
+    }
+    // scaled is in [2^(M+1), 2^(M+2)): round half up, drop the implicit 1.
+    let mut m = scaled.div_ceil(2) - (1 << m_bits);
     if m == 1 << m_bits {
         m = 0;
         e += 1;
@@ -243,8 +253,11 @@ impl FixedCore {
         if self.alpha_bps == 0 || label_bps == 0 || label_bps <= self.alpha_bps {
             return 0;
         }
-        (((label_bps - self.alpha_bps) as u128 * (1u128 << 32)) / label_bps as u128)
-            .min(u32::MAX as u128) as u32
+        // (label - alpha) 2^32 / label in 64 bits: labels of 2^32 bit/s and more are scaled
+        // down first, both by the same power of two.
+        let s = (64 - label_bps.leading_zeros()).saturating_sub(32);
+        let (l, a) = (label_bps >> s, self.alpha_bps >> s);
+        (((l - a) << 32) / l).min(u32::MAX as u64) as u32
     }
 
     /// One arrival: the drop decision with the 32-bit random `a.draw`, then `estimate_alpha`.
@@ -494,7 +507,7 @@ pub fn test_vectors() -> String {
     let mut now = 1_000u64;
     for i in 0..1500u64 {
         now += 400_000;
-        let label = if i % 2 == 0 { 15_000_000 } else { 2_000_000 };
+        let label = carried(if i % 2 == 0 { 15_000_000 } else { 2_000_000 });
         let draw = (i.wrapping_mul(2_654_435_761) & 0xffff_ffff) as u32;
         let v = c.on_arrival(
             t,
@@ -604,6 +617,16 @@ mod tests {
     }
 
     proptest! {
+        /// The Q0.32 drop probability is `1 - alpha/label` within 2^-30, also for labels
+        /// beyond 2^32 bit/s, where it is computed on scaled-down operands.
+        #[test]
+        fn drop_probability_is_one_minus_ratio(alpha in 1u64..4_000_000_000_000, label in 1u64..4_000_000_000_000) {
+            let c = FixedCore { alpha_bps: alpha, ..Default::default() };
+            let want = (1.0 - alpha as f64 / label as f64).max(0.0);
+            let got = c.drop_probability_q32(label) as f64 / 4_294_967_296.0;
+            prop_assert!((got - want).abs() < 1.0 / (1u64 << 30) as f64, "{got} vs {want}");
+        }
+
         /// The integer label codecs agree with the floating-point ones on every rate.
         #[test]
         fn integer_codec_equals_float_codec(rate in 0u64..4_000_000_000_000u64, wide in any::<bool>()) {
