@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * csfq dataplane: what the edge and core programs share.
+ *
+ * The arithmetic is that of crates/csfq-algo/src/fixed.rs, operation for operation; the
+ * shared vectors in testdata/csfq-fixed-vectors.csv keep the two equal. Every number is an
+ * integer: rates in bit/s, times in ns, probabilities in Q0.32, e^-x tables in Q16.
+ *
+ * Labels (CSFQ paper, Section 2.2) travel in
+ *   - the IPv4 Identification field of atomic datagrams (DF set, not a fragment), as a
+ *     16-bit float (5-bit exponent, 11-bit mantissa, unit 1 kbit/s), with the header
+ *     checksum fixed incrementally (RFC 1624);
+ *   - the IPv6 flow label, as a 20-bit float (5-bit exponent, 15-bit mantissa).
+ */
+#ifndef CSFQ_H
+#define CSFQ_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "csfq_shared.h"
+#include "csfq_tables.h" /* generated from csfq-algo's ExpTables at build time */
+
+#define NSEC_PER_SEC 1000000000ULL
+
+/* Per-CPU packet and byte counters, indexed by enum csfq_counter. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CSFQ_COUNTERS);
+	__type(key, __u32);
+	__type(value, struct csfq_count);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which, __u32 bytes)
+{
+	struct csfq_count *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c) {
+		c->packets += 1;
+		c->bytes += bytes;
+	}
+}
+
+/* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
+
+/* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */
+static __always_inline __u32 log2_floor(__u64 x)
+{
+	__u32 e = 0;
+
+	if (x >> 32) { x >>= 32; e += 32; }
+	if (x >> 16) { x >>= 16; e += 16; }
+	if (x >> 8) { x >>= 8; e += 8; }
+	if (x >> 4) { x >>= 4; e += 4; }
+	if (x >> 2) { x >>= 2; e += 2; }
+	if (x >> 1) { e += 1; }
+	return e;
+}
+
+/* Rate (bit/s) to label code: round to nearest, saturating. */
+static __always_inline __u32 encode_label(__u64 rate, __u32 m_bits, __u32 e_bits)
+{
+	__u64 x = rate / LABEL_UNIT_BPS, rem = rate % LABEL_UNIT_BPS;
+	__u64 scaled, m, e;
+
+	if (x == 0 || (x == 1 && rem == 0))
+		return 0;
+	e = log2_floor(x);
+	/* floor(rate 2^(M+1) / (unit 2^e)) as one shift and one division. */
+	if (e >= m_bits + 1)
+		scaled = (rate >> (e - (m_bits + 1))) / LABEL_UNIT_BPS;
+	else
+		scaled = (rate << ((m_bits + 1) - e)) / LABEL_UNIT_BPS;
+	m = (scaled + 1) / 2 - (1ULL << m_bits);
+	if (m == (1ULL << m_bits)) {
+		m = 0;
+		e += 1;
+	}
+	if (e >= (1ULL << e_bits))
+		return (1U << (e_bits + m_bits)) - 1;
+	return ((__u32)e << m_bits) | (__u32)m;
+}
+
+/* Label code to bit/s, rounding down. */
+static __always_inline __u64 decode_label(__u32 code, __u32 m_bits, __u32 e_bits)
+{
+	__u64 m, e;
+
+	code &= (1U << (e_bits + m_bits)) - 1;
+	m = code & ((1U << m_bits) - 1);
+	e = code >> m_bits;
+	return ((((1ULL << m_bits) + m) * LABEL_UNIT_BPS) << e) >> m_bits;
+}
+
+/* ---- Eq. (3) in integers: fixed.rs FixedRate::update ---- */
+
+static __always_inline __u64 rate_update(struct fixed_rate *s, __u64 now, __u32 bytes, __u64 k)
+{
+	__u64 gap, bits, x, pos, frac, e0, e1, g0, g1, e, g, burst;
+	__u32 i;
+
+	if (s->last_ns == 0 && s->rate_bps == 0 && s->pending_bytes == 0) {
+		s->last_ns = now > 1 ? now : 1;
+		s->pending_bytes = bytes;
+		return 0;
+	}
+	gap = now > s->last_ns ? now - s->last_ns : 0;
+	if (gap == 0) {
+		s->pending_bytes += bytes;
+		return s->rate_bps;
+	}
+	bits = ((__u64)bytes + s->pending_bytes) * 8;
+	if (k < 1)
+		k = 1;
+	if (k > K_MAX_NS)
+		k = K_MAX_NS;
+	if (gap >= X_MAX * k) {
+		s->rate_bps = bits * NSEC_PER_SEC / gap;
+	} else {
+		x = (gap << 28) / k;
+		pos = x * TABLE_STEP_INV;
+		/* gap < 16 K makes pos >> 28 < TABLE_LEN, so the mask is fixed.rs's min() and
+		 * shows the verifier the bound. */
+		i = (pos >> 28) & (TABLE_LEN - 1);
+		frac = pos & ((1ULL << 28) - 1);
+		e0 = EXP_NEG[i];
+		e1 = EXP_NEG[i + 1];
+		g0 = ONE_MINUS_EXP_OVER_X[i];
+		g1 = ONE_MINUS_EXP_OVER_X[i + 1];
+		e = e0 - (((e0 - e1) * frac) >> 28);
+		g = g0 - (((g0 - g1) * frac) >> 28);
+		burst = bits * NSEC_PER_SEC / k;
+		if (x < (1ULL << 28)) {
+			__u64 r = s->rate_bps;
+			__u64 decay = (((r >> 16) * x) >> 12) + (((r & 0xffff) * x) >> 28);
+			__s64 delta = (__s64)burst - (__s64)decay;
+			__s64 v = (__s64)s->rate_bps + (((__s64)g * delta) >> 16);
+
+			s->rate_bps = v < 0 ? 0 : (__u64)v;
+		} else {
+			s->rate_bps = ((burst * g) >> 16) + ((s->rate_bps * e) >> 16);
+		}
+	}
+	s->last_ns = now;
+	s->pending_bytes = 0;
+	return s->rate_bps;
+}
+
+/* ---- Packet parsing ---- */
+
+/* Where a packet's label lives, and the flow it belongs to. */
+struct parsed {
+	__u32 family;     /* 4 or 6; 0: not labelable */
+	__u32 label_code; /* the code in the packet now */
+	__u32 word;       /* IPv6: the first 32-bit word, host order */
+	struct csfq_flow_key key;
+};
+
+#define L3_OFF ETH_HLEN
+#define IP4_ID_OFF (L3_OFF + 4)
+#define IP4_CSUM_OFF (L3_OFF + 10)
+
+/*
+ * Parses an Ethernet frame. Returns 0 with `p` filled for a labelable packet, or the
+ * counter that says why the packet is passed untouched.
+ */
+static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int want_ports)
+{
+	struct ethhdr eth;
+	__u8 l4 = 0;
+	__u32 l4_off = 0;
+
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0)
+		return CNT_PASS_TRUNCATED;
+	if (eth.h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, L3_OFF, &ip, sizeof(ip)) < 0)
+			return CNT_PASS_TRUNCATED;
+		if (ip.version != 4 || ip.ihl < 5)
+			return CNT_PASS_NOT_IP;
+		/* Only atomic datagrams (DF, offset 0, no MF) may carry a label (RFC 6864). */
+		if ((ip.frag_off & bpf_htons(0x7fff)) != bpf_htons(0x4000))
+			return CNT_PASS_NOT_ATOMIC;
+		p->family = 4;
+		p->label_code = bpf_ntohs(ip.id);
+		p->key.family = 4;
+		p->key.proto = ip.protocol;
+		p->key.saddr[0] = ip.saddr;
+		p->key.daddr[0] = ip.daddr;
+		l4 = ip.protocol;
+		l4_off = L3_OFF + ip.ihl * 4;
+	} else if (eth.h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		__u32 w;
+
+		if (bpf_skb_load_bytes(skb, L3_OFF, &ip6, sizeof(ip6)) < 0)
+			return CNT_PASS_TRUNCATED;
+		if (ip6.version != 6)
+			return CNT_PASS_NOT_IP;
+		__builtin_memcpy(&w, &ip6, 4);
+		p->family = 6;
+		p->word = bpf_ntohl(w);
+		p->label_code = p->word & 0xfffff;
+		p->key.family = 6;
+		p->key.proto = ip6.nexthdr;
+		__builtin_memcpy(p->key.saddr, &ip6.saddr, 16);
+		__builtin_memcpy(p->key.daddr, &ip6.daddr, 16);
+		l4 = ip6.nexthdr; /* extension headers: keyed by addresses only */
+		l4_off = L3_OFF + sizeof(ip6);
+	} else {
+		return CNT_PASS_NOT_IP;
+	}
+	if (want_ports && (l4 == IPPROTO_TCP || l4 == IPPROTO_UDP)) {
+		__u16 ports[2];
+
+		if (bpf_skb_load_bytes(skb, l4_off, ports, sizeof(ports)) < 0)
+			return CNT_PASS_TRUNCATED;
+		p->key.sport = ports[0];
+		p->key.dport = ports[1];
+	}
+	return 0;
+}
+
+/* Writes a label code into the packet: IPv4 ID with the checksum fixed, or IPv6 flow label. */
+static __always_inline int write_label(struct __sk_buff *skb, const struct parsed *p, __u32 code)
+{
+	if (p->family == 4) {
+		__be16 old_id = bpf_htons((__u16)p->label_code), new_id = bpf_htons((__u16)code);
+
+		if (old_id == new_id)
+			return 0;
+		if (bpf_l3_csum_replace(skb, IP4_CSUM_OFF, old_id, new_id, sizeof(new_id)) < 0)
+			return -1;
+		return bpf_skb_store_bytes(skb, IP4_ID_OFF, &new_id, sizeof(new_id), 0);
+	}
+	__be32 w = bpf_htonl((p->word & 0xfff00000) | (code & 0xfffff));
+
+	return bpf_skb_store_bytes(skb, L3_OFF, &w, sizeof(w), 0);
+}
+
+static __always_inline __u32 label_code_of(__u32 family, __u64 rate)
+{
+	return family == 4 ? encode_label(rate, 11, 5) : encode_label(rate, 15, 5);
+}
+
+static __always_inline __u64 label_rate_of(__u32 family, __u32 code)
+{
+	return family == 4 ? decode_label(code, 11, 5) : decode_label(code, 15, 5);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#endif

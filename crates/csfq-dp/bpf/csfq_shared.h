@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * csfq dataplane: the layouts user space reads and writes. crates/csfq-dp/src/abi.rs
+ * mirrors every struct here with #[repr(C)]; keep the two in step.
+ */
+#ifndef CSFQ_SHARED_H
+#define CSFQ_SHARED_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+/* Label unit: 1 kbit/s (fixed.rs, label_codec.rs). */
+#define LABEL_UNIT_BPS 1000ULL
+
+/* What happened to a packet; the index into the per-CPU `counters` map. */
+enum csfq_counter {
+	CNT_LABELED = 0,        /* edge: label written */
+	CNT_FORWARDED,          /* core: forwarded with its label */
+	CNT_RELABELED,          /* core: forwarded with label min(label, alpha) */
+	CNT_DROP_PROBABILISTIC, /* core: dropped with probability 1 - alpha/label */
+	CNT_DROP_OVERFLOW,      /* core: the virtual queue at rate C was full */
+	CNT_PASS_UNLABELED,     /* core: label 0 (a flow's first packet, or no edge) */
+	CNT_PASS_NOT_IP,        /* non-IP frame, or a bad IP version field */
+	CNT_PASS_NOT_ATOMIC,    /* IPv4 without DF, or a fragment: no room for a label */
+	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
+	CNT_WRITE_FAILED,       /* the label could not be written */
+	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
+	CSFQ_COUNTERS,
+};
+
+struct csfq_count {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Eq. (3) state (fixed.rs FixedRate). */
+struct fixed_rate {
+	__u64 rate_bps;
+	__u64 last_ns;
+	__u64 pending_bytes;
+};
+
+/* A flow: the 5-tuple (ports 0 for protocols other than TCP and UDP). IPv4 addresses
+ * in saddr[0] / daddr[0], network order. */
+struct csfq_flow_key {
+	__u8 family;
+	__u8 proto;
+	__u16 sport;
+	__u16 dport;
+	__u16 pad;
+	__u32 saddr[4];
+	__u32 daddr[4];
+};
+
+/* Weight classes: longest-prefix match on the source address, IPv4 as ::ffff:a.b.c.d. */
+struct csfq_weight_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct csfq_edge_config {
+	__u64 k_ns;                 /* averaging constant K, ns (at most 2^30) */
+	__u32 default_weight_milli; /* weight of flows no class matches, thousandths */
+	__u32 test_mode;            /* nonzero: take the clock from test_now_ns */
+	__u64 test_now_ns;
+};
+
+struct csfq_core_config {
+	__u64 capacity_bps;     /* C, bit/s: the rate of the shaper behind this program */
+	__u64 k_alpha_ns;       /* K_alpha, ns */
+	__u64 k_c_ns;           /* K_c, ns */
+	__u32 threshold_bytes;  /* queue below which alpha = 0 is kept */
+	__u32 limit_bytes;      /* the virtual queue's size (overflow: alpha *= 0.99) */
+	__u32 overflow_budget;  /* overflow decreases per congestion epoch */
+	__u32 test_mode;        /* nonzero: clock, draw and queue from the test_ fields */
+	__u64 test_now_ns;
+	__u32 test_draw;
+	__u32 test_queue_bytes;
+};
+
+struct csfq_core_state {
+	struct bpf_spin_lock lock;
+	__u32 congested;
+	__u64 alpha_bps;
+	__u64 start_ns;
+	__u64 max_label_bps;
+	__u32 overflow_left;
+	__u32 pad;
+	struct fixed_rate arrival;  /* A */
+	struct fixed_rate accepted; /* F */
+	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
+};
+
+#endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+/*
+ * CSFQ edge (Stoica, Shenker, Zhang, SIGCOMM 1998, Section 2.2 and Eq. 3), as a tc
+ * classifier on the interface where traffic enters the island.
+ *
+ * Per flow (5-tuple) it estimates the arrival rate with Eq. (3) in fixed point and writes
+ * the label r / w into every packet, overwriting whatever label the packet carried: a label
+ * from outside the island is never trusted. The flow table is an LRU hash, so a full table
+ * evicts the least recently seen flow and never refuses one.
+ */
+#include "csfq.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_edge_config);
+} edge_config SEC(".maps");
+
+/*
+ * A flow's state. The kernel allows no spin lock in an LRU map's values, so two CPUs that
+ * handle one flow at the same instant may interleave an update; RSS and per-socket
+ * transmit keep a flow's packets on one CPU at a time, and a lost update costs one
+ * packet's worth of estimate, never safety.
+ */
+struct csfq_flow {
+	__u32 weight_milli;
+	__u32 pad;
+	struct fixed_rate rate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct csfq_flow_key);
+	__type(value, struct csfq_flow);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct csfq_weight_key);
+	__type(value, __u32);
+} weights SEC(".maps");
+
+static __always_inline __u32 weight_of(const struct csfq_flow_key *k, __u32 dflt)
+{
+	struct csfq_weight_key wk = { .prefixlen = 128 };
+	__u32 *w;
+
+	if (k->family == 4) {
+		wk.addr[10] = 0xff;
+		wk.addr[11] = 0xff;
+		__builtin_memcpy(&wk.addr[12], &k->saddr[0], 4);
+	} else {
+		__builtin_memcpy(wk.addr, k->saddr, 16);
+	}
+	w = bpf_map_lookup_elem(&weights, &wk);
+	return w && *w ? *w : dflt;
+}
+
+SEC("classifier")
+int csfq_edge(struct __sk_buff *skb)
+{
+	__u32 zero = 0, bytes = skb->len, code, why;
+	struct csfq_edge_config *cfg;
+	struct csfq_flow *f;
+	struct parsed p;
+	__u64 now, rate;
+
+	cfg = bpf_map_lookup_elem(&edge_config, &zero);
+	if (!cfg)
+		return TC_ACT_UNSPEC;
+	__builtin_memset(&p, 0, sizeof(p));
+	why = parse(skb, &p, 1);
+	if (why) {
+		count(why, bytes);
+		return TC_ACT_UNSPEC;
+	}
+	now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
+
+	f = bpf_map_lookup_elem(&flows, &p.key);
+	if (!f) {
+		struct csfq_flow fresh;
+
+		__builtin_memset(&fresh, 0, sizeof(fresh));
+		fresh.weight_milli = weight_of(&p.key, cfg->default_weight_milli);
+		bpf_map_update_elem(&flows, &p.key, &fresh, BPF_NOEXIST);
+		count(CNT_NEW_FLOW, 0);
+		f = bpf_map_lookup_elem(&flows, &p.key);
+		if (!f) {
+			count(CNT_WRITE_FAILED, bytes);
+			return TC_ACT_UNSPEC;
+		}
+	}
+	rate = rate_update(&f->rate, now, bytes, cfg->k_ns);
+
+	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1). */
+	rate = rate * 1000 / (f->weight_milli ? f->weight_milli : 1);
+	code = label_code_of(p.family, rate);
+	if (write_label(skb, &p, code) < 0) {
+		count(CNT_WRITE_FAILED, bytes);
+		return TC_ACT_UNSPEC;
+	}
+	count(CNT_LABELED, bytes);
+	return TC_ACT_UNSPEC;
+}

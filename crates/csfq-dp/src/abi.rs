@@ -1,0 +1,185 @@
+//! The layouts the programs share with user space: `#[repr(C)]` mirrors of
+//! `bpf/csfq_shared.h`. Keep the two in step; the program tests fail on any mismatch.
+
+/// What happened to a packet: the index into the per-CPU `counters` map
+/// (`enum csfq_counter`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Counter {
+    /// Edge: label written.
+    Labeled = 0,
+    /// Core: forwarded with its label.
+    Forwarded,
+    /// Core: forwarded with its label lowered to `alpha`.
+    Relabeled,
+    /// Core: dropped with probability `1 - alpha/label`.
+    DropProbabilistic,
+    /// Core: the virtual queue at rate `C` was full (the buffer-overflow amendment).
+    DropOverflow,
+    /// Core: label 0 (a flow's first packet, or traffic that bypassed the edges).
+    PassUnlabeled,
+    /// Non-IP frame, or a bad IP version field.
+    PassNotIp,
+    /// IPv4 without DF, or a fragment: no room for a label.
+    PassNotAtomic,
+    /// Headers shorter than they claim.
+    PassTruncated,
+    /// The label could not be written.
+    WriteFailed,
+    /// Edge: a flow entered the table (packets only; bytes stay 0).
+    NewFlow,
+}
+
+impl Counter {
+    /// Every counter, in index order.
+    pub const ALL: [Counter; 11] = [
+        Counter::Labeled,
+        Counter::Forwarded,
+        Counter::Relabeled,
+        Counter::DropProbabilistic,
+        Counter::DropOverflow,
+        Counter::PassUnlabeled,
+        Counter::PassNotIp,
+        Counter::PassNotAtomic,
+        Counter::PassTruncated,
+        Counter::WriteFailed,
+        Counter::NewFlow,
+    ];
+
+    /// The name used in `csfq dp stats` and its JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Labeled => "labeled",
+            Counter::Forwarded => "forwarded",
+            Counter::Relabeled => "relabeled",
+            Counter::DropProbabilistic => "drop_probabilistic",
+            Counter::DropOverflow => "drop_overflow",
+            Counter::PassUnlabeled => "pass_unlabeled",
+            Counter::PassNotIp => "pass_not_ip",
+            Counter::PassNotAtomic => "pass_not_atomic",
+            Counter::PassTruncated => "pass_truncated",
+            Counter::WriteFailed => "write_failed",
+            Counter::NewFlow => "new_flows",
+        }
+    }
+}
+
+/// `struct csfq_count`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Count {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes (`skb->len`: the frame without its FCS).
+    pub bytes: u64,
+}
+
+/// `struct fixed_rate`: Eq. (3) state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct FixedRate {
+    /// Estimate, bit/s.
+    pub rate_bps: u64,
+    /// Last update, ns.
+    pub last_ns: u64,
+    /// Bytes not yet counted.
+    pub pending_bytes: u64,
+}
+
+/// `struct csfq_weight_key`: an LPM key over IPv6 (IPv4 as `::ffff:a.b.c.d`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct WeightKey {
+    /// Prefix length in bits, over the 128-bit form.
+    pub prefixlen: u32,
+    /// The address.
+    pub addr: [u8; 16],
+}
+
+/// `struct csfq_edge_config`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct EdgeConfigRaw {
+    /// `K`, ns.
+    pub k_ns: u64,
+    /// Weight of unclassified flows, thousandths.
+    pub default_weight_milli: u32,
+    /// Nonzero: the clock is `test_now_ns`.
+    pub test_mode: u32,
+    /// The clock in test mode, ns.
+    pub test_now_ns: u64,
+}
+
+/// `struct csfq_core_config`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CoreConfigRaw {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `K_alpha`, ns.
+    pub k_alpha_ns: u64,
+    /// `K_c`, ns.
+    pub k_c_ns: u64,
+    /// Queue threshold below which `alpha = 0` is kept, bytes.
+    pub threshold_bytes: u32,
+    /// Virtual queue size, bytes.
+    pub limit_bytes: u32,
+    /// Overflow decreases per congestion epoch.
+    pub overflow_budget: u32,
+    /// Nonzero: clock, draw and queue come from the `test_` fields.
+    pub test_mode: u32,
+    /// The clock in test mode, ns.
+    pub test_now_ns: u64,
+    /// The 32-bit random draw in test mode.
+    pub test_draw: u32,
+    /// The queue in test mode, bytes.
+    pub test_queue_bytes: u32,
+}
+
+/// `struct csfq_core_state`: the core's aggregate state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CoreStateRaw {
+    /// `struct bpf_spin_lock` (reads as 0).
+    pub lock: u32,
+    /// In a congested window.
+    pub congested: u32,
+    /// `alpha`, bit/s.
+    pub alpha_bps: u64,
+    /// Window start, ns.
+    pub start_ns: u64,
+    /// Largest label of the current uncongested window, bit/s.
+    pub max_label_bps: u64,
+    /// Overflow decreases left in this epoch.
+    pub overflow_left: u32,
+    /// Padding.
+    pub pad: u32,
+    /// `A`.
+    pub arrival: FixedRate,
+    /// `F`.
+    pub accepted: FixedRate,
+    /// When the virtual queue empties, ns (kernel monotonic clock).
+    pub vq_finish_ns: u64,
+}
+
+// SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
+unsafe impl aya::Pod for Count {}
+unsafe impl aya::Pod for WeightKey {}
+unsafe impl aya::Pod for EdgeConfigRaw {}
+unsafe impl aya::Pod for CoreConfigRaw {}
+unsafe impl aya::Pod for CoreStateRaw {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sizes as the C compiler lays the structs out (x86-64 and arm64 alike).
+    #[test]
+    fn layouts_match_the_c_header() {
+        assert_eq!(size_of::<Count>(), 16);
+        assert_eq!(size_of::<WeightKey>(), 20);
+        assert_eq!(size_of::<EdgeConfigRaw>(), 24);
+        assert_eq!(size_of::<CoreConfigRaw>(), 56);
+        assert_eq!(size_of::<CoreStateRaw>(), 96);
+    }
+}

@@ -1,0 +1,678 @@
+//! Attaching, configuring, reading and detaching the programs on real interfaces.
+//!
+//! Each program is attached with a tcx link (Linux 6.6 and later), at the egress (core;
+//! edge by default at the ingress) of the interface, ahead of its qdisc. The link and the
+//! maps are pinned in the BPF filesystem, so they outlive this process:
+//!
+//! ```text
+//! /sys/fs/bpf/csfq/<scope>/<interface>/<edge|core>/{link,config,counters,state|flows,weights}
+//! ```
+//!
+//! `<scope>` is `host`, or `netns-<name>` when a command entered a named network namespace.
+//! Detaching removes the pins, which removes the link; nothing else on the interface is
+//! touched (its qdiscs, tc filters and other tcx programs stay).
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::fs;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use aya::maps::{Array, LpmTrie, Map, MapData};
+use aya::programs::links::{FdLink, PinnedLink};
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
+use serde::Serialize;
+
+use crate::abi::{CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, WeightKey};
+use crate::loader::{insert_weight, load, map, read_counters, set_core_config, set_edge_config};
+use crate::{DpError, Role, AVAILABLE};
+
+const BPFFS: &str = "/sys/fs/bpf";
+const BPF_FS_MAGIC: i64 = 0xcafe4a11;
+/// `BPF_F_LOCK`: read a spin-locked value consistently.
+const BPF_F_LOCK: u64 = 4;
+
+static SCOPE: OnceLock<String> = OnceLock::new();
+
+fn scope() -> &'static str {
+    SCOPE.get().map_or("host", String::as_str)
+}
+
+/// Moves this process into the named network namespace (`ip netns add NAME`), so that
+/// interface names are those of that namespace; pins go under `netns-NAME`. Call it before
+/// any other thread starts.
+pub fn enter_netns(name: &str) -> Result<(), DpError> {
+    let err = |source| DpError::NoSuchNetns {
+        name: name.to_string(),
+        source,
+    };
+    if name.is_empty() || name.contains('/') || name.starts_with('.') {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a namespace name",
+        )));
+    }
+    let f = fs::File::open(Path::new("/run/netns").join(name)).map_err(err)?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: setns on a file descriptor we own; it changes only this thread's namespace,
+    // and the CLI calls this first, before any other thread exists.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EPERM) {
+            return Err(DpError::NotPermitted("entering a network namespace"));
+        }
+        return Err(err(e));
+    }
+    let _ = SCOPE.set(format!("netns-{name}"));
+    Ok(())
+}
+
+/// A weight class of the edge: flows whose source address is in `prefix/len` get labels
+/// `rate / weight` (weighted CSFQ, paper Section 2.4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightClass {
+    /// The prefix.
+    pub prefix: IpAddr,
+    /// Its length in bits.
+    pub len: u8,
+    /// The weight (> 0; 1 is the default class's).
+    pub weight: f64,
+}
+
+impl FromStr for WeightClass {
+    type Err = String;
+
+    /// `PREFIX/LEN=WEIGHT`, e.g. `10.0.1.0/24=2` or `2001:db8::/32=0.5`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected PREFIX/LEN=WEIGHT, e.g. 10.0.1.0/24=2";
+        let (net, w) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}`: {expected}"))?;
+        let (addr, len) = net
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}`: {expected}"))?;
+        let prefix: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("`{addr}` is not an IP address; {expected}"))?;
+        let max = if prefix.is_ipv4() { 32 } else { 128 };
+        let len: u8 = len
+            .parse()
+            .ok()
+            .filter(|&l| l <= max)
+            .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
+        let weight: f64 = w
+            .parse()
+            .ok()
+            .filter(|w: &f64| *w >= 0.001 && *w <= 1e6)
+            .ok_or_else(|| format!("`{w}` is not a weight in [0.001, 1e6]"))?;
+        Ok(WeightClass {
+            prefix,
+            len,
+            weight,
+        })
+    }
+}
+
+impl WeightClass {
+    fn key(&self) -> WeightKey {
+        match self.prefix {
+            IpAddr::V4(a) => {
+                let mut addr = [0u8; 16];
+                addr[10] = 0xff;
+                addr[11] = 0xff;
+                addr[12..].copy_from_slice(&a.octets());
+                WeightKey {
+                    prefixlen: 96 + self.len as u32,
+                    addr,
+                }
+            }
+            IpAddr::V6(a) => WeightKey {
+                prefixlen: self.len as u32,
+                addr: a.octets(),
+            },
+        }
+    }
+}
+
+fn milli(weight: f64) -> u32 {
+    ((weight * 1000.0).round() as u32).max(1)
+}
+
+/// The edge's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeSettings {
+    /// Averaging constant `K` of Eq. (3), ns (at most 1 s). Default 100 ms.
+    pub k_ns: u64,
+    /// Weight of flows no class matches. Default 1.
+    pub default_weight: f64,
+    /// Weight classes by source prefix.
+    pub weights: Vec<WeightClass>,
+    /// Flow-table size; the least recently seen flow is evicted when full. Default 65536.
+    pub flows: u32,
+    /// Attach at the interface's ingress (traffic entering the router on it: the default)
+    /// or egress.
+    pub ingress: bool,
+}
+
+impl Default for EdgeSettings {
+    fn default() -> Self {
+        EdgeSettings {
+            k_ns: 100_000_000,
+            default_weight: 1.0,
+            weights: Vec::new(),
+            flows: 65_536,
+            ingress: true,
+        }
+    }
+}
+
+/// The core's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreSettings {
+    /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
+    pub rate_bps: u64,
+    /// `K_alpha`, ns. Default 100 ms.
+    pub k_alpha_ns: u64,
+    /// `K_c`, ns. Default 100 ms.
+    pub k_c_ns: u64,
+    /// The virtual queue's size, bytes: set it to the shaper's limit. Default 64 KiB.
+    pub limit_bytes: u32,
+    /// Queue below which the core keeps `alpha = 0`, bytes. Default half the limit.
+    pub threshold_bytes: Option<u32>,
+    /// Buffer-overflow decreases of `alpha` per congestion epoch. Default 29.
+    pub overflow_budget: u32,
+}
+
+impl CoreSettings {
+    /// Defaults for a link of `rate_bps`.
+    pub fn new(rate_bps: u64) -> Self {
+        CoreSettings {
+            rate_bps,
+            k_alpha_ns: 100_000_000,
+            k_c_ns: 100_000_000,
+            limit_bytes: 65_536,
+            threshold_bytes: None,
+            overflow_budget: 29,
+        }
+    }
+
+    fn raw(&self) -> Result<CoreConfigRaw, DpError> {
+        let invalid = |field, why: &str| DpError::Invalid {
+            field,
+            why: why.to_string(),
+        };
+        if !(8..=4_000_000_000_000).contains(&self.rate_bps) {
+            return Err(invalid("rate", "must be from 8bit to 4tbit"));
+        }
+        if !(1500..=1 << 30).contains(&self.limit_bytes) {
+            return Err(invalid("limit", "must be from 1500 bytes to 1gb"));
+        }
+        for (field, v) in [("k-alpha", self.k_alpha_ns), ("k-c", self.k_c_ns)] {
+            if !(1_000..=1_000_000_000).contains(&v) {
+                return Err(invalid(field, "must be from 1us to 1s"));
+            }
+        }
+        let threshold = self.threshold_bytes.unwrap_or(self.limit_bytes / 2);
+        if threshold > self.limit_bytes {
+            return Err(invalid("threshold", "must not exceed the limit"));
+        }
+        Ok(CoreConfigRaw {
+            capacity_bps: self.rate_bps,
+            k_alpha_ns: self.k_alpha_ns,
+            k_c_ns: self.k_c_ns,
+            threshold_bytes: threshold,
+            limit_bytes: self.limit_bytes,
+            overflow_budget: self.overflow_budget,
+            ..Default::default()
+        })
+    }
+}
+
+impl EdgeSettings {
+    fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
+        if !(1_000..=1_000_000_000).contains(&self.k_ns) {
+            return Err(DpError::Invalid {
+                field: "k",
+                why: "must be from 1us to 1s".into(),
+            });
+        }
+        if !(self.default_weight >= 0.001 && self.default_weight <= 1e6) {
+            return Err(DpError::Invalid {
+                field: "default-weight",
+                why: "must be in [0.001, 1e6]".into(),
+            });
+        }
+        if !(16..=1 << 24).contains(&self.flows) {
+            return Err(DpError::Invalid {
+                field: "flows",
+                why: "must be from 16 to 16777216".into(),
+            });
+        }
+        Ok(EdgeConfigRaw {
+            k_ns: self.k_ns,
+            default_weight_milli: milli(self.default_weight),
+            ..Default::default()
+        })
+    }
+}
+
+/// What an attach did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachOutcome {
+    /// Loaded and attached the program.
+    Attached,
+    /// It was attached already: its settings were updated in place, state kept.
+    Updated,
+}
+
+fn dir(dev: &str, role: Role) -> PathBuf {
+    Path::new(BPFFS)
+        .join("csfq")
+        .join(scope())
+        .join(dev)
+        .join(role.name())
+}
+
+fn preflight(what: &'static str, dev: &str) -> Result<(), DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(DpError::NotPermitted(what));
+    }
+    ifindex(dev)?;
+    ensure_bpffs()
+}
+
+fn ifindex(dev: &str) -> Result<u32, DpError> {
+    let c = CString::new(dev).map_err(|_| DpError::NoSuchInterface(dev.to_string()))?;
+    // SAFETY: a valid NUL-terminated string.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 || dev.contains('/') {
+        return Err(DpError::NoSuchInterface(dev.to_string()));
+    }
+    Ok(i)
+}
+
+/// Mounts the BPF filesystem at /sys/fs/bpf unless it is there.
+fn ensure_bpffs() -> Result<(), DpError> {
+    let path = CString::new(BPFFS).expect("path");
+    // SAFETY: statfs into a zeroed struct we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(path.as_ptr(), &mut st) } == 0 && st.f_type as i64 == BPF_FS_MAGIC {
+        return Ok(());
+    }
+    let bpf = CString::new("bpf").expect("fstype");
+    // SAFETY: mount with valid NUL-terminated strings and no data.
+    let r = unsafe {
+        libc::mount(
+            bpf.as_ptr(),
+            path.as_ptr(),
+            bpf.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(DpError::Io {
+            what: "mounting the BPF filesystem at",
+            path: BPFFS.into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+fn pin_map(ebpf: &mut aya::Ebpf, name: &str, path: &Path) -> Result<(), DpError> {
+    map(ebpf, name)
+        .pin(path)
+        .map_err(|e| DpError::kernel(format!("pinning {}", path.display()), e))
+}
+
+fn open_pinned(path: &Path) -> Result<Map, DpError> {
+    let data = MapData::from_pin(path)
+        .map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))?;
+    Map::from_map_data(data).map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))
+}
+
+/// Loads, attaches and pins `role`'s program, or removes everything it made on failure.
+fn attach(
+    dev: &str,
+    role: Role,
+    ingress: bool,
+    mut ebpf: aya::Ebpf,
+    maps: &[&str],
+) -> Result<(), DpError> {
+    let d = dir(dev, role);
+    fs::create_dir_all(&d).map_err(|source| DpError::Io {
+        what: "creating",
+        path: d.clone(),
+        source,
+    })?;
+    let result = (|| {
+        for m in maps {
+            pin_map(&mut ebpf, m, &d.join(pin_name(m)))?;
+        }
+        let prog: &mut SchedClassifier = ebpf
+            .program_mut(role.program())
+            .expect("program")
+            .try_into()
+            .expect("classifier");
+        let at = if ingress {
+            TcAttachType::Ingress
+        } else {
+            TcAttachType::Egress
+        };
+        let id = prog
+            .attach_with_options(dev, at, TcAttachOptions::TcxOrder(LinkOrder::default()))
+            .map_err(|e| {
+                DpError::kernel(
+                    format!("attaching the {} to {dev} (tcx needs Linux 6.6 or later)", role.name()),
+                    e,
+                )
+            })?;
+        let link = prog
+            .take_link(id)
+            .map_err(|e| DpError::kernel("taking the link", e))?;
+        let fd: FdLink = link
+            .try_into()
+            .map_err(|e| DpError::kernel("the link is not a tcx link", e))?;
+        let p = d.join("link");
+        fd.pin(&p)
+            .map_err(|e| DpError::kernel(format!("pinning {}", p.display()), e))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = remove_pins(&d);
+    }
+    result
+}
+
+fn pin_name(map: &str) -> &str {
+    match map {
+        "edge_config" | "core_config" => "config",
+        "core_state" => "state",
+        other => other,
+    }
+}
+
+/// Attaches the edge to `dev`, or updates its settings if it is attached already.
+pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp edge attach", dev)?;
+    let d = dir(dev, Role::Edge);
+    if d.join("link").exists() {
+        let mut cfg = open_pinned(&d.join("config"))?;
+        let mut a: Array<&mut MapData, EdgeConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        a.set(0, raw, 0)
+            .map_err(|e| DpError::kernel("writing the edge configuration", e))?;
+        let mut w = open_pinned(&d.join("weights"))?;
+        let mut trie = LpmTrie::try_from(&mut w).expect("lpm trie");
+        for c in &s.weights {
+            insert_weight(&mut trie, &c.key(), milli(c.weight))?;
+        }
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load(Role::Edge, Some(s.flows))?;
+    set_edge_config(&mut ebpf, &raw)?;
+    {
+        let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
+        for c in &s.weights {
+            insert_weight(&mut trie, &c.key(), milli(c.weight))?;
+        }
+    }
+    attach(
+        dev,
+        Role::Edge,
+        s.ingress,
+        ebpf,
+        &["edge_config", "counters", "flows", "weights"],
+    )?;
+    Ok(AttachOutcome::Attached)
+}
+
+/// Attaches the core to `dev`'s egress, or updates its settings if attached already.
+pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp core attach", dev)?;
+    let d = dir(dev, Role::Core);
+    if d.join("link").exists() {
+        let mut cfg = open_pinned(&d.join("config"))?;
+        let mut a: Array<&mut MapData, CoreConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        a.set(0, raw, 0)
+            .map_err(|e| DpError::kernel("writing the core configuration", e))?;
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load(Role::Core, None)?;
+    set_core_config(&mut ebpf, &raw)?;
+    attach(
+        dev,
+        Role::Core,
+        false,
+        ebpf,
+        &["core_config", "counters", "core_state"],
+    )?;
+    Ok(AttachOutcome::Attached)
+}
+
+fn remove_pins(d: &Path) -> std::io::Result<()> {
+    // The link first: removing its pin detaches the program.
+    let link = d.join("link");
+    if link.exists() {
+        fs::remove_file(&link)?;
+    }
+    if let Ok(entries) = fs::read_dir(d) {
+        for e in entries.flatten() {
+            fs::remove_file(e.path())?;
+        }
+    }
+    fs::remove_dir(d)?;
+    if let Some(parent) = d.parent() {
+        let _ = fs::remove_dir(parent); // only when empty
+    }
+    Ok(())
+}
+
+/// Detaches whatever csfq attached to `dev` (edge, core or both); returns what it removed.
+pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(DpError::NotPermitted("csfq dp detach"));
+    }
+    let mut removed = Vec::new();
+    for role in [Role::Edge, Role::Core] {
+        let d = dir(dev, role);
+        if d.exists() {
+            // Opening the pinned link first checks it is a link before unpinning it.
+            if let Ok(l) = PinnedLink::from_pin(d.join("link")) {
+                drop(l);
+            }
+            remove_pins(&d).map_err(|source| DpError::Io {
+                what: "removing",
+                path: d.clone(),
+                source,
+            })?;
+            removed.push(role);
+        }
+    }
+    if removed.is_empty() {
+        return Err(DpError::NotAttached(dev.to_string()));
+    }
+    Ok(removed)
+}
+
+/// A program's counters and state on one interface.
+#[derive(Debug, Clone, Serialize)]
+pub struct InterfaceStats {
+    /// `host` or `netns-NAME`.
+    pub scope: String,
+    /// The interface.
+    pub interface: String,
+    /// Edge or core.
+    pub role: Role,
+    /// Packets and bytes by what happened to them.
+    pub counters: BTreeMap<&'static str, CountJson>,
+    /// The edge's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge: Option<EdgeStats>,
+    /// The core's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core: Option<CoreStats>,
+}
+
+/// A counter.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct CountJson {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+impl From<Count> for CountJson {
+    fn from(c: Count) -> Self {
+        CountJson {
+            packets: c.packets,
+            bytes: c.bytes,
+        }
+    }
+}
+
+/// The edge's state.
+#[derive(Debug, Clone, Serialize)]
+pub struct EdgeStats {
+    /// Flows in the table.
+    pub flows: u64,
+    /// `K`, ns.
+    pub k_ns: u64,
+}
+
+/// The core's state: `A`, `F` and `alpha` as of its last packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `A`: the arrival rate, bit/s.
+    pub arrival_bps: u64,
+    /// `F`: the accepted rate, bit/s.
+    pub accepted_bps: u64,
+    /// `alpha`: the fair share, bit/s (0: not congested, nothing dropped).
+    pub alpha_bps: u64,
+    /// In a congested window.
+    pub congested: bool,
+    /// The virtual queue now, bytes.
+    pub queue_bytes: u64,
+}
+
+fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime into a zeroed struct we own.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceStats, DpError> {
+    let counters = read_counters(&open_pinned(&d.join("counters"))?)?
+        .into_iter()
+        .map(|(c, v)| (c.name(), v.into()))
+        .collect();
+    let (mut edge, mut core) = (None, None);
+    match role {
+        Role::Edge => {
+            let cfg = open_pinned(&d.join("config"))?;
+            let a: Array<&MapData, EdgeConfigRaw> = Array::try_from(&cfg).expect("array");
+            let c = a
+                .get(&0, 0)
+                .map_err(|e| DpError::kernel("reading the edge configuration", e))?;
+            let flows = open_pinned(&d.join("flows"))?;
+            let n = match &flows {
+                Map::LruHashMap(m) => {
+                    let h: aya::maps::HashMap<&MapData, [u8; 40], [u8; 32]> =
+                        aya::maps::HashMap::try_from(&flows).expect("lru hash");
+                    let _ = m;
+                    h.keys().filter(|k| k.is_ok()).count() as u64
+                }
+                _ => 0,
+            };
+            edge = Some(EdgeStats {
+                flows: n,
+                k_ns: c.k_ns,
+            });
+        }
+        Role::Core => {
+            let cfg = open_pinned(&d.join("config"))?;
+            let a: Array<&MapData, CoreConfigRaw> = Array::try_from(&cfg).expect("array");
+            let c = a
+                .get(&0, 0)
+                .map_err(|e| DpError::kernel("reading the core configuration", e))?;
+            let st = open_pinned(&d.join("state"))?;
+            let s: Array<&MapData, CoreStateRaw> = Array::try_from(&st).expect("array");
+            let s = s
+                .get(&0, BPF_F_LOCK)
+                .map_err(|e| DpError::kernel("reading the core state", e))?;
+            let now = monotonic_ns();
+            let queue_bytes = if s.vq_finish_ns > now {
+                ((s.vq_finish_ns - now) as u128 * c.capacity_bps as u128 / 8_000_000_000) as u64
+            } else {
+                0
+            };
+            core = Some(CoreStats {
+                capacity_bps: c.capacity_bps,
+                arrival_bps: s.arrival.rate_bps,
+                accepted_bps: s.accepted.rate_bps,
+                alpha_bps: s.alpha_bps,
+                congested: s.congested != 0,
+                queue_bytes,
+            });
+        }
+    }
+    Ok(InterfaceStats {
+        scope: scope.to_string(),
+        interface: dev.to_string(),
+        role,
+        counters,
+        edge,
+        core,
+    })
+}
+
+/// Counters and state of every program csfq attached, in every scope, sorted.
+pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(DpError::NotPermitted("csfq dp stats"));
+    }
+    let root = Path::new(BPFFS).join("csfq");
+    let mut out = Vec::new();
+    let list = |p: &Path| -> Vec<(String, PathBuf)> {
+        let mut v: Vec<_> = fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        v.sort();
+        v
+    };
+    for (scope, sp) in list(&root) {
+        for (dev, dp) in list(&sp) {
+            for role in [Role::Edge, Role::Core] {
+                let d = dp.join(role.name());
+                if d.join("link").exists() {
+                    out.push(read_one(&scope, &dev, role, &d)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,118 @@
+//! CSFQ on Linux packets: the edge and core as eBPF tc programs, and their loader.
+//!
+//! - `bpf/edge.bpf.c` estimates each flow's rate with Eq. (3) and writes the label into the
+//!   IPv4 Identification field (atomic datagrams, checksum fixed) or the IPv6 flow label.
+//! - `bpf/core.bpf.c` keeps only aggregate state (`A`, `F`, `alpha`) and drops with
+//!   probability `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)`.
+//!
+//! Their arithmetic is [`csfq_algo::fixed`]'s, and its tables are generated from it at
+//! build time; `testdata/csfq-fixed-vectors.csv` keeps the two equal (see the tests).
+//!
+//! [`attach_edge`], [`attach_core`], [`detach`] and [`stats`] are what `csfq dp` runs;
+//! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
+
+pub mod abi;
+mod dataplane;
+mod loader;
+pub mod units;
+
+pub use dataplane::{
+    attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome, CoreSettings,
+    CoreStats, EdgeSettings, EdgeStats, InterfaceStats, WeightClass,
+};
+pub use loader::TestProgram;
+
+use thiserror::Error;
+
+/// Whether this build carries the eBPF programs (clang and libbpf's headers were found).
+pub const AVAILABLE: bool = cfg!(csfq_bpf);
+
+/// Which program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Labels packets entering the island.
+    Edge,
+    /// Drops and relabels at a bottleneck.
+    Core,
+}
+
+impl Role {
+    /// `edge` or `core`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Edge => "edge",
+            Role::Core => "core",
+        }
+    }
+
+    fn program(self) -> &'static str {
+        match self {
+            Role::Edge => "csfq_edge",
+            Role::Core => "csfq_core",
+        }
+    }
+}
+
+/// Why a dataplane operation failed.
+#[derive(Debug, Error)]
+pub enum DpError {
+    /// The programs were not built into this binary.
+    #[error(
+        "this csfq was built without the eBPF dataplane (clang or libbpf's headers were \
+         missing); on Debian: apt-get install clang libbpf-dev, then rebuild"
+    )]
+    Unavailable,
+    /// Not root (or without CAP_BPF and CAP_NET_ADMIN).
+    #[error("{0} needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo")]
+    NotPermitted(&'static str),
+    /// No such interface in this network namespace.
+    #[error("no interface `{0}` in this network namespace (see `ip link`)")]
+    NoSuchInterface(String),
+    /// No such named network namespace.
+    #[error("no network namespace `{name}` (see `ip netns list`): {source}")]
+    NoSuchNetns {
+        /// The name given.
+        name: String,
+        /// What opening or entering it said.
+        source: std::io::Error,
+    },
+    /// Nothing of csfq's is attached there.
+    #[error("csfq has nothing attached to `{0}`")]
+    NotAttached(String),
+    /// A setting out of range.
+    #[error("invalid {field}: {why}")]
+    Invalid {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The kernel refused to load, attach or pin something.
+    #[error("{what}: {source}")]
+    Kernel {
+        /// What was being done.
+        what: String,
+        /// The loader's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A filesystem operation on the BPF filesystem failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Where.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl DpError {
+    fn kernel(what: impl Into<String>, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        DpError::Kernel {
+            what: what.into(),
+            source: Box::new(e),
+        }
+    }
+}

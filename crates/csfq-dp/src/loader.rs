@@ -1,0 +1,188 @@
+//! Opening the embedded objects, and running a program on crafted packets.
+
+use aya::maps::{Array, LpmTrie, MapData, PerCpuArray};
+use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
+use aya::{Ebpf, EbpfLoader};
+
+use crate::abi::{CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, WeightKey};
+use crate::{DpError, Role, AVAILABLE};
+
+static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
+static CORE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o"));
+
+/// Loads `role`'s object and its program into the kernel (not attached anywhere).
+/// `flows`: the edge's flow-table size.
+pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    let mut loader = EbpfLoader::new();
+    if let (Role::Edge, Some(n)) = (role, flows) {
+        loader.map_max_entries("flows", n);
+    }
+    let obj = match role {
+        Role::Edge => EDGE_OBJ,
+        Role::Core => CORE_OBJ,
+    };
+    let mut ebpf = loader.load(obj).map_err(|e| {
+        if is_eperm(&e) {
+            DpError::NotPermitted("loading eBPF programs")
+        } else {
+            DpError::kernel(format!("loading the {} object", role.name()), e)
+        }
+    })?;
+    let prog: &mut SchedClassifier = ebpf
+        .program_mut(role.program())
+        .expect("program in object")
+        .try_into()
+        .expect("a tc classifier");
+    prog.load().map_err(|e| {
+        if is_eperm(&e) {
+            DpError::NotPermitted("loading eBPF programs")
+        } else {
+            DpError::kernel(format!("the kernel refused the {} program", role.name()), e)
+        }
+    })?;
+    Ok(ebpf)
+}
+
+fn is_eperm(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.raw_os_error() == Some(libc::EPERM) {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    false
+}
+
+pub(crate) fn map<'a>(ebpf: &'a mut Ebpf, name: &str) -> &'a mut aya::maps::Map {
+    ebpf.map_mut(name).expect("map in object")
+}
+
+pub(crate) fn set_edge_config(ebpf: &mut Ebpf, c: &EdgeConfigRaw) -> Result<(), DpError> {
+    let mut a: Array<&mut MapData, EdgeConfigRaw> =
+        Array::try_from(map(ebpf, "edge_config")).expect("array");
+    a.set(0, c, 0)
+        .map_err(|e| DpError::kernel("writing the edge configuration", e))
+}
+
+pub(crate) fn set_core_config(ebpf: &mut Ebpf, c: &CoreConfigRaw) -> Result<(), DpError> {
+    let mut a: Array<&mut MapData, CoreConfigRaw> =
+        Array::try_from(map(ebpf, "core_config")).expect("array");
+    a.set(0, c, 0)
+        .map_err(|e| DpError::kernel("writing the core configuration", e))
+}
+
+pub(crate) fn insert_weight(
+    trie: &mut LpmTrie<&mut MapData, [u8; 16], u32>,
+    key: &WeightKey,
+    milli: u32,
+) -> Result<(), DpError> {
+    let k = aya::maps::lpm_trie::Key::new(key.prefixlen, key.addr);
+    trie.insert(&k, milli, 0)
+        .map_err(|e| DpError::kernel("writing a weight class", e))
+}
+
+pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)>, DpError> {
+    let a: PerCpuArray<&MapData, Count> = PerCpuArray::try_from(map).expect("per-cpu array");
+    Counter::ALL
+        .iter()
+        .map(|&c| {
+            let per_cpu = a
+                .get(&(c as u32), 0)
+                .map_err(|e| DpError::kernel("reading the counters", e))?;
+            let total = per_cpu.iter().fold(Count::default(), |acc, v| Count {
+                packets: acc.packets + v.packets,
+                bytes: acc.bytes + v.bytes,
+            });
+            Ok((c, total))
+        })
+        .collect()
+}
+
+/// One of the programs loaded into the kernel but not attached, for running on crafted
+/// packets with `BPF_PROG_TEST_RUN`. In test mode the programs take their clock (and the
+/// core its random draw and queue) from the configuration instead of the kernel.
+pub struct TestProgram {
+    ebpf: Ebpf,
+    role: Role,
+}
+
+impl TestProgram {
+    /// Loads `role`'s program. Needs root.
+    pub fn load(role: Role) -> Result<Self, DpError> {
+        Ok(TestProgram {
+            ebpf: load(role, None)?,
+            role,
+        })
+    }
+
+    /// Loads the edge with a flow table of `flows` entries.
+    pub fn load_edge(flows: u32) -> Result<Self, DpError> {
+        Ok(TestProgram {
+            ebpf: load(Role::Edge, Some(flows))?,
+            role: Role::Edge,
+        })
+    }
+
+    /// Sets the edge's configuration (`test_mode` and `test_now_ns` included).
+    pub fn set_edge_config(&mut self, c: &EdgeConfigRaw) -> Result<(), DpError> {
+        set_edge_config(&mut self.ebpf, c)
+    }
+
+    /// Sets the core's configuration (test inputs included).
+    pub fn set_core_config(&mut self, c: &CoreConfigRaw) -> Result<(), DpError> {
+        set_core_config(&mut self.ebpf, c)
+    }
+
+    /// Adds an edge weight class: flows from `addr/prefixlen` (IPv6 form) get `milli`/1000.
+    pub fn add_weight(&mut self, key: WeightKey, milli: u32) -> Result<(), DpError> {
+        let mut trie = LpmTrie::try_from(map(&mut self.ebpf, "weights")).expect("lpm trie");
+        insert_weight(&mut trie, &key, milli)
+    }
+
+    /// Runs the program once on `frame` (an Ethernet frame); returns the program's return
+    /// code (`-1`: pass on, `2`: drop) and the frame as the program left it.
+    pub fn run(&self, frame: &[u8]) -> Result<(i32, Vec<u8>), DpError> {
+        self.run_repeat(frame, 1).map(|(r, out, _)| (r, out))
+    }
+
+    /// Runs the program `repeat` times on `frame`; also returns the kernel's mean time per
+    /// run, ns.
+    pub fn run_repeat(&self, frame: &[u8], repeat: u32) -> Result<(i32, Vec<u8>, u64), DpError> {
+        let prog: &SchedClassifier = self
+            .ebpf
+            .program(self.role.program())
+            .expect("program")
+            .try_into()
+            .expect("classifier");
+        let mut out = vec![0u8; frame.len() + 256];
+        let mut opts = TestRunOptions::default();
+        opts.data_in = Some(frame);
+        opts.data_out = Some(&mut out);
+        opts.repeat = repeat;
+        let r = prog
+            .test_run(opts)
+            .map_err(|e| DpError::kernel("BPF_PROG_TEST_RUN", e))?;
+        let n = r.data_size_out as usize;
+        out.truncate(n);
+        Ok((r.return_value as i32, out, r.duration.as_nanos() as u64))
+    }
+
+    /// The counters, summed over CPUs.
+    pub fn counters(&self) -> Result<Vec<(Counter, Count)>, DpError> {
+        read_counters(self.ebpf.map("counters").expect("counters"))
+    }
+
+    /// The core's aggregate state.
+    pub fn core_state(&self) -> Result<CoreStateRaw, DpError> {
+        let a: Array<&MapData, CoreStateRaw> =
+            Array::try_from(self.ebpf.map("core_state").expect("core_state")).expect("array");
+        a.get(&0, 0)
+            .map_err(|e| DpError::kernel("reading the core state", e))
+    }
+}

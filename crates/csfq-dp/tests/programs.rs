@@ -1,0 +1,314 @@
+//! The eBPF programs on crafted packets (BPF_PROG_TEST_RUN): labels written where they
+//! should be, checksums valid, nothing else touched, and the same numbers as the Rust
+//! model (`csfq_algo::fixed`) on the shared vectors. Needs root; skipped with the reason
+//! elsewhere (and failing instead when CSFQ_DP_REQUIRED is set).
+
+mod common;
+
+use common::*;
+use csfq_algo::fixed::{decode_label, encode_label, FixedRate, tables};
+use csfq_algo::label_codec::LabelCodec;
+use csfq_dp::abi::{CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey};
+use csfq_dp::{Role, TestProgram};
+
+const PASS: i32 = -1; // TC_ACT_UNSPEC: on to the next filter / the qdisc
+const SHOT: i32 = 2; // TC_ACT_SHOT
+
+fn edge(k_ns: u64) -> TestProgram {
+    let mut p = TestProgram::load(Role::Edge).expect("load edge");
+    p.set_edge_config(&EdgeConfigRaw {
+        k_ns,
+        default_weight_milli: 1000,
+        test_mode: 1,
+        test_now_ns: 0,
+    })
+    .unwrap();
+    p
+}
+
+fn edge_at(p: &mut TestProgram, k_ns: u64, now: u64) {
+    p.set_edge_config(&EdgeConfigRaw {
+        k_ns,
+        default_weight_milli: 1000,
+        test_mode: 1,
+        test_now_ns: now,
+    })
+    .unwrap();
+}
+
+fn count(p: &TestProgram, c: Counter) -> u64 {
+    p.counters()
+        .unwrap()
+        .into_iter()
+        .find(|(k, _)| *k == c)
+        .map(|(_, v)| v.packets)
+        .unwrap()
+}
+
+/// The edge's Eq. (3) equals the model's on the shared vectors (64 packets with bursts,
+/// gaps and same-instant arrivals), for IPv4 and IPv6: each packet leaves carrying
+/// exactly the model's rate, encoded; the IPv4 checksum verifies; no other byte changes.
+#[test]
+fn edge_labels_equal_the_model_on_the_vectors() {
+    if !dataplane_or_skip("edge_labels_equal_the_model_on_the_vectors") {
+        return;
+    }
+    let lines = vectors("rate");
+    assert_eq!(lines.len(), 64);
+    for v6 in [false, true] {
+        let k = lines[0][2];
+        let mut p = edge(k);
+        for (i, l) in lines.iter().enumerate() {
+            let (now, bytes, rate) = (l[0], l[1] as usize, l[3]);
+            edge_at(&mut p, k, now);
+            let frame = if v6 {
+                v6_frame(17, 0x2e, 0xabcde, 4000, bytes.max(62))
+            } else {
+                V4 {
+                    frame_len: bytes,
+                    id: 0xbeef ^ i as u16, // a label from outside, to be overwritten
+                    ..Default::default()
+                }
+                .frame()
+            };
+            let (ret, out) = p.run(&frame).unwrap();
+            assert_eq!(ret, PASS);
+            let diff = changed(&frame, &out);
+            if v6 {
+                // bytes.max(62): the first IPv6 frames are padded, so rate from the model
+                // over the padded sizes.
+                continue_v6(&out, &diff);
+            } else {
+                let want = encode_label(&LabelCodec::FLOAT16, rate) as u16;
+                assert_eq!(v4_id(&out), want, "packet {i} at {now} ns: rate {rate}");
+                assert!(v4_checksum_ok(&out), "packet {i}: checksum");
+                assert!(diff.iter().all(|&b| (18..20).contains(&b) || (24..26).contains(&b)), "packet {i} changed bytes {diff:?}");
+            }
+        }
+        assert_eq!(count(&p, Counter::Labeled), 64);
+        assert_eq!(count(&p, Counter::NewFlow), 1);
+    }
+}
+
+fn continue_v6(out: &[u8], diff: &[usize]) {
+    // Version and traffic class stay; only the flow label's bits may change.
+    assert_eq!(out[14] >> 4, 6);
+    assert_eq!(((out[14] & 0x0f) << 4) | (out[15] >> 4), 0x2e);
+    assert!(diff.iter().all(|&b| (15..18).contains(&b)), "changed bytes {diff:?}");
+}
+
+/// IPv6: the flow label carries the model's rate as a 20-bit float.
+#[test]
+fn edge_labels_ipv6_flow_label() {
+    if !dataplane_or_skip("edge_labels_ipv6_flow_label") {
+        return;
+    }
+    let k = 100_000_000;
+    let mut p = edge(k);
+    let mut model = FixedRate::default();
+    let mut now = 1_000_000;
+    for i in 0..1000u64 {
+        now += 1_000_000 + (i % 7) * 37_000; // 1000-byte frames every 1.111 ms: 7.2 Mbit/s
+        edge_at(&mut p, k, now);
+        let frame = v6_frame(6, 0, 0x12345, 4000, 1000);
+        let (ret, out) = p.run(&frame).unwrap();
+        assert_eq!(ret, PASS);
+        let rate = model.update(tables(), now, 1000, k);
+        assert_eq!(v6_label(&out), encode_label(&LabelCodec::FLOAT20, rate), "packet {i}");
+        continue_v6_tc0(&out);
+    }
+    let last = decode_label(&LabelCodec::FLOAT20, v6_label(&p.run(&v6_frame(6, 0, 0, 4000, 1000)).unwrap().1));
+    assert!((6.9e6..7.5e6).contains(&(last as f64)), "rate {last}");
+}
+
+fn continue_v6_tc0(out: &[u8]) {
+    assert_eq!(out[14] >> 4, 6);
+}
+
+/// Traffic the edge does not label passes untouched and is counted: IPv4 without DF,
+/// fragments, non-IP, truncated headers. ICMP with DF is labeled (keyed by addresses).
+#[test]
+fn edge_passes_what_it_cannot_label() {
+    if !dataplane_or_skip("edge_passes_what_it_cannot_label") {
+        return;
+    }
+    let mut p = edge(100_000_000);
+    edge_at(&mut p, 100_000_000, 5_000_000);
+    let cases: Vec<(&str, Vec<u8>, Counter)> = vec![
+        ("no DF", V4 { frag: 0, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        ("first fragment", V4 { frag: 0x2000, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        ("later fragment", V4 { frag: 0x00b9, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        ("ARP", arp_frame(), Counter::PassNotIp),
+        ("IPv4 without its ports", V4::default().frame()[..34].to_vec(), Counter::PassTruncated),
+        ("IPv6 without its ports", v6_frame(17, 0, 0, 1, 100)[..54].to_vec(), Counter::PassTruncated),
+    ];
+    for (name, frame, counter) in &cases {
+        let before = count(&p, *counter);
+        let (ret, out) = p.run(frame).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(ret, PASS, "{name}");
+        assert_eq!(&out, frame, "{name}: changed");
+        assert_eq!(count(&p, *counter), before + 1, "{name}: counter {counter:?}");
+    }
+    assert_eq!(count(&p, Counter::Labeled), 0);
+    // ICMP with DF: labeled (first packet of its flow: rate 0, code 0), checksum fixed.
+    let icmp = V4 { proto: 1, id: 0x7777, ..Default::default() }.frame();
+    let (_, out) = p.run(&icmp).unwrap();
+    assert_eq!(v4_id(&out), 0);
+    assert!(v4_checksum_ok(&out));
+    assert_eq!(count(&p, Counter::Labeled), 1);
+}
+
+/// Weighted CSFQ: a flow in a class of weight 2 carries half its rate as its label.
+#[test]
+fn edge_weight_classes() {
+    if !dataplane_or_skip("edge_weight_classes") {
+        return;
+    }
+    let k = 100_000_000;
+    let mut p = edge(k);
+    let mut addr = [0u8; 16];
+    addr[10] = 0xff;
+    addr[11] = 0xff;
+    addr[12..].copy_from_slice(&[10, 0, 1, 0]);
+    p.add_weight(WeightKey { prefixlen: 96 + 24, addr }, 2000).unwrap();
+    let (mut heavy, mut plain) = (FixedRate::default(), FixedRate::default());
+    let mut now = 1_000_000;
+    for i in 0..100 {
+        now += 800_000;
+        edge_at(&mut p, k, now);
+        let a = V4 { src: [10, 0, 1, 7], ..Default::default() }.frame();
+        let b = V4 { src: [10, 0, 9, 7], ..Default::default() }.frame();
+        let (ra, rb) = (heavy.update(tables(), now, 1000, k), plain.update(tables(), now, 1000, k));
+        assert_eq!(v4_id(&p.run(&a).unwrap().1), encode_label(&LabelCodec::FLOAT16, ra * 1000 / 2000) as u16, "{i}");
+        assert_eq!(v4_id(&p.run(&b).unwrap().1), encode_label(&LabelCodec::FLOAT16, rb) as u16, "{i}");
+    }
+}
+
+/// A full flow table evicts the least recently seen flow and never refuses a packet.
+#[test]
+fn edge_full_flow_table_evicts() {
+    if !dataplane_or_skip("edge_full_flow_table_evicts") {
+        return;
+    }
+    let mut p = TestProgram::load_edge(16).unwrap();
+    for i in 0..200u16 {
+        p.set_edge_config(&EdgeConfigRaw { k_ns: 100_000_000, default_weight_milli: 1000, test_mode: 1, test_now_ns: 1_000 + i as u64 }).unwrap();
+        let f = V4 { sport: 10_000 + i, ..Default::default() }.frame();
+        assert_eq!(p.run(&f).unwrap().0, PASS);
+    }
+    assert_eq!(count(&p, Counter::Labeled), 200);
+    assert_eq!(count(&p, Counter::NewFlow), 200);
+    assert_eq!(count(&p, Counter::WriteFailed), 0);
+}
+
+fn core_config(now: u64, draw: u32, queue: u32) -> CoreConfigRaw {
+    CoreConfigRaw {
+        capacity_bps: 10_000_000,
+        k_alpha_ns: 100_000_000,
+        k_c_ns: 100_000_000,
+        threshold_bytes: 32_000,
+        limit_bytes: u32::MAX,
+        overflow_budget: 29,
+        test_mode: 1,
+        test_now_ns: now,
+        test_draw: draw,
+        test_queue_bytes: queue,
+    }
+}
+
+/// The core equals the model on the shared vectors: 1500 packets of two flows (one at 3x
+/// the fair share) through a 10 Mbit/s link: the same drops, the same relabels, and the same
+/// alpha after every packet.
+#[test]
+fn core_equals_the_model_on_the_vectors() {
+    if !dataplane_or_skip("core_equals_the_model_on_the_vectors") {
+        return;
+    }
+    let lines = vectors("core");
+    assert_eq!(lines.len(), 1500);
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    let mut q_in = 0u32;
+    let (mut drops, mut relabels) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        let (now, bytes, label, q_after, draw, out_label, alpha) =
+            (l[0], l[1] as usize, l[2], l[3] as u32, l[4] as u32, l[5], l[6]);
+        p.set_core_config(&core_config(now, draw, q_in)).unwrap();
+        let code = encode_label(&LabelCodec::FLOAT16, label) as u16;
+        assert_eq!(decode_label(&LabelCodec::FLOAT16, code as u32), label, "vector labels are carried values");
+        let frame = V4 { id: code, frame_len: bytes, ..Default::default() }.frame();
+        let (ret, out) = p.run(&frame).unwrap();
+        if out_label == 0 {
+            assert_eq!(ret, SHOT, "packet {i} at {now}: the model drops it");
+            drops += 1;
+        } else {
+            assert_eq!(ret, PASS, "packet {i} at {now}: the model forwards it");
+            let want = encode_label(&LabelCodec::FLOAT16, out_label) as u16;
+            assert_eq!(v4_id(&out), want, "packet {i}: label");
+            assert!(v4_checksum_ok(&out), "packet {i}: checksum");
+            if want != code {
+                relabels += 1;
+            }
+        }
+        assert_eq!(p.core_state().unwrap().alpha_bps, alpha, "packet {i} at {now}: alpha");
+        q_in = q_after;
+    }
+    assert!(drops > 100 && relabels > 100, "the vectors exercise both: {drops} drops, {relabels} relabels");
+    assert_eq!(count(&p, Counter::DropProbabilistic), drops);
+    assert_eq!(count(&p, Counter::Relabeled), relabels);
+}
+
+/// Unlabeled (label 0), non-atomic and non-IP packets pass the core untouched. (A truncated
+/// IP header cannot be fed to it: BPF_PROG_TEST_RUN refuses one; the edge's tests cover the
+/// shared parser's truncation paths.)
+#[test]
+fn core_passes_what_it_cannot_read() {
+    if !dataplane_or_skip("core_passes_what_it_cannot_read") {
+        return;
+    }
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    p.set_core_config(&core_config(1_000_000, 0, 0)).unwrap();
+    let cases: Vec<(&str, Vec<u8>, Counter)> = vec![
+        ("label 0", V4 { id: 0, ..Default::default() }.frame(), Counter::PassUnlabeled),
+        ("no DF", V4 { frag: 0, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        ("fragment", V4 { frag: 0x6000, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        ("ARP", arp_frame(), Counter::PassNotIp),
+        ("IPv4 ethertype, version 6", bad_version(), Counter::PassNotIp),
+    ];
+    for (name, frame, counter) in &cases {
+        let before = count(&p, *counter);
+        let (ret, out) = p.run(frame).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(ret, PASS, "{name}");
+        assert_eq!(&out, frame, "{name}");
+        assert_eq!(count(&p, *counter), before + 1, "{name}");
+    }
+}
+
+fn bad_version() -> Vec<u8> {
+    let mut f = V4 { id: 0x4321, ..Default::default() }.frame();
+    f[14] = 0x65;
+    f
+}
+
+/// Outside test mode the virtual queue at rate C fills: a burst of 1000-byte packets at
+/// line rate into a 10 Mbit/s core with a 16 KB limit overflows after 16 packets.
+#[test]
+fn core_virtual_queue_overflows() {
+    if !dataplane_or_skip("core_virtual_queue_overflows") {
+        return;
+    }
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    let mut c = core_config(0, 0, 0);
+    c.test_mode = 0;
+    c.limit_bytes = 16_000;
+    c.threshold_bytes = 8_000;
+    p.set_core_config(&c).unwrap();
+    // A burst takes microseconds here, against 800 us per packet at C.
+    let frame = V4 { id: encode_label(&LabelCodec::FLOAT16, 1_000_000) as u16, ..Default::default() }.frame();
+    let mut verdicts = Vec::new();
+    for _ in 0..20 {
+        verdicts.push(p.run(&frame).unwrap().0);
+    }
+    assert!(verdicts[..16].iter().all(|&v| v == PASS), "{verdicts:?}");
+    assert!(verdicts[16..].iter().all(|&v| v == SHOT), "{verdicts:?}");
+    assert_eq!(count(&p, Counter::DropOverflow), 4);
+}
