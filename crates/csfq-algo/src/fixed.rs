@@ -152,21 +152,15 @@ pub fn encode_label(codec: &LabelCodec, rate_bps: u64) -> u32 {
     }
     let m_bits = codec.mantissa_bits;
     let mut e = (63 - x.leading_zeros()) as u64; // floor(log2 x)
-    // The mantissa with one extra bit for rounding is floor(rate 2^(M+1) / d) with
-    // d = unit 2^e <= rate: the quotient's leading 1, then M + 1 bits of long division
-    // (no 128-bit arithmetic, which eBPF lacks; `r` and `d - r` never overflow).
-    let d = codec.unit_bps << e;
-    let mut r = rate_bps - d;
-    let mut scaled = 1u64;
-    for _ in 0..=m_bits {
-        if r >= d - r {
-            r -= d - r;
-            scaled = scaled * 2 + 1;
-        } else {
-            r += r;
-            scaled *= 2;
-        }
-    }
+                                                 // The mantissa with one extra bit for rounding: floor(rate 2^(M+1) / (unit 2^e)), as
+                                                 // one shift and one division (floor(floor(a/b)/c) = floor(a/bc)): no 128-bit
+                                                 // arithmetic, which eBPF lacks. Shifting left, rate < 2^(e+1) unit, so it fits.
+    let s = m_bits as u64 + 1;
+    let scaled = if e >= s {
+        (rate_bps >> (e - s)) / codec.unit_bps
+    } else {
+        (rate_bps << (s - e)) / codec.unit_bps
+    };
     // scaled is in [2^(M+1), 2^(M+2)): round half up, drop the implicit 1.
     let mut m = scaled.div_ceil(2) - (1 << m_bits);
     if m == 1 << m_bits {

@@ -1,7 +1,8 @@
 //! `csfq`: run scenarios, reproduce the papers' experiments, compute max-min allocations,
-//! and measure the simulator's speed.
+//! measure the simulator's speed, and run CSFQ on real interfaces (`csfq dp`).
 
 mod bench;
+mod dp;
 mod plot;
 mod reproduce;
 mod run;
@@ -69,6 +70,8 @@ enum Command {
         #[arg(long)]
         large: bool,
     },
+    /// The eBPF dataplane on real interfaces: attach, stats, detach (needs root).
+    Dp(dp::Dp),
 }
 
 /// A table in the style every command prints.
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         }
         Command::Maxmin { scenario } => run::maxmin(&scenario),
         Command::Bench { repeat, large } => bench::bench(repeat, large),
+        Command::Dp(args) => dp::dp(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -154,3 +154,45 @@ fn reproduce_all_writes_the_report() {
     }
     assert!(md.contains("**Verdict:**"));
 }
+
+/// `csfq dp` rejects bad units and weights before touching the kernel, saying what it
+/// expected, with clap's usage-error status.
+#[test]
+fn dp_rejects_bad_units_with_what_it_expected() {
+    let d = tmp("dp-units");
+    for (args, needle) in [
+        (
+            vec!["dp", "core", "attach", "--dev", "eth0", "--rate", "10mbits"],
+            "tc rate unit",
+        ),
+        (
+            vec![
+                "dp", "core", "attach", "--dev", "eth0", "--rate", "10mbit", "--limit", "64kib",
+            ],
+            "tc size unit",
+        ),
+        (
+            vec!["dp", "edge", "attach", "--dev", "eth0", "--k", "1h"],
+            "tc time unit",
+        ),
+        (
+            vec![
+                "dp",
+                "edge",
+                "attach",
+                "--dev",
+                "eth0",
+                "--weight",
+                "10.0.0.0/33=2",
+            ],
+            "prefix length",
+        ),
+        (vec!["dp", "core", "attach", "--dev", "eth0"], "--rate"),
+    ] {
+        let o = csfq(&args, &d);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -371,7 +371,10 @@ fn attach(
             .attach_with_options(dev, at, TcAttachOptions::TcxOrder(LinkOrder::default()))
             .map_err(|e| {
                 DpError::kernel(
-                    format!("attaching the {} to {dev} (tcx needs Linux 6.6 or later)", role.name()),
+                    format!(
+                        "attaching the {} to {dev} (tcx needs Linux 6.6 or later)",
+                        role.name()
+                    ),
                     e,
                 )
             })?;
@@ -392,6 +395,40 @@ fn attach(
     result
 }
 
+/// Whether the link pinned in `d` still runs on `dev`: a namespace or interface deleted
+/// under it leaves the pins of a link that is attached nowhere.
+fn live(dev: &str, d: &Path) -> bool {
+    let Ok(pinned) = PinnedLink::from_pin(d.join("link")) else {
+        return false;
+    };
+    let Ok(info) = FdLink::from(pinned).info() else {
+        return false;
+    };
+    [TcAttachType::Ingress, TcAttachType::Egress]
+        .iter()
+        .any(|&at| {
+            SchedClassifier::query_tcx(dev, at)
+                .map(|(_, progs)| progs.iter().any(|p| p.id() == info.program_id()))
+                .unwrap_or(false)
+        })
+}
+
+/// Whether `d` holds the pins of a live link on `dev`; stale pins are removed.
+fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
+    if !d.exists() {
+        return Ok(false);
+    }
+    if live(dev, d) {
+        return Ok(true);
+    }
+    remove_pins(d).map_err(|source| DpError::Io {
+        what: "removing stale pins in",
+        path: d.to_path_buf(),
+        source,
+    })?;
+    Ok(false)
+}
+
 fn pin_name(map: &str) -> &str {
     match map {
         "edge_config" | "core_config" => "config",
@@ -405,7 +442,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let raw = s.raw()?;
     preflight("csfq dp edge attach", dev)?;
     let d = dir(dev, Role::Edge);
-    if d.join("link").exists() {
+    if existing(dev, &d)? {
         let mut cfg = open_pinned(&d.join("config"))?;
         let mut a: Array<&mut MapData, EdgeConfigRaw> = Array::try_from(&mut cfg).expect("array");
         a.set(0, raw, 0)
@@ -440,7 +477,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     let raw = s.raw()?;
     preflight("csfq dp core attach", dev)?;
     let d = dir(dev, Role::Core);
-    if d.join("link").exists() {
+    if existing(dev, &d)? {
         let mut cfg = open_pinned(&d.join("config"))?;
         let mut a: Array<&mut MapData, CoreConfigRaw> = Array::try_from(&mut cfg).expect("array");
         a.set(0, raw, 0)
@@ -471,8 +508,11 @@ fn remove_pins(d: &Path) -> std::io::Result<()> {
         }
     }
     fs::remove_dir(d)?;
-    if let Some(parent) = d.parent() {
-        let _ = fs::remove_dir(parent); // only when empty
+    // The interface's and the scope's directories too, when nothing else is in them.
+    for parent in d.ancestors().skip(1).take(2) {
+        if fs::remove_dir(parent).is_err() {
+            break;
+        }
     }
     Ok(())
 }

@@ -17,8 +17,8 @@ mod loader;
 pub mod units;
 
 pub use dataplane::{
-    attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome, CoreSettings,
-    CoreStats, EdgeSettings, EdgeStats, InterfaceStats, WeightClass,
+    attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome, CoreSettings, CoreStats,
+    EdgeSettings, EdgeStats, InterfaceStats, WeightClass,
 };
 pub use loader::TestProgram;
 

@@ -161,10 +161,12 @@ impl TestProgram {
             .try_into()
             .expect("classifier");
         let mut out = vec![0u8; frame.len() + 256];
-        let mut opts = TestRunOptions::default();
-        opts.data_in = Some(frame);
-        opts.data_out = Some(&mut out);
-        opts.repeat = repeat;
+        let opts = TestRunOptions {
+            data_in: Some(frame),
+            data_out: Some(&mut out),
+            repeat,
+            ..Default::default()
+        };
         let r = prog
             .test_run(opts)
             .map_err(|e| DpError::kernel("BPF_PROG_TEST_RUN", e))?;

@@ -38,7 +38,8 @@ fn number(s: &str) -> Option<(f64, &str)> {
         .take_while(|&(i, c)| {
             c.is_ascii_digit()
                 || c == '.'
-                || ((c == '+' || c == '-') && (i == 0 || matches!(s.as_bytes()[i - 1], b'e' | b'E')))
+                || ((c == '+' || c == '-')
+                    && (i == 0 || matches!(s.as_bytes()[i - 1], b'e' | b'E')))
                 || ((c == 'e' || c == 'E')
                     && i > 0
                     && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '+' || d == '-'))
@@ -175,7 +176,16 @@ mod tests {
         assert_eq!(parse_rate("2kibps"), Ok(16_384));
         assert_eq!(parse_rate("800"), Ok(800)); // a bare number is bit/s
         assert_eq!(parse_rate("1e3kbit"), Ok(1_000_000));
-        for bad in ["", "mbit", "10 parsecs", "10mbits", "-1mbit", "0", "100bit/s", "12bit"] {
+        for bad in [
+            "",
+            "mbit",
+            "10 parsecs",
+            "10mbits",
+            "-1mbit",
+            "0",
+            "100bit/s",
+            "12bit",
+        ] {
             let e = parse_rate(bad).unwrap_err();
             assert!(e.to_string().contains("expected"), "{bad}: {e}");
         }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use csfq_algo::fixed::{decode_label, encode_label, FixedRate, tables};
+use csfq_algo::fixed::{decode_label, encode_label, tables, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
 use csfq_dp::abi::{CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey};
 use csfq_dp::{Role, TestProgram};
@@ -82,7 +82,11 @@ fn edge_labels_equal_the_model_on_the_vectors() {
                 let want = encode_label(&LabelCodec::FLOAT16, rate) as u16;
                 assert_eq!(v4_id(&out), want, "packet {i} at {now} ns: rate {rate}");
                 assert!(v4_checksum_ok(&out), "packet {i}: checksum");
-                assert!(diff.iter().all(|&b| (18..20).contains(&b) || (24..26).contains(&b)), "packet {i} changed bytes {diff:?}");
+                assert!(
+                    diff.iter()
+                        .all(|&b| (18..20).contains(&b) || (24..26).contains(&b)),
+                    "packet {i} changed bytes {diff:?}"
+                );
             }
         }
         assert_eq!(count(&p, Counter::Labeled), 64);
@@ -94,7 +98,10 @@ fn continue_v6(out: &[u8], diff: &[usize]) {
     // Version and traffic class stay; only the flow label's bits may change.
     assert_eq!(out[14] >> 4, 6);
     assert_eq!(((out[14] & 0x0f) << 4) | (out[15] >> 4), 0x2e);
-    assert!(diff.iter().all(|&b| (15..18).contains(&b)), "changed bytes {diff:?}");
+    assert!(
+        diff.iter().all(|&b| (15..18).contains(&b)),
+        "changed bytes {diff:?}"
+    );
 }
 
 /// IPv6: the flow label carries the model's rate as a 20-bit float.
@@ -114,10 +121,17 @@ fn edge_labels_ipv6_flow_label() {
         let (ret, out) = p.run(&frame).unwrap();
         assert_eq!(ret, PASS);
         let rate = model.update(tables(), now, 1000, k);
-        assert_eq!(v6_label(&out), encode_label(&LabelCodec::FLOAT20, rate), "packet {i}");
+        assert_eq!(
+            v6_label(&out),
+            encode_label(&LabelCodec::FLOAT20, rate),
+            "packet {i}"
+        );
         continue_v6_tc0(&out);
     }
-    let last = decode_label(&LabelCodec::FLOAT20, v6_label(&p.run(&v6_frame(6, 0, 0, 4000, 1000)).unwrap().1));
+    let last = decode_label(
+        &LabelCodec::FLOAT20,
+        v6_label(&p.run(&v6_frame(6, 0, 0, 4000, 1000)).unwrap().1),
+    );
     assert!((6.9e6..7.5e6).contains(&(last as f64)), "rate {last}");
 }
 
@@ -135,23 +149,64 @@ fn edge_passes_what_it_cannot_label() {
     let mut p = edge(100_000_000);
     edge_at(&mut p, 100_000_000, 5_000_000);
     let cases: Vec<(&str, Vec<u8>, Counter)> = vec![
-        ("no DF", V4 { frag: 0, ..Default::default() }.frame(), Counter::PassNotAtomic),
-        ("first fragment", V4 { frag: 0x2000, ..Default::default() }.frame(), Counter::PassNotAtomic),
-        ("later fragment", V4 { frag: 0x00b9, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        (
+            "no DF",
+            V4 {
+                frag: 0,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassNotAtomic,
+        ),
+        (
+            "first fragment",
+            V4 {
+                frag: 0x2000,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassNotAtomic,
+        ),
+        (
+            "later fragment",
+            V4 {
+                frag: 0x00b9,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassNotAtomic,
+        ),
         ("ARP", arp_frame(), Counter::PassNotIp),
-        ("IPv4 without its ports", V4::default().frame()[..34].to_vec(), Counter::PassTruncated),
-        ("IPv6 without its ports", v6_frame(17, 0, 0, 1, 100)[..54].to_vec(), Counter::PassTruncated),
+        (
+            "IPv4 without its ports",
+            V4::default().frame()[..34].to_vec(),
+            Counter::PassTruncated,
+        ),
+        (
+            "IPv6 without its ports",
+            v6_frame(17, 0, 0, 1, 100)[..54].to_vec(),
+            Counter::PassTruncated,
+        ),
     ];
     for (name, frame, counter) in &cases {
         let before = count(&p, *counter);
         let (ret, out) = p.run(frame).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(ret, PASS, "{name}");
         assert_eq!(&out, frame, "{name}: changed");
-        assert_eq!(count(&p, *counter), before + 1, "{name}: counter {counter:?}");
+        assert_eq!(
+            count(&p, *counter),
+            before + 1,
+            "{name}: counter {counter:?}"
+        );
     }
     assert_eq!(count(&p, Counter::Labeled), 0);
     // ICMP with DF: labeled (first packet of its flow: rate 0, code 0), checksum fixed.
-    let icmp = V4 { proto: 1, id: 0x7777, ..Default::default() }.frame();
+    let icmp = V4 {
+        proto: 1,
+        id: 0x7777,
+        ..Default::default()
+    }
+    .frame();
     let (_, out) = p.run(&icmp).unwrap();
     assert_eq!(v4_id(&out), 0);
     assert!(v4_checksum_ok(&out));
@@ -170,17 +225,43 @@ fn edge_weight_classes() {
     addr[10] = 0xff;
     addr[11] = 0xff;
     addr[12..].copy_from_slice(&[10, 0, 1, 0]);
-    p.add_weight(WeightKey { prefixlen: 96 + 24, addr }, 2000).unwrap();
+    p.add_weight(
+        WeightKey {
+            prefixlen: 96 + 24,
+            addr,
+        },
+        2000,
+    )
+    .unwrap();
     let (mut heavy, mut plain) = (FixedRate::default(), FixedRate::default());
     let mut now = 1_000_000;
     for i in 0..100 {
         now += 800_000;
         edge_at(&mut p, k, now);
-        let a = V4 { src: [10, 0, 1, 7], ..Default::default() }.frame();
-        let b = V4 { src: [10, 0, 9, 7], ..Default::default() }.frame();
-        let (ra, rb) = (heavy.update(tables(), now, 1000, k), plain.update(tables(), now, 1000, k));
-        assert_eq!(v4_id(&p.run(&a).unwrap().1), encode_label(&LabelCodec::FLOAT16, ra * 1000 / 2000) as u16, "{i}");
-        assert_eq!(v4_id(&p.run(&b).unwrap().1), encode_label(&LabelCodec::FLOAT16, rb) as u16, "{i}");
+        let a = V4 {
+            src: [10, 0, 1, 7],
+            ..Default::default()
+        }
+        .frame();
+        let b = V4 {
+            src: [10, 0, 9, 7],
+            ..Default::default()
+        }
+        .frame();
+        let (ra, rb) = (
+            heavy.update(tables(), now, 1000, k),
+            plain.update(tables(), now, 1000, k),
+        );
+        assert_eq!(
+            v4_id(&p.run(&a).unwrap().1),
+            encode_label(&LabelCodec::FLOAT16, ra * 1000 / 2000) as u16,
+            "{i}"
+        );
+        assert_eq!(
+            v4_id(&p.run(&b).unwrap().1),
+            encode_label(&LabelCodec::FLOAT16, rb) as u16,
+            "{i}"
+        );
     }
 }
 
@@ -192,8 +273,18 @@ fn edge_full_flow_table_evicts() {
     }
     let mut p = TestProgram::load_edge(16).unwrap();
     for i in 0..200u16 {
-        p.set_edge_config(&EdgeConfigRaw { k_ns: 100_000_000, default_weight_milli: 1000, test_mode: 1, test_now_ns: 1_000 + i as u64 }).unwrap();
-        let f = V4 { sport: 10_000 + i, ..Default::default() }.frame();
+        p.set_edge_config(&EdgeConfigRaw {
+            k_ns: 100_000_000,
+            default_weight_milli: 1000,
+            test_mode: 1,
+            test_now_ns: 1_000 + i as u64,
+        })
+        .unwrap();
+        let f = V4 {
+            sport: 10_000 + i,
+            ..Default::default()
+        }
+        .frame();
         assert_eq!(p.run(&f).unwrap().0, PASS);
     }
     assert_eq!(count(&p, Counter::Labeled), 200);
@@ -230,12 +321,28 @@ fn core_equals_the_model_on_the_vectors() {
     let mut q_in = 0u32;
     let (mut drops, mut relabels) = (0, 0);
     for (i, l) in lines.iter().enumerate() {
-        let (now, bytes, label, q_after, draw, out_label, alpha) =
-            (l[0], l[1] as usize, l[2], l[3] as u32, l[4] as u32, l[5], l[6]);
+        let (now, bytes, label, q_after, draw, out_label, alpha) = (
+            l[0],
+            l[1] as usize,
+            l[2],
+            l[3] as u32,
+            l[4] as u32,
+            l[5],
+            l[6],
+        );
         p.set_core_config(&core_config(now, draw, q_in)).unwrap();
         let code = encode_label(&LabelCodec::FLOAT16, label) as u16;
-        assert_eq!(decode_label(&LabelCodec::FLOAT16, code as u32), label, "vector labels are carried values");
-        let frame = V4 { id: code, frame_len: bytes, ..Default::default() }.frame();
+        assert_eq!(
+            decode_label(&LabelCodec::FLOAT16, code as u32),
+            label,
+            "vector labels are carried values"
+        );
+        let frame = V4 {
+            id: code,
+            frame_len: bytes,
+            ..Default::default()
+        }
+        .frame();
         let (ret, out) = p.run(&frame).unwrap();
         if out_label == 0 {
             assert_eq!(ret, SHOT, "packet {i} at {now}: the model drops it");
@@ -249,10 +356,17 @@ fn core_equals_the_model_on_the_vectors() {
                 relabels += 1;
             }
         }
-        assert_eq!(p.core_state().unwrap().alpha_bps, alpha, "packet {i} at {now}: alpha");
+        assert_eq!(
+            p.core_state().unwrap().alpha_bps,
+            alpha,
+            "packet {i} at {now}: alpha"
+        );
         q_in = q_after;
     }
-    assert!(drops > 100 && relabels > 100, "the vectors exercise both: {drops} drops, {relabels} relabels");
+    assert!(
+        drops > 100 && relabels > 100,
+        "the vectors exercise both: {drops} drops, {relabels} relabels"
+    );
     assert_eq!(count(&p, Counter::DropProbabilistic), drops);
     assert_eq!(count(&p, Counter::Relabeled), relabels);
 }
@@ -268,11 +382,39 @@ fn core_passes_what_it_cannot_read() {
     let mut p = TestProgram::load(Role::Core).unwrap();
     p.set_core_config(&core_config(1_000_000, 0, 0)).unwrap();
     let cases: Vec<(&str, Vec<u8>, Counter)> = vec![
-        ("label 0", V4 { id: 0, ..Default::default() }.frame(), Counter::PassUnlabeled),
-        ("no DF", V4 { frag: 0, ..Default::default() }.frame(), Counter::PassNotAtomic),
-        ("fragment", V4 { frag: 0x6000, ..Default::default() }.frame(), Counter::PassNotAtomic),
+        (
+            "label 0",
+            V4 {
+                id: 0,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassUnlabeled,
+        ),
+        (
+            "no DF",
+            V4 {
+                frag: 0,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassNotAtomic,
+        ),
+        (
+            "fragment",
+            V4 {
+                frag: 0x6000,
+                ..Default::default()
+            }
+            .frame(),
+            Counter::PassNotAtomic,
+        ),
         ("ARP", arp_frame(), Counter::PassNotIp),
-        ("IPv4 ethertype, version 6", bad_version(), Counter::PassNotIp),
+        (
+            "IPv4 ethertype, version 6",
+            bad_version(),
+            Counter::PassNotIp,
+        ),
     ];
     for (name, frame, counter) in &cases {
         let before = count(&p, *counter);
@@ -284,7 +426,11 @@ fn core_passes_what_it_cannot_read() {
 }
 
 fn bad_version() -> Vec<u8> {
-    let mut f = V4 { id: 0x4321, ..Default::default() }.frame();
+    let mut f = V4 {
+        id: 0x4321,
+        ..Default::default()
+    }
+    .frame();
     f[14] = 0x65;
     f
 }
@@ -303,7 +449,11 @@ fn core_virtual_queue_overflows() {
     c.threshold_bytes = 8_000;
     p.set_core_config(&c).unwrap();
     // A burst takes microseconds here, against 800 us per packet at C.
-    let frame = V4 { id: encode_label(&LabelCodec::FLOAT16, 1_000_000) as u16, ..Default::default() }.frame();
+    let frame = V4 {
+        id: encode_label(&LabelCodec::FLOAT16, 1_000_000) as u16,
+        ..Default::default()
+    }
+    .frame();
     let mut verdicts = Vec::new();
     for _ in 0..20 {
         verdicts.push(p.run(&frame).unwrap().0);

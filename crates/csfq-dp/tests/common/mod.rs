@@ -103,7 +103,13 @@ impl V4 {
 }
 
 /// An IPv6 packet in an Ethernet frame of `frame_len` bytes.
-pub fn v6_frame(next: u8, traffic_class: u8, flow_label: u32, sport: u16, frame_len: usize) -> Vec<u8> {
+pub fn v6_frame(
+    next: u8,
+    traffic_class: u8,
+    flow_label: u32,
+    sport: u16,
+    frame_len: usize,
+) -> Vec<u8> {
     let mut f = eth(0x86dd);
     let w: u32 = (6 << 28) | ((traffic_class as u32) << 20) | (flow_label & 0xfffff);
     f.extend_from_slice(&w.to_be_bytes());
@@ -152,11 +158,19 @@ pub fn changed(a: &[u8], b: &[u8]) -> Vec<usize> {
 
 /// The shared vectors' lines of one kind, split on commas.
 pub fn vectors(kind: &str) -> Vec<Vec<u64>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/csfq-fixed-vectors.csv");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/csfq-fixed-vectors.csv"
+    );
     std::fs::read_to_string(path)
         .expect("testdata/csfq-fixed-vectors.csv")
         .lines()
         .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
-        .map(|l| l.split(',').skip(1).map(|v| v.parse().expect("number")).collect())
+        .map(|l| {
+            l.split(',')
+                .skip(1)
+                .map(|v| v.parse().expect("number"))
+                .collect()
+        })
         .collect()
 }

@@ -1,0 +1,206 @@
+//! `csfq dp`: the eBPF dataplane on real interfaces.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use csfq_dp::units::{parse_rate, parse_size, parse_time};
+use csfq_dp::{AttachOutcome, CoreSettings, EdgeSettings, InterfaceStats, WeightClass};
+
+#[derive(Args)]
+pub struct Dp {
+    /// Act inside this named network namespace (`ip netns add NAME`).
+    #[arg(long, global = true, value_name = "NAME")]
+    netns: Option<String>,
+    #[command(subcommand)]
+    cmd: DpCommand,
+}
+
+#[derive(Subcommand)]
+enum DpCommand {
+    /// The edge: labels packets entering the island with their flow's rate.
+    Edge {
+        #[command(subcommand)]
+        cmd: EdgeCommand,
+    },
+    /// The core: drops and relabels at a bottleneck, in front of its shaper.
+    Core {
+        #[command(subcommand)]
+        cmd: CoreCommand,
+    },
+    /// Counters and state of every program csfq attached.
+    Stats {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove what csfq attached to an interface (nothing else).
+    Detach {
+        /// The interface.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum EdgeCommand {
+    /// Attach the edge (again: update its settings, keeping its flow table).
+    Attach {
+        /// The interface where traffic enters the island.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// Averaging constant K of Eq. (3), in tc's time units.
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        k: u64,
+        /// A weight class, PREFIX/LEN=WEIGHT by source address (repeatable).
+        #[arg(long = "weight", value_name = "PREFIX/LEN=W")]
+        weights: Vec<WeightClass>,
+        /// The weight of flows no class matches.
+        #[arg(long, default_value_t = 1.0)]
+        default_weight: f64,
+        /// Flow-table size (the least recently seen flow is evicted when full).
+        #[arg(long, default_value_t = 65_536)]
+        flows: u32,
+        /// Attach at the interface's egress instead of its ingress.
+        #[arg(long)]
+        egress: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum CoreCommand {
+    /// Attach the core to an interface's egress (again: update its settings).
+    Attach {
+        /// The bottleneck interface.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// The link's rate C as the shaper on IF has it, in tc's units (e.g. 10mbit).
+        #[arg(long, value_parser = parse_rate)]
+        rate: u64,
+        /// The virtual queue's size, in tc's size units: the shaper's limit.
+        #[arg(long, default_value = "64kb", value_parser = parse_size)]
+        limit: u64,
+        /// Queue below which alpha = 0 is kept [default: half the limit].
+        #[arg(long, value_parser = parse_size)]
+        threshold: Option<u64>,
+        /// K_alpha, in tc's time units.
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        k_alpha: u64,
+        /// K_c, in tc's time units.
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        k_c: u64,
+    },
+}
+
+fn outcome(o: AttachOutcome, what: &str, dev: &str) {
+    match o {
+        AttachOutcome::Attached => println!("csfq {what} attached to {dev}"),
+        AttachOutcome::Updated => println!("csfq {what} on {dev} was attached: settings updated"),
+    }
+}
+
+pub fn dp(args: Dp) -> Result<()> {
+    if let Some(ns) = &args.netns {
+        csfq_dp::enter_netns(ns)?;
+    }
+    match args.cmd {
+        DpCommand::Edge {
+            cmd:
+                EdgeCommand::Attach {
+                    dev,
+                    k,
+                    weights,
+                    default_weight,
+                    flows,
+                    egress,
+                },
+        } => {
+            let s = EdgeSettings {
+                k_ns: k,
+                default_weight,
+                weights,
+                flows,
+                ingress: !egress,
+            };
+            outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
+        }
+        DpCommand::Core {
+            cmd:
+                CoreCommand::Attach {
+                    dev,
+                    rate,
+                    limit,
+                    threshold,
+                    k_alpha,
+                    k_c,
+                },
+        } => {
+            let mut s = CoreSettings::new(rate);
+            s.limit_bytes = u32::try_from(limit).unwrap_or(u32::MAX);
+            s.threshold_bytes = threshold.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
+            s.k_alpha_ns = k_alpha;
+            s.k_c_ns = k_c;
+            outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
+        }
+        DpCommand::Stats { json } => {
+            let st = csfq_dp::stats()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&st)?);
+            } else {
+                print_stats(&st);
+            }
+        }
+        DpCommand::Detach { dev } => {
+            let removed = csfq_dp::detach(&dev)?;
+            let names: Vec<_> = removed.iter().map(|r| r.name()).collect();
+            println!("csfq {} detached from {dev}", names.join(" and "));
+        }
+    }
+    Ok(())
+}
+
+fn mbps(bps: u64) -> String {
+    format!("{:.3}", bps as f64 / 1e6)
+}
+
+fn print_stats(st: &[InterfaceStats]) {
+    if st.is_empty() {
+        println!("csfq has nothing attached (see `csfq dp edge attach`, `csfq dp core attach`)");
+        return;
+    }
+    for s in st {
+        let scope = if s.scope == "host" {
+            String::new()
+        } else {
+            format!(" ({})", s.scope)
+        };
+        println!("{} {}{scope}", s.role.name(), s.interface);
+        if let Some(c) = &s.core {
+            println!(
+                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} B",
+                mbps(c.capacity_bps),
+                mbps(c.arrival_bps),
+                mbps(c.accepted_bps),
+                mbps(c.alpha_bps),
+                if c.congested { "congested" } else { "uncongested" },
+                c.queue_bytes
+            );
+        }
+        if let Some(e) = &s.edge {
+            println!(
+                "  flows in table {}   K {} ms",
+                e.flows,
+                e.k_ns as f64 / 1e6
+            );
+        }
+        let mut t = crate::table(vec!["counter", "packets", "bytes"]);
+        for (name, c) in &s.counters {
+            if c.packets > 0 {
+                t.add_row(vec![
+                    name.to_string(),
+                    c.packets.to_string(),
+                    c.bytes.to_string(),
+                ]);
+            }
+        }
+        println!("{t}");
+    }
+}
