@@ -32,6 +32,19 @@ enum DpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Per-packet cost: UDP packets per second through a veth pair with and without each
+    /// program, as ratios (makes and removes two namespaces).
+    Bench {
+        /// Seconds per measurement.
+        #[arg(long, default_value_t = 2.0)]
+        secs: f64,
+        /// Measurements per case (the best counts).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+        repeat: u32,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove what csfq attached to an interface (nothing else).
     Detach {
         /// The interface.
@@ -146,6 +159,26 @@ pub fn dp(args: Dp) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&st)?);
             } else {
                 print_stats(&st);
+            }
+        }
+        DpCommand::Bench { secs, repeat, json } => {
+            if !(0.1..=60.0).contains(&secs) {
+                anyhow::bail!("--secs must be from 0.1 to 60");
+            }
+            let r = csfq_dp::bench::veth_path(secs, repeat)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                let mut t = crate::table(vec!["programs on the path", "packets/s", "vs none"]);
+                for c in &r {
+                    t.add_row(vec![
+                        c.case.to_string(),
+                        format!("{:.0}", c.pps),
+                        format!("{:.3}", c.ratio),
+                    ]);
+                }
+                println!("64-byte UDP through a veth pair, one sender thread, best of {repeat} x {secs} s");
+                println!("{t}");
             }
         }
         DpCommand::Detach { dev } => {

@@ -12,6 +12,7 @@
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 
 pub mod abi;
+pub mod bench;
 mod dataplane;
 mod loader;
 pub mod units;
