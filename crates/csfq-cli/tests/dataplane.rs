@@ -21,19 +21,14 @@ fn missing_tool(tool: &str) -> bool {
 }
 
 fn runnable(test: &str) -> bool {
-    let why = if !csfq_dp::AVAILABLE {
-        Some(
-            "this build has no eBPF programs (clang or libbpf-dev missing at build time)"
-                .to_string(),
-        )
-    } else if unsafe { libc::geteuid() } != 0 {
-        Some("needs root".to_string())
-    } else {
-        ["ip", "tc", "iperf3", "ethtool", "timeout"]
-            .iter()
-            .find(|t| missing_tool(t))
-            .map(|t| format!("needs {t} (Debian: iproute2, iperf3, ethtool, coreutils)"))
-    };
+    let why = csfq_dp::unavailable_reason()
+        .map(str::to_string)
+        .or_else(|| {
+            ["ip", "tc", "iperf3", "ethtool", "timeout"]
+                .iter()
+                .find(|t| missing_tool(t))
+                .map(|t| format!("needs {t} (Debian: iproute2, iperf3, ethtool, coreutils)"))
+        });
     match why {
         None => true,
         Some(why) => {

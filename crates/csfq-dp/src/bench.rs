@@ -110,13 +110,7 @@ fn blast(tx: &UdpSocket, rx: &UdpSocket, secs: f64) -> f64 {
 /// Runs the benchmark: `secs` per measurement, the best of `repeat`. Needs root; makes and
 /// removes two namespaces, and leaves the calling thread in the first of them.
 pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
-    if !crate::AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(DpError::NotPermitted("csfq dp bench"));
-    }
+    crate::require("csfq dp bench")?;
     let tag = std::process::id();
     let ns = Namespaces {
         a: format!("csfqbench{tag}a"),

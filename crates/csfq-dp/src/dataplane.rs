@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::abi::{CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, WeightKey};
 use crate::loader::{insert_weight, load, map, read_counters, set_core_config, set_edge_config};
-use crate::{DpError, Role, AVAILABLE};
+use crate::{DpError, Role};
 
 const BPFFS: &str = "/sys/fs/bpf";
 const BPF_FS_MAGIC: i64 = 0xcafe4a11;
@@ -277,13 +277,7 @@ fn dir(dev: &str, role: Role) -> PathBuf {
 }
 
 fn preflight(what: &'static str, dev: &str) -> Result<(), DpError> {
-    if !AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(DpError::NotPermitted(what));
-    }
+    crate::require(what)?;
     ifindex(dev)?;
     ensure_bpffs()
 }
@@ -519,13 +513,7 @@ fn remove_pins(d: &Path) -> std::io::Result<()> {
 
 /// Detaches whatever csfq attached to `dev` (edge, core or both); returns what it removed.
 pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
-    if !AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(DpError::NotPermitted("csfq dp detach"));
-    }
+    crate::require("csfq dp detach")?;
     let mut removed = Vec::new();
     for role in [Role::Edge, Role::Core] {
         let d = dir(dev, role);
@@ -685,13 +673,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
 
 /// Counters and state of every program csfq attached, in every scope, sorted.
 pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
-    if !AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(DpError::NotPermitted("csfq dp stats"));
-    }
+    crate::require("csfq dp stats")?;
     let root = Path::new(BPFFS).join("csfq");
     let mut out = Vec::new();
     let list = |p: &Path| -> Vec<(String, PathBuf)> {

@@ -28,6 +28,34 @@ use thiserror::Error;
 /// Whether this build carries the eBPF programs (clang and libbpf's headers were found).
 pub const AVAILABLE: bool = cfg!(csfq_bpf);
 
+/// Why the dataplane cannot run here, if it cannot: no programs in this build, or not
+/// root. Tests use it to report a skip.
+pub fn unavailable_reason() -> Option<&'static str> {
+    if !AVAILABLE {
+        Some("this build has no eBPF programs (clang or libbpf-dev missing at build time)")
+    } else if !is_root() {
+        Some("needs root (CAP_BPF, CAP_NET_ADMIN)")
+    } else {
+        None
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Checks that `what` can run: the programs are built in and we are root.
+fn require(what: &'static str) -> Result<(), DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    if !is_root() {
+        return Err(DpError::NotPermitted(what));
+    }
+    Ok(())
+}
+
 /// Which program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -4,13 +4,7 @@
 /// Whether the dataplane tests can run here; if not, says why on stderr (as SKIPPED), or
 /// fails when `CSFQ_DP_REQUIRED` is set (CI sets it: there they must run).
 pub fn dataplane_or_skip(test: &str) -> bool {
-    let why = if !csfq_dp::AVAILABLE {
-        Some("this build has no eBPF programs (clang or libbpf-dev missing at build time)")
-    } else if unsafe { libc::geteuid() } != 0 {
-        Some("needs root (CAP_BPF, CAP_NET_ADMIN)")
-    } else {
-        None
-    };
+    let why = csfq_dp::unavailable_reason();
     match why {
         None => true,
         Some(why) => {
