@@ -88,6 +88,9 @@ impl<P: Packet> QueueDisc<P> for Choke<P> {
     fn len_packets(&self) -> usize {
         self.fifo.len()
     }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
 }
 
 #[cfg(test)]

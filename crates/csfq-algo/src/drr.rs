@@ -2,16 +2,19 @@
 //! Round Robin", SIGCOMM 1995, Section 3 (Fig. 3's algorithm).
 //!
 //! Per-flow FIFOs served round robin, each visit granting a quantum of bytes. Buffer
-//! management as in the CSFQ paper's benchmark: when the shared buffer is full, a packet is
-//! dropped from the longest queue (its most recent packet). If the arrival's own flow is
-//! the longest, or pushing out one packet would not make room, the arrival is dropped.
+//! management as in the CSFQ paper's benchmark (and Shreedhar and Varghese, Section 3):
+//! when the shared buffer is full, packets are pushed out from the tail of the longest
+//! queue until the arrival fits; if the arrival's own queue (with the arrival) is the
+//! longest, the arrival is dropped instead. Pushing out one packet is not enough: while
+//! small-packet flows keep the buffer full, one 200-byte packet never makes room for a
+//! 1500-byte arrival, and a flow of large packets would be starved below its fair share.
 
 use std::collections::VecDeque;
 
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::QueueDisc;
+use crate::queue::{DropList, QueueDisc};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -66,6 +69,8 @@ pub struct Drr<P> {
     active: VecDeque<u32>,
     bytes: u32,
     packets: usize,
+    /// What the last arrival cost.
+    drops: DropList<P>,
 }
 
 impl<P: Packet> Drr<P> {
@@ -77,6 +82,7 @@ impl<P: Packet> Drr<P> {
             active: VecDeque::new(),
             bytes: 0,
             packets: 0,
+            drops: DropList::default(),
         }
     }
 
@@ -123,6 +129,21 @@ impl<P: Packet> Drr<P> {
         best
     }
 
+    /// Removes the most recent packet of flow `i`, which has one.
+    fn pop_tail(&mut self, i: usize) -> P {
+        let q = &mut self.flows[i];
+        let p = q.packets.pop_back().expect("active flow has packets");
+        let size = p.size_bytes();
+        q.bytes -= size;
+        self.bytes -= size;
+        self.packets -= 1;
+        if q.packets.is_empty() {
+            q.active = false;
+            self.active.retain(|&f| f as usize != i);
+        }
+        p
+    }
+
     /// Bytes queued by one flow.
     pub fn flow_bytes(&self, flow: crate::packet::FlowId) -> u32 {
         self.flows.get(flow.index()).map_or(0, |q| q.bytes)
@@ -132,34 +153,29 @@ impl<P: Packet> Drr<P> {
 impl<P: Packet> QueueDisc<P> for Drr<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
         let size = p.size_bytes();
-        if self.bytes + size <= self.params.buffer_bytes {
-            self.push(p);
-            return None;
-        }
         let own = p.flow().index();
-        let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
-        let victim = match self.longest(rng) {
-            Some(v) if v != own && self.flows[v].bytes >= own_bytes => v,
-            _ => return Some(Dropped::new(p, DropReason::DrrLongestQueue)),
-        };
-        let tail = self.flows[victim]
-            .packets
-            .back()
-            .map_or(0, |t| t.size_bytes());
-        if self.bytes - tail + size > self.params.buffer_bytes {
-            return Some(Dropped::new(p, DropReason::DrrLongestQueue));
-        }
-        let q = &mut self.flows[victim];
-        let evicted = q.packets.pop_back().expect("active flow has packets");
-        q.bytes -= tail;
-        self.bytes -= tail;
-        self.packets -= 1;
-        if q.packets.is_empty() {
-            q.active = false;
-            self.active.retain(|&i| i as usize != victim);
+        while self.bytes + size > self.params.buffer_bytes {
+            // Recomputed each time: the arrival's queue may become the longest.
+            let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
+            match self.longest(rng) {
+                Some(v) if v != own && self.flows[v].bytes >= own_bytes => {
+                    let evicted = self.pop_tail(v);
+                    self.drops
+                        .push(Dropped::new(evicted, DropReason::DrrLongestQueue));
+                }
+                _ => {
+                    self.drops
+                        .push(Dropped::new(p, DropReason::DrrLongestQueue));
+                    return self.drops.finish();
+                }
+            }
         }
         self.push(p);
-        Some(Dropped::new(evicted, DropReason::DrrLongestQueue))
+        self.drops.finish()
+    }
+
+    fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
+        self.drops.take_extra()
     }
 
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
@@ -199,6 +215,13 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
     }
     fn len_packets(&self) -> usize {
         self.packets
+    }
+    fn reserved_slots(&self) -> usize {
+        self.flows
+            .iter()
+            .map(|q| q.packets.capacity())
+            .sum::<usize>()
+            + self.active.capacity()
     }
 }
 
@@ -254,5 +277,49 @@ mod tests {
         assert_eq!(d.packet.flow.0, 0);
         assert_eq!(q.flow_bytes(crate::packet::FlowId(0)), 3000);
         assert_eq!(q.len_bytes(), 5000);
+    }
+
+    /// A 1500-byte arrival meets a buffer full of another flow's 200-byte packets: eight
+    /// of them (1600 bytes) are pushed out, the arrival is queued, and the drops come out
+    /// of `enqueue` and `take_extra_drop`, newest first.
+    #[test]
+    fn pushes_out_until_a_large_arrival_fits() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(3000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for _ in 0..15 {
+            assert!(q
+                .enqueue(TestPacket::new(0, 200, 0.0), Nanos(0), &mut rng)
+                .is_none());
+        }
+        let first = q
+            .enqueue(TestPacket::new(1, 1500, 0.0), Nanos(0), &mut rng)
+            .unwrap();
+        let mut dropped = vec![first];
+        dropped.extend(std::iter::from_fn(|| q.take_extra_drop()));
+        assert_eq!(dropped.len(), 8);
+        assert!(dropped.iter().all(|d| d.packet.flow.0 == 0));
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(0)), 1400);
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(1)), 1500);
+        assert_eq!((q.len_bytes(), q.len_packets()), (2900, 8));
+    }
+
+    /// When pushing out makes the arrival's own queue the longest, the arrival goes too.
+    #[test]
+    fn drops_the_arrival_once_its_own_queue_is_longest() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(3000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        // Flow 0: 1600 bytes in 200-byte packets; flow 1: 1400 bytes in one packet.
+        for _ in 0..8 {
+            q.enqueue(TestPacket::new(0, 200, 0.0), Nanos(0), &mut rng);
+        }
+        q.enqueue(TestPacket::new(1, 1400, 0.0), Nanos(0), &mut rng);
+        // Flow 1's 1000-byte arrival: flow 1 would hold 2400 > 1600: the arrival is dropped
+        // and nothing is pushed out.
+        let d = q
+            .enqueue(TestPacket::new(1, 1000, 0.0), Nanos(0), &mut rng)
+            .unwrap();
+        assert_eq!((d.packet.flow.0, d.packet.size), (1, 1000));
+        assert!(q.take_extra_drop().is_none());
+        assert_eq!(q.len_bytes(), 3000);
     }
 }

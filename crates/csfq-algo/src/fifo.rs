@@ -38,4 +38,7 @@ impl<P: Packet> QueueDisc<P> for DropTail<P> {
     fn len_packets(&self) -> usize {
         self.fifo.len()
     }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
 }

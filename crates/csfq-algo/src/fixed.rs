@@ -444,6 +444,9 @@ impl<P: Packet> QueueDisc<P> for FixedCsfqCore<P> {
     fn len_packets(&self) -> usize {
         self.fifo.len()
     }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
 }
 
 /// Test vectors for the dataplane: the model's outputs on fixed inputs, one CSV line each.

@@ -184,6 +184,9 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
     fn len_packets(&self) -> usize {
         self.fifo.len()
     }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,10 @@ use crate::verdict::Dropped;
 /// A queue discipline at one output port: takes arrivals, hands out departures.
 ///
 /// `enqueue` returns the packet it dropped, if any: the arrival itself, or (for
-/// push-out disciplines such as DRR) one already queued. It never drops more than one.
+/// push-out disciplines such as DRR and TUF) one already queued. One arrival can cost more
+/// than one packet (a push-out discipline makes room for a large arrival by pushing out
+/// several small packets; CHOKe drops the arrival and its match): the rest are handed out
+/// by `take_extra_drop`.
 pub trait QueueDisc<P: Packet> {
     /// A packet arrives at time `now`; `rng` supplies the discipline's random draws.
     fn enqueue<R: Rng + ?Sized>(
@@ -26,14 +29,56 @@ pub trait QueueDisc<P: Packet> {
     fn len_bytes(&self) -> u32;
     /// Packets queued.
     fn len_packets(&self) -> usize;
+    /// Packet slots the discipline has allocated (queue capacity, not occupancy). Grows
+    /// with what has been queued at once, never with the buffer's size or the run's
+    /// length; the simulator sums it to show that memory is bounded by what is queued.
+    fn reserved_slots(&self) -> usize;
     /// True when nothing is queued.
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
-    /// A second packet the last `enqueue` dropped from the queue, if any (CHOKe drops the
-    /// arrival and the queued packet it matched). Call after every `enqueue`.
+    /// One more packet the last `enqueue` dropped, if any. Call it after every `enqueue`
+    /// until it returns `None`.
     fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
         None
+    }
+}
+
+/// The drops one arrival causes at a push-out queue: the first is what `enqueue` returns,
+/// the rest wait for `take_extra_drop`. Keeps its capacity, so it allocates nothing once
+/// warm.
+#[derive(Debug, Clone)]
+pub struct DropList<P> {
+    first: Option<Dropped<P>>,
+    rest: Vec<Dropped<P>>,
+}
+
+impl<P> Default for DropList<P> {
+    fn default() -> Self {
+        DropList {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl<P> DropList<P> {
+    /// Records one drop of the current arrival.
+    pub fn push(&mut self, d: Dropped<P>) {
+        match self.first {
+            None => self.first = Some(d),
+            Some(_) => self.rest.push(d),
+        }
+    }
+
+    /// Ends the arrival: the drop `enqueue` returns.
+    pub fn finish(&mut self) -> Option<Dropped<P>> {
+        self.first.take()
+    }
+
+    /// The next further drop, for `take_extra_drop`.
+    pub fn take_extra(&mut self) -> Option<Dropped<P>> {
+        self.rest.pop()
     }
 }
 
@@ -49,8 +94,9 @@ impl<P: Packet> ByteFifo<P> {
     /// An empty FIFO holding at most `capacity_bytes` bytes.
     pub fn new(capacity_bytes: u32) -> Self {
         ByteFifo {
-            // Room for a full buffer of 40-byte packets up front: no growth later.
-            packets: VecDeque::with_capacity((capacity_bytes / 40).clamp(16, 1 << 16) as usize),
+            // Grows with what is queued, not with the buffer: a 1 MB buffer reserved up front
+            // for 40-byte packets would hold 25 000 slots per port whether used or not.
+            packets: VecDeque::new(),
             bytes: 0,
             capacity_bytes,
         }
@@ -111,6 +157,12 @@ impl<P: Packet> ByteFifo<P> {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.packets.is_empty()
+    }
+
+    /// Packet slots reserved (allocated) by the queue: at most about twice the most it has
+    /// held at once.
+    pub fn reserved_slots(&self) -> usize {
+        self.packets.capacity()
     }
 
     /// The byte capacity.

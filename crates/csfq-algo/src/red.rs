@@ -160,6 +160,9 @@ impl<P: Packet> QueueDisc<P> for Red<P> {
     fn len_packets(&self) -> usize {
         self.fifo.len()
     }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
 }
 
 #[cfg(test)]

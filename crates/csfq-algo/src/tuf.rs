@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, DropList, QueueDisc};
 use crate::rate_estimator::RateEstimator;
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
@@ -212,6 +212,8 @@ pub struct TufQueue<P> {
     untagged: ByteFifo<P>,
     /// Packets served in the current round from (tagged, untagged).
     served: (u32, u32),
+    /// What the last arrival cost.
+    drops: DropList<P>,
 }
 
 impl<P: Tagged> TufQueue<P> {
@@ -219,7 +221,7 @@ impl<P: Tagged> TufQueue<P> {
     pub fn new(params: TufParams) -> Self {
         TufQueue {
             params,
-            fifo: VecDeque::with_capacity((params.buffer_bytes / 40).clamp(16, 1 << 16) as usize),
+            fifo: VecDeque::new(),
             head_seq: 0,
             buckets: vec![VecDeque::new(); TAGS],
             nonempty: [0; TAGS / 64],
@@ -227,6 +229,7 @@ impl<P: Tagged> TufQueue<P> {
             packets: 0,
             untagged: ByteFifo::new(params.untagged_buffer_bytes),
             served: (0, 0),
+            drops: DropList::default(),
         }
     }
 
@@ -305,28 +308,29 @@ impl<P: Tagged> QueueDisc<P> for TufQueue<P> {
                 .err()
                 .map(|p| Dropped::new(p, DropReason::BufferOverflow));
         };
+        // Full: the highest tags among the queue and the arrival go, until the arrival fits
+        // or has the highest tag itself (ties: the arrival). One eviction is not enough
+        // when a large arrival meets small queued packets.
         let size = p.size_bytes();
-        if self.bytes + size <= self.params.buffer_bytes {
-            self.push_tagged(p, tag);
-            return None;
-        }
-        // Full: the highest tag among the queue and the arrival goes (ties: the arrival).
-        match self.highest() {
-            Some(h) if h > tag => {
-                let victim = self.evict(h);
-                if self.bytes + size <= self.params.buffer_bytes {
-                    self.push_tagged(p, tag);
-                    Some(Dropped::new(victim, DropReason::TufHighestTag))
-                } else {
-                    // A smaller packet was evicted and the arrival still does not fit; put
-                    // the victim's bytes back by keeping the arrival out instead.
-                    let vtag = victim.tag().unwrap_or(h);
-                    self.push_tagged(victim, vtag);
-                    Some(Dropped::new(p, DropReason::TufHighestTag))
+        while self.bytes + size > self.params.buffer_bytes {
+            match self.highest() {
+                Some(h) if h > tag => {
+                    let evicted = self.evict(h);
+                    self.drops
+                        .push(Dropped::new(evicted, DropReason::TufHighestTag));
+                }
+                _ => {
+                    self.drops.push(Dropped::new(p, DropReason::TufHighestTag));
+                    return self.drops.finish();
                 }
             }
-            _ => Some(Dropped::new(p, DropReason::TufHighestTag)),
         }
+        self.push_tagged(p, tag);
+        self.drops.finish()
+    }
+
+    fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
+        self.drops.take_extra()
     }
 
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
@@ -350,6 +354,11 @@ impl<P: Tagged> QueueDisc<P> for TufQueue<P> {
     }
     fn len_packets(&self) -> usize {
         self.packets + self.untagged.len()
+    }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.capacity()
+            + self.buckets.iter().map(VecDeque::capacity).sum::<usize>()
+            + self.untagged.reserved_slots()
     }
 }
 
@@ -501,5 +510,44 @@ mod tests {
             .map(|p| p.flow.0)
             .collect();
         assert_eq!(order, vec![1, 9, 3, 4]);
+    }
+
+    /// A 1500-byte arrival with a low tag meets a buffer full of 200-byte packets with
+    /// higher tags: the highest tags go, as many as it takes, and never a tag below the
+    /// arrival's.
+    #[test]
+    fn evicts_as_many_highest_tags_as_a_large_arrival_needs() {
+        let mut q: TufQueue<TestPacket> = TufQueue::new(TufParams::new(3000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for i in 0..15u32 {
+            // Tags 100, 110, ..., 240.
+            let tag = 100.0 + 10.0 * i as f64;
+            assert!(q
+                .enqueue(TestPacket::new(0, 200, tag), Nanos(0), &mut rng)
+                .is_none());
+        }
+        let first = q
+            .enqueue(TestPacket::new(1, 1500, 50.0), Nanos(0), &mut rng)
+            .unwrap();
+        let mut tags: Vec<u16> = std::iter::once(first)
+            .chain(std::iter::from_fn(|| q.take_extra_drop()))
+            .map(|d| d.packet.label as u16)
+            .collect();
+        tags.sort_unstable();
+        assert_eq!(tags, vec![170, 180, 190, 200, 210, 220, 230, 240]);
+        assert_eq!(q.highest(), Some(160));
+        assert_eq!(q.tagged_bytes(), 2900);
+
+        // A second 1500-byte arrival, tag 150: only tag 160 is above it. Once that is gone
+        // the arrival ties for the highest tag (ties go against the arrival) and is
+        // dropped as well.
+        let first = q
+            .enqueue(TestPacket::new(2, 1500, 150.0), Nanos(0), &mut rng)
+            .unwrap();
+        let rest: Vec<_> = std::iter::from_fn(|| q.take_extra_drop()).collect();
+        assert_eq!(first.packet.label as u16, 160);
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].packet.flow.0, 2);
+        assert_eq!(q.highest(), Some(150));
     }
 }

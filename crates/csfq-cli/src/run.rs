@@ -1,5 +1,6 @@
 //! `csfq run` and `csfq maxmin`.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -157,7 +158,14 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
         std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
     };
     write("flows.csv", r.flows_csv())?;
-    write("summary.json", serde_json::to_string_pretty(r)? + "\n")?;
+    // Streamed: with per-flow time series the JSON can be far larger than the run's state.
+    let p = dir.join("summary.json");
+    let file = std::fs::File::create(&p).with_context(|| format!("writing {}", p.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, r)?;
+    writeln!(out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("writing {}", p.display()))?;
     let chart = crate::plot::Chart {
         title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
         x_label: "flow".into(),

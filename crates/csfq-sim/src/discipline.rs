@@ -199,7 +199,8 @@ impl Discipline {
         each!(self, q => q.enqueue(p, now, rng))
     }
 
-    /// A second packet the last enqueue dropped (CHOKe's matched victim).
+    /// One more packet the last enqueue dropped (packets pushed out to make room, CHOKe's
+    /// matched victim); call until `None`.
     #[inline]
     pub fn take_extra_drop(&mut self) -> Option<Dropped<SimPacket>> {
         each!(self, q => q.take_extra_drop())
@@ -214,6 +215,16 @@ impl Discipline {
     /// True when nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.len_bytes() == 0
+    }
+
+    /// Packets queued.
+    pub fn len_packets(&self) -> usize {
+        each!(self, q => q.len_packets())
+    }
+
+    /// Packet slots allocated by the discipline's queues.
+    pub fn reserved_slots(&self) -> usize {
+        each!(self, q => q.reserved_slots())
     }
 
     /// Bytes queued.

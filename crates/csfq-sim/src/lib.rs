@@ -21,5 +21,5 @@ pub mod topology;
 
 pub use report::SimReport;
 pub use scenario::{DisciplineKind, ScenarioError, ScenarioFile};
-pub use sim::Simulation;
+pub use sim::{MemoryUse, Simulation};
 pub use topology::{BuildError, Topology};

@@ -92,6 +92,8 @@ struct Port {
     tx_pkts: u64,
     tx_bytes: u64,
     drops: u64,
+    /// The most packets queued at once.
+    peak_packets: usize,
     queue_series: Vec<u32>,
     alpha_series: Vec<f64>,
 }
@@ -141,6 +143,23 @@ struct FlowRt {
     stats: FlowStats,
 }
 
+/// Memory a run holds, as the simulator counts it: packet slots allocated, beside the most
+/// packets its queues held at once. Allocations follow what is queued and in flight, not
+/// buffer sizes or the run's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Packet slots the ports' queue disciplines have allocated.
+    pub queue_slots: usize,
+    /// The sum over ports of the most packets each has queued at once.
+    pub queue_peak_packets: usize,
+    /// Ports.
+    pub ports: usize,
+    /// Slots for packets on the wire.
+    pub wire_slots: usize,
+    /// Slots of the event queue.
+    pub event_slots: usize,
+}
+
 /// A simulation in progress.
 #[derive(Debug)]
 pub struct Simulation {
@@ -179,6 +198,7 @@ impl Simulation {
                 tx_pkts: 0,
                 tx_bytes: 0,
                 drops: 0,
+                peak_packets: 0,
                 queue_series: Vec::new(),
                 alpha_series: Vec::new(),
             })
@@ -287,6 +307,17 @@ impl Simulation {
     /// When the run ends.
     pub fn end(&self) -> Nanos {
         self.end
+    }
+
+    /// What the run has allocated so far, and the most it has queued.
+    pub fn memory(&self) -> MemoryUse {
+        MemoryUse {
+            queue_slots: self.ports.iter().map(|p| p.disc.reserved_slots()).sum(),
+            queue_peak_packets: self.ports.iter().map(|p| p.peak_packets).sum(),
+            ports: self.ports.len(),
+            wire_slots: self.in_flight.capacity(),
+            event_slots: self.heap.capacity(),
+        }
     }
 
     /// Events processed so far.
@@ -524,15 +555,15 @@ impl Simulation {
         }
         if let Some(d) = port.disc.enqueue(p, now, &mut port.rng) {
             port.drops += 1;
-            let extra = port.disc.take_extra_drop();
             self.record_drop(d);
-            if let Some(d) = extra {
+            while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
                 self.ports[port_id].drops += 1;
                 self.record_drop(d);
             }
         }
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
         let port = &mut self.ports[port_id];
+        port.peak_packets = port.peak_packets.max(port.disc.len_packets());
         if !port.txdone_pending {
             if now >= port.busy_until {
                 self.start_tx(port_id);
