@@ -366,6 +366,40 @@ pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
     }
 }
 
+/// tuf-fig13's reference share for the main flow, Mbit/s: the max-min share it would get
+/// at each instant, averaged over the ON/OFF states. On each of `links` 10 Mbit/s links, 10
+/// cross flows are each ON (4 Mbit/s) half the time, independently; with `n` of them ON a
+/// greedy main flow's share there is `10 - 4n` if that is at least 4, else `10 / (n + 1)`;
+/// across the links it gets the smallest. Exact, by enumerating `n ~ Binomial(10, 1/2)` per
+/// link: 1.827 Mbit/s for 1 link, 1.404 for 3, 1.304 for 5 (the 0.909 of the constant 2
+/// Mbit/s cross traffic is the share at the mean load, which a flow only gets when it
+/// cannot follow the ON/OFF changes).
+pub fn onoff_reference_share_mbps(links: u32) -> f64 {
+    const CROSS: u32 = 10;
+    let share = |n: u32| {
+        let left = 10.0 - 4.0 * n as f64;
+        if left >= 4.0 {
+            left
+        } else {
+            10.0 / (n as f64 + 1.0)
+        }
+    };
+    let binom = |n: u32| (1..=n).fold(1.0, |c, i| c * (CROSS - i + 1) as f64 / i as f64);
+    let p = |n: u32| binom(n) / 2f64.powi(CROSS as i32);
+    // E[min] = sum over the distinct share values v (ascending) of (v - v_prev) P(share >= v)^links.
+    let mut values: Vec<f64> = (0..=CROSS).map(share).collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    let mut prev = 0.0;
+    let mut e = 0.0;
+    for v in values {
+        let tail: f64 = (0..=CROSS).filter(|&n| share(n) >= v).map(p).sum();
+        e += (v - prev) * tail.powi(links as i32);
+        prev = v;
+    }
+    e
+}
+
 /// The mean ON (= OFF) periods of tuf-fig13, ms.
 pub const ONOFF_PERIODS_MS: [f64; 8] = [5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0];
 
@@ -583,5 +617,41 @@ mod tests {
                 assert!((a - 10e6 / 11.0).abs() < 100.0, "{a}");
             }
         }
+    }
+
+    /// The ON/OFF reference share against a brute-force average over every on/off
+    /// pattern of 3 links (2^30 patterns reduced to counts per link) and hand values.
+    #[test]
+    fn onoff_reference_share_is_the_mean_instantaneous_share() {
+        // One link, by hand: n = 0: 10, n = 1: 6, n >= 2: 10/(n+1).
+        let mut e1 = 10.0 / 1024.0 + 6.0 * 10.0 / 1024.0;
+        let mut c = 10.0;
+        for n in 2..=10u32 {
+            c = c * (10 - n + 1) as f64 / n as f64;
+            e1 += 10.0 / (n as f64 + 1.0) * c / 1024.0;
+        }
+        assert!((onoff_reference_share_mbps(1) - e1).abs() < 1e-12);
+        // Three links: sum over (n1, n2, n3) of P * min share.
+        let share = |n: u32| {
+            if n <= 1 {
+                10.0 - 4.0 * n as f64
+            } else {
+                10.0 / (n as f64 + 1.0)
+            }
+        };
+        let p: Vec<f64> = (0..=10u32)
+            .map(|n| (1..=n).fold(1.0, |c, i| c * (10 - i + 1) as f64 / i as f64) / 1024.0)
+            .collect();
+        let mut e3 = 0.0;
+        for a in 0..=10u32 {
+            for b in 0..=10u32 {
+                for d in 0..=10u32 {
+                    let m = share(a).min(share(b)).min(share(d));
+                    e3 += p[a as usize] * p[b as usize] * p[d as usize] * m;
+                }
+            }
+        }
+        assert!((onoff_reference_share_mbps(3) - e3).abs() < 1e-12);
+        assert!((onoff_reference_share_mbps(3) - 1.404).abs() < 1e-3);
     }
 }

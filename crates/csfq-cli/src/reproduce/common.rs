@@ -100,3 +100,16 @@ pub(crate) fn sweep_chart(
         log_y: false,
     }
 }
+
+/// Jain's index of each flow's throughput over its offered rate: 1 when every flow gets the
+/// same fraction of what it sends (throughput proportional to rate). Flows with no offered
+/// rate (TCP) are left out.
+pub(crate) fn proportionality(r: &RunResult) -> f64 {
+    let x: Vec<f64> = r
+        .report
+        .flows
+        .iter()
+        .filter_map(|f| Some(f.throughput_mbps / f.offered_mbps?))
+        .collect();
+    csfq_algo::maxmin::jain_index(&x)
+}

@@ -10,7 +10,7 @@ use csfq_sim::DisciplineKind;
 use serde_json::json;
 
 use super::common::*;
-use super::{Analysis, RunResult};
+use super::{Analysis, Check, Outcome, RunResult};
 use crate::plot::{Chart, Series};
 
 pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
@@ -39,24 +39,61 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
         ]);
         json.push(json!({"discipline": r.discipline.name(), "min_dev_pct": lo, "max_dev_pct": hi, "jain": r.report.jain_index, "paper": paper}));
     }
-    let mut verdicts = Vec::new();
-    if let Some(c) = results
-        .iter()
-        .find(|r| r.discipline == DisciplineKind::Csfq)
-    {
+    const SRC: &str = "CSFQ paper, Fig. 3(a)";
+    let mut checks = Vec::new();
+    let get = |d| results.iter().find(|r| r.discipline == d);
+    if let Some(c) = get(DisciplineKind::Csfq) {
         let (lo, hi) = deviation_range(c);
-        let v = if lo >= -11.0 && hi <= 5.0 {
-            "matches"
-        } else {
-            "departs slightly"
-        };
-        verdicts.push(format!(
-            "{v}: CSFQ flows within {lo:+.1}% .. {hi:+.1}% of the fair share (paper -11% .. +5%); one 10 s run has ~4-5% per-flow sampling noise, and the per-flow mean over seeds stays within -7% .. +3%"
+        let tol = "3 points: the seed-to-seed standard deviation of the extreme flows in one 10 s run (seeds 1-8: best flow +6.2%..+15.2%, worst -7.1%..-10.7%)";
+        checks.push(Check::at_least(
+            "CSFQ: worst flow vs its fair share, %",
+            SRC,
+            lo,
+            "every flow within -11% .. +5%",
+            -14.0,
+            tol,
         ));
+        checks.push(
+            Check::at_most("CSFQ: best flow vs its fair share, %", SRC, hi, "every flow within -11% .. +5%", 8.0, tol).note_if_departs(
+                "over seeds 1-8 the best flow averages +9.4% (above +8% in 3 of 8), while each flow's mean over seeds stays within -7% .. +3%: most of the excess is the noise of one 10 s run, which picks its best flow after the fact; the paper's single run may have been a quiet one. A small bias beyond that is not ruled out and not traced",
+            ),
+        );
     }
-    if let Some(d) = results.iter().find(|r| r.discipline == DisciplineKind::Drr) {
-        let (lo, hi) = deviation_range(d);
-        verdicts.push(format!("DRR within {lo:+.1}% .. {hi:+.1}% (paper: fair); FIFO and RED proportional to rate, as published"));
+    if let Some(d) = get(DisciplineKind::Drr) {
+        checks.push(Check::at_least(
+            "DRR: Jain's index of throughput / fair share",
+            SRC,
+            d.report.jain_index,
+            "fair",
+            0.995,
+            "'fair' read as Jain's index >= 0.995, what CSFQ's published -11% .. +5% spread gives",
+        ));
+        if let Some(f) = get(DisciplineKind::Fred2) {
+            checks.push(Check::at_least(
+                "Jain's index, DRR minus FRED-2",
+                SRC,
+                d.report.jain_index - f.report.jain_index,
+                "FRED-2 less precise than DRR",
+                0.0,
+                "none: an ordering",
+            ));
+        }
+    }
+    for d in [
+        DisciplineKind::Fifo,
+        DisciplineKind::Red,
+        DisciplineKind::Fred1,
+    ] {
+        if let Some(r) = get(d) {
+            checks.push(Check::at_least(
+                format!("{d}: Jain's index of throughput / offered rate"),
+                SRC,
+                proportionality(r),
+                "share proportional to rate",
+                0.95,
+                "'proportional' read as Jain's index of throughput/offered >= 0.95 (1 when every flow gets the same fraction of what it sends)",
+            ));
+        }
     }
     Analysis {
         header: [
@@ -69,7 +106,8 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes: Vec::new(),
         chart: per_flow_chart(
             results,
             "csfq-fig3a: 32 UDP flows, flow i at (i+1) x fair share",
@@ -81,23 +119,35 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
     }
 }
 
+const FIG3B: &str = "CSFQ paper, Fig. 3(b)";
+
 pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
     let mut rows = Vec::new();
     let mut json = Vec::new();
-    let mut off = Vec::new();
+    let mut checks = Vec::new();
     for r in results {
         let udp = r.report.flows[0].throughput_mbps;
         let tcp: Vec<f64> = r.report.flows[1..]
             .iter()
             .map(|f| f.throughput_mbps)
             .collect();
-        let (paper, ok) = match fig3b_published_udp(r.discipline) {
-            Some((v, true)) => (format!("> {v}"), udp >= v * 0.875),
-            Some((v, false)) => (format!("{v}"), (udp / v - 1.0).abs() <= 0.35),
-            None => (s("-"), true),
+        let paper = match fig3b_published_udp(r.discipline) {
+            Some((v, true)) => format!("> {v}"),
+            Some((v, false)) => format!("{v}"),
+            None => s("-"),
         };
-        if !ok {
-            off.push(format!("{} {udp:.2} vs {paper}", r.discipline));
+        let what = format!("{}: the UDP's throughput, Mbps", r.discipline);
+        match fig3b_published_udp(r.discipline) {
+            Some((v, true)) => checks.push(Check::at_least(
+                what,
+                FIG3B,
+                udp,
+                paper.clone(),
+                v,
+                "none: the paper's own bound",
+            )),
+            Some((v, false)) => checks.push(Check::relative(what, FIG3B, udp, v, 0.10)),
+            None => {}
         }
         rows.push(vec![
             r.discipline.to_string(),
@@ -109,14 +159,20 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         ]);
         json.push(json!({"discipline": r.discipline.name(), "udp_mbps": udp, "paper_udp_mbps": paper, "mean_tcp_mbps": mean(&tcp), "jain": r.report.jain_index}));
     }
-    let verdict = if off.is_empty() {
-        s("matches: the UDP is contained by CSFQ and DRR, partly by FRED, not by FIFO or RED")
-    } else {
-        format!(
-            "same ordering (FIFO, RED >> FRED >> DRR ~ CSFQ); departs in value: {}",
-            off.join("; ")
-        )
-    };
+    for c in &mut checks {
+        let note = if c.what.starts_with("red") {
+            "our RED (max_p 0.1, w_q 0.002: Floyd and Jacobson's, ns-2's defaults) drops the UDP's packets early more often than the paper's, whose RED parameters are not given; not investigated further"
+        } else if c.what.starts_with("drr") || c.what.starts_with("csfq") {
+            "the UDP gets about 20% more than published under both DRR and CSFQ (seeds 1-8: CSFQ 0.425..0.457, DRR 0.446..0.483), which points at the TCPs rather than at either scheme: with a 0.31 Mbps share and a ~57 ms RTT a TCP has about two segments in flight, too few for fast retransmit, and ours time out 27 (CSFQ) and 14 (DRR) times each in 10 s; while a TCP waits out its timer the UDP takes the slack. The paper does not give its TCPs' timer settings"
+        } else if c.what.starts_with("fred1") {
+            "FRED-1 holds the UDP below the published 1.8 and FRED-2 above it; the paper does not say which variant its Fig. 3(b) shows"
+        } else {
+            continue;
+        };
+        if c.outcome() == Outcome::Departs {
+            *c = c.clone().note(note);
+        }
+    }
     Analysis {
         header: [
             "discipline",
@@ -129,7 +185,8 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts: vec![verdict],
+        checks,
+        notes: Vec::new(),
         chart: per_flow_chart(
             results,
             "csfq-fig3b: UDP (flow 0) at 10 Mbps vs 31 TCP",
@@ -167,31 +224,76 @@ pub(crate) fn fig4(results: &[RunResult]) -> Analysis {
             row
         })
         .collect();
-    let mut verdicts = Vec::new();
-    let get = |d: DisciplineKind| by_d.iter().find(|x| x.0 == d).map(|x| &x.1);
-    if let (Some(c), Some(r)) = (get(DisciplineKind::Csfq), get(DisciplineKind::Drr)) {
-        let cmin = c.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let cmax = c.iter().map(|p| p.1).fold(0.0, f64::max);
-        let beats: Vec<String> = c
-            .iter()
-            .zip(r)
-            .filter(|(a, b)| a.1 > b.1)
-            .map(|(a, _)| format!("{}", a.0))
-            .collect();
-        let v = if cmin > 0.5 && !beats.is_empty() {
-            "matches"
-        } else {
-            "departs"
-        };
-        verdicts.push(format!(
-            "{v}: CSFQ keeps the TCP at {cmin:.2}..{cmax:.2} of its fair share (TUF paper: 0.55..0.90) and beats DRR at N = {}",
-            if beats.is_empty() { s("none") } else { beats.join(", ") }
+    let get = |d: DisciplineKind| by_d.iter().find(|x| x.0 == d).map(|x| &x.1[..]);
+    let at = |pts: &[(f64, f64)], n: f64| pts.iter().find(|p| p.0 == n).map_or(f64::NAN, |p| p.1);
+    let min = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let max = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    const SRC: &str = "CSFQ paper, Fig. 4";
+    let mut checks = Vec::new();
+    if let Some(drr) = get(DisciplineKind::Drr) {
+        let upto22: Vec<(f64, f64)> = drr.iter().copied().filter(|p| p.0 <= 22.0).collect();
+        checks.push(Check::at_least(
+            "DRR: the TCP's lowest normalized throughput for N <= 22",
+            SRC,
+            min(&upto22),
+            "good up to N ~ 22",
+            0.9,
+            "'good' read as at least 0.9 of the fair share",
+        ));
+        checks.push(Check::at_most(
+            "DRR: the TCP's normalized throughput at N = 32",
+            SRC,
+            at(drr, 32.0),
+            "falls after N ~ 22 (the TCP has < 3 buffers)",
+            0.75,
+            "'falls' read as at most 0.75 of the fair share",
+        ));
+        if let Some(csfq) = get(DisciplineKind::Csfq) {
+            checks.push(Check::at_least(
+                "CSFQ minus DRR at N = 32, normalized",
+                SRC,
+                at(csfq, 32.0) - at(drr, 32.0),
+                "CSFQ beats DRR for large N",
+                0.0,
+                "none: an ordering",
+            ));
+        }
+    }
+    if let Some(csfq) = get(DisciplineKind::Csfq) {
+        for d in [DisciplineKind::Fred1, DisciplineKind::Fred2] {
+            if let Some(fred) = get(d) {
+                let worst = csfq
+                    .iter()
+                    .zip(fred)
+                    .map(|(c, f)| c.1 - f.1)
+                    .fold(f64::INFINITY, f64::min);
+                checks.push(Check::at_least(format!("CSFQ minus {d}, lowest over N, normalized"), SRC, worst, "CSFQ >= FRED over the whole range", -0.05, "0.05: one run's noise at small N, where both keep the TCP near 0.9").note_if_departs("at small N both FREDs keep the TCP a little higher than CSFQ does (N = 2: 0.89 against 0.85 in seed 1, 0.95 against 0.88..0.90 in seeds 2-4); the paper's claim holds from N = 16 on; not investigated further"));
+            }
+        }
+        const TUF: &str = "TUF report, Fig. 10 (CSFQ curve)";
+        let tol = "0.03 of the fair share: one run's noise (the same N varies by up to 0.05 between seeds)";
+        checks.push(Check::at_least(
+            "CSFQ: the TCP's lowest normalized throughput over N",
+            TUF,
+            min(csfq),
+            "55-90% of the fair share",
+            0.52,
+            tol,
+        ));
+        checks.push(Check::at_most(
+            "CSFQ: the TCP's highest normalized throughput over N",
+            TUF,
+            max(csfq),
+            "55-90% of the fair share",
+            0.93,
+            tol,
         ));
     }
     Analysis {
         header,
         rows,
-        verdicts,
+        checks,
+        notes: Vec::new(),
         chart: sweep_chart(
             "csfq-fig4: one TCP against N-1 UDP flows at twice their share",
             "total flows N",
@@ -220,7 +322,6 @@ pub(crate) fn fig6(id: &str, results: &[RunResult]) -> Analysis {
     let mut header = vec![s("discipline")];
     header.extend((1..=max_k).map(|k| format!("K={k}")));
     header.extend([s("mean"), s("CS-FNE thesis mean")]);
-    let mut verdicts = Vec::new();
     let rows = by_d
         .iter()
         .map(|(d, pts)| {
@@ -228,39 +329,98 @@ pub(crate) fn fig6(id: &str, results: &[RunResult]) -> Analysis {
             row.extend(pts.iter().map(|p| format!("{:.2}", p.1)));
             let m = mean(&pts.iter().map(|p| p.1).collect::<Vec<_>>());
             row.push(format!("{m:.3}"));
-            let published = fig6_published_mean(id, *d);
-            row.push(published.map_or(s("-"), |p| format!("{p:.3}")));
-            if matches!(d, DisciplineKind::Csfq | DisciplineKind::Drr) {
-                if let Some(p) = published {
-                    let v = if (m - p).abs() <= 0.1 {
-                        "matches"
-                    } else {
-                        "departs"
-                    };
-                    let line = format!("{v}: {d} mean {m:.3} vs {p:.3} in the CS-FNE thesis");
-                    // CSFQ's verdict leads: the report is about CSFQ.
-                    let at = if *d == DisciplineKind::Csfq {
-                        0
-                    } else {
-                        verdicts.len()
-                    };
-                    verdicts.insert(at, line);
-                }
-            }
+            row.push(fig6_published_mean(id, *d).map_or(s("-"), |p| format!("{p:.3}")));
             row
         })
         .collect();
-    if id.starts_with("csfq-") {
-        verdicts.push(s(if udp {
-        "FRED: the CSFQ paper says \"reasonably well\" and we agree (~0.8); the CS-FNE thesis's 0.233 is not reproduced"
+    let mean_of = |d: DisciplineKind| {
+        by_d.iter().find(|x| x.0 == d).map_or(f64::NAN, |(_, pts)| {
+            mean(&pts.iter().map(|p| p.1).collect::<Vec<_>>())
+        })
+    };
+    use DisciplineKind::*;
+    let mut checks = Vec::new();
+    if udp {
+        const SRC: &str = "CSFQ paper, Fig. 6(a)";
+        let others = [Fifo, Red, Fred1, Fred2, Csfq]
+            .map(mean_of)
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max);
+        checks.push(Check::at_least(
+            "DRR's mean delivered fraction minus the best other's",
+            SRC,
+            mean_of(Drr) - others,
+            "DRR best",
+            0.0,
+            "none: an ordering",
+        ));
+        let tol = "'reasonably well' read as at least 0.75 of the UDP's traffic delivered, mean over K (a fraction: at most 1)";
+        checks.push(Check::within(
+            "CSFQ: mean delivered fraction over K",
+            SRC,
+            mean_of(Csfq),
+            "reasonably well",
+            (0.75, 1.0),
+            tol,
+        ));
+        checks.push(Check::within(
+            "FRED-1: mean delivered fraction over K",
+            SRC,
+            mean_of(Fred1),
+            "reasonably well",
+            (0.75, 1.0),
+            tol,
+        ));
+        checks.push(Check::within(
+            "FRED-2: mean delivered fraction over K",
+            SRC,
+            mean_of(Fred2),
+            "reasonably well",
+            (0.75, 1.0),
+            tol,
+        ));
     } else {
-        "ordering as published: DRR > CSFQ >> FRED > RED, FIFO"
-    }));
+        const SRC: &str = "CSFQ paper, Fig. 6(b)";
+        let tol = "'effective' read as at least half the fair share, mean over K";
+        checks.push(Check::at_least(
+            "DRR: the TCP's mean normalized throughput over K",
+            SRC,
+            mean_of(Drr),
+            "effective",
+            0.5,
+            tol,
+        ));
+        checks.push(Check::at_least(
+            "CSFQ: the TCP's mean normalized throughput over K",
+            SRC,
+            mean_of(Csfq),
+            "effective",
+            0.5,
+            tol,
+        ));
+        let fred = mean_of(Fred1).max(mean_of(Fred2));
+        checks.push(Check::at_most(
+            "the better FRED's mean over CSFQ's",
+            SRC,
+            fred / mean_of(Csfq),
+            "FRED much worse",
+            0.5,
+            "'much worse' read as at most half of CSFQ's",
+        ));
+        checks.push(Check::at_most(
+            "the better of RED and FIFO minus the worse FRED, mean",
+            SRC,
+            mean_of(Red).max(mean_of(Fifo)) - mean_of(Fred1).min(mean_of(Fred2)),
+            "RED and FIFO worst",
+            0.0,
+            "none: an ordering",
+        ));
     }
     Analysis {
         header,
         rows,
-        verdicts,
+        checks,
+        notes: vec![s("the CS-FNE thesis's reproduction of this experiment (its mean per discipline, last column) is judged in csfne-table5 and csfne-table6")],
         chart: sweep_chart(
             if udp {
                 "csfq-fig6a: fraction of the 0.909 Mbps UDP delivered across K congested links"
@@ -334,20 +494,46 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
         ));
     }
     let g = |d| jains.get(&d).copied().unwrap_or(f64::NAN);
-    let fair_ok = g(DisciplineKind::Csfq) >= 0.95 && g(DisciplineKind::Drr) >= 0.95;
-    let verdicts = vec![
-        format!(
-            "{}: second-half Jain index CSFQ {:.3}, DRR {:.3} (paper: both fair)",
-            if fair_ok { "matches" } else { "departs" },
+    const SRC: &str = "CSFQ paper, Fig. 7";
+    let tol = "'fair' read as Jain's index >= 0.95 over the second half (seeds 1-8: CSFQ 0.988..1.000, DRR 1.000)";
+    let fred_note = "our FRED gives the RLM sessions close to their share (Jain 0.970..0.990 over seeds 1-8), with the TCP 20% above its share; the paper shows FRED far from fair. Its FRED's parameters are not given; ours is Lin and Morris's with minq = 2 (FRED-2 also guarantees minq buffers). Not reproduced";
+    let checks = vec![
+        Check::at_least(
+            "CSFQ: Jain's index, second half",
+            SRC,
             g(DisciplineKind::Csfq),
-            g(DisciplineKind::Drr)
+            "fair",
+            0.95,
+            tol,
         ),
-        format!(
-            "partly departs for FRED: Jain {:.3} (FRED-2) with the TCP above its share; the paper calls FRED unfair here, ours is less fair than CSFQ but not far off; FIFO {:.3}, RED {:.3}",
+        Check::at_least(
+            "DRR: Jain's index, second half",
+            SRC,
+            g(DisciplineKind::Drr),
+            "fair",
+            0.95,
+            tol,
+        ),
+        Check::at_most(
+            "FRED-1: Jain's index, second half",
+            SRC,
+            g(DisciplineKind::Fred1),
+            "not fair",
+            0.95,
+            "'not fair' read as Jain's index < 0.95",
+        )
+        .note_if_departs(fred_note),
+        Check::at_most(
+            "FRED-2: Jain's index, second half",
+            SRC,
             g(DisciplineKind::Fred2),
-            g(DisciplineKind::Fifo),
-            g(DisciplineKind::Red)
-        ),
+            "not fair",
+            0.95,
+            "'not fair' read as Jain's index < 0.95",
+        )
+        .note_if_departs(fred_note),
+    ];
+    let notes = vec![
         s("RLM is modeled after McCanne et al. 1996 with one receiver per session (join experiments, exponential join-timer backoff, loss over >= 20-packet samples); see crates/csfq-sim/src/rlm.rs"),
     ];
     let csfq_chart = extra
@@ -367,7 +553,8 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes,
         chart: csfq_chart,
         extra_charts: extra,
         json: json!(jains
@@ -402,20 +589,31 @@ pub(crate) fn table1(results: &[RunResult]) -> Analysis {
         ]);
     }
     let g = |d| frac.get(&d).copied().unwrap_or(f64::NAN);
-    let ordered = g(DisciplineKind::Drr) > g(DisciplineKind::Csfq)
-        && g(DisciplineKind::Csfq) > g(DisciplineKind::Red)
-        && g(DisciplineKind::Csfq) > g(DisciplineKind::Fifo);
-    let verdicts = vec![
-        format!(
-            "{}: ON-OFF packets dropped DRR {:.0}% > CSFQ {:.0}% > RED {:.0}%, FIFO {:.0}% (paper 91% > 75% > 21%, 19%)",
-            if ordered { "matches in ordering" } else { "departs" },
-            g(DisciplineKind::Drr),
-            g(DisciplineKind::Csfq),
-            g(DisciplineKind::Red),
-            g(DisciplineKind::Fifo)
-        ),
-        s("the source sends a random number of packets (ours: see table; the paper's run: 6758), so drop fractions are compared"),
-    ];
+    const SRC: &str = "CSFQ paper, Table 1";
+    let tol = 8.0;
+    let mut checks: Vec<Check> = [DisciplineKind::Drr, DisciplineKind::Csfq, DisciplineKind::Red, DisciplineKind::Fifo]
+        .into_iter()
+        .filter_map(|d| {
+            let (del, drop) = table1_published(d)?;
+            let paper = 100.0 * drop as f64 / (del + drop) as f64;
+            let mut c = Check::near(format!("{d}: ON-OFF packets dropped, %"), SRC, g(d), paper, tol);
+            c.tolerance = s("±8 points: twice the seed-to-seed standard deviation of CSFQ's fraction (seeds 1-8: 69%..80%)");
+            Some(c)
+        })
+        .collect();
+    for d in [DisciplineKind::Fred1, DisciplineKind::Fred2] {
+        checks.push(
+            Check::near(
+                format!("{d} minus CSFQ, ON-OFF packets dropped, points"),
+                SRC,
+                g(d) - g(DisciplineKind::Csfq),
+                0.0,
+                tol,
+            )
+            .with_published("FRED close to CSFQ"),
+        );
+    }
+    let notes = vec![s("the source sends a random number of packets (ours: see table; the paper's run: 6758), so drop fractions are compared")];
     let series = results
         .iter()
         .map(|r| Series {
@@ -441,7 +639,8 @@ pub(crate) fn table1(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes,
         chart: Chart {
             title: s("csfq-table1: ON-OFF source's delivered rate (1 s averages)"),
             x_label: s("time (s)"),
@@ -507,19 +706,22 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
         g(DisciplineKind::Fifo),
         g(DisciplineKind::Red),
     );
-    let verdicts = vec![
-        format!(
-            "{}: DRR best ({drr:.0} ms); FRED-2 {fred:.0} ms and CSFQ {csfq:.0} ms within {:.0}% of each other; CSFQ {:.1}x faster than FIFO",
-            if drr < csfq && drr < fred && fifo > 5.0 * csfq { "matches in ordering" } else { "departs" },
-            ((csfq / fred - 1.0) * 100.0).abs(),
-            fifo / csfq
+    const SRC: &str = "CSFQ paper, Table 2";
+    let best_other = [fifo, red, fred, g(DisciplineKind::Fred1), csfq]
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    let order_note = "transfer times vary a lot between seeds (CSFQ 179..300 ms over seeds 1-8); FRED-2 beats CSFQ in 3 of 8 seeds and FRED-1 in 1: the two are within noise of each other, not clearly ordered as published";
+    let magnitude = "'almost one order of magnitude' read as at least 5 times";
+    let checks = vec![
+        Check::at_most("DRR's mean transfer time over the best other's", SRC, drr / best_other, "DRR best", 1.0, "none: an ordering"),
+        Check::at_most("FRED-1's mean transfer time over CSFQ's", SRC, g(DisciplineKind::Fred1) / csfq, "FRED better than CSFQ", 1.0, "none: an ordering").note_if_departs(order_note),
+        Check::at_most("FRED-2's mean transfer time over CSFQ's", SRC, fred / csfq, "FRED better than CSFQ", 1.0, "none: an ordering").note_if_departs(order_note),
+        Check::at_least("FIFO's mean transfer time over CSFQ's", SRC, fifo / csfq, "almost one order of magnitude", 5.0, magnitude),
+        Check::at_least("RED's mean transfer time over CSFQ's", SRC, red / csfq, "almost one order of magnitude", 5.0, magnitude).note_if_departs(
+            "CSFQ is 2.3..4.2 times faster than our RED over seeds 1-8; the paper's RED parameters are not given, and ours (max_p 0.1, w_q 0.002) let short transfers through more often",
         ),
-        format!(
-            "departs for RED: CSFQ only {:.1}x faster than RED (paper: about 10x); the paper's RED parameters are not given, and ours (max_p 0.1, w_q 0.002) let short transfers through more often",
-            red / csfq
-        ),
-        s("sizes are heavy-tailed (shape 1.06): 60 draws average far below the distribution's mean of 20 packets"),
     ];
+    let notes = vec![s("sizes are heavy-tailed (shape 1.06): 60 draws average far below the distribution's mean of 20 packets")];
     Analysis {
         header: [
             "discipline",
@@ -531,7 +733,8 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes,
         chart: Chart {
             title: s("csfq-table2: transfer time against size, 60 short TCPs vs a 10 Mbps UDP"),
             x_label: s("transfer size (packets)"),
@@ -551,7 +754,7 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
 pub(crate) fn table3(results: &[RunResult]) -> Analysis {
     let mut rows = Vec::new();
     let mut json = Vec::new();
-    let mut verdicts = Vec::new();
+    let mut checks = Vec::new();
     for r in results {
         let pkts: Vec<f64> = r.report.flows[1..]
             .iter()
@@ -568,28 +771,26 @@ pub(crate) fn table3(results: &[RunResult]) -> Analysis {
         ]);
         let (pm, psd) = published.unwrap_or((f64::NAN, f64::NAN));
         json.push(json!({"discipline": r.discipline.name(), "mean_pkts": m, "std_pkts": sd, "paper_mean": pm, "paper_std": psd}));
-        if matches!(r.discipline, DisciplineKind::Csfq | DisciplineKind::Drr) {
-            let v = if (m / pm - 1.0).abs() <= 0.15 {
-                "matches"
-            } else {
-                "departs"
-            };
-            let line = format!(
-                "{v}: {} {m:.0} packets per TCP vs {pm:.0} published ({:+.0}%)",
-                r.discipline,
-                (m / pm - 1.0) * 100.0
+        if published.is_some() {
+            let mut c = Check::relative(
+                format!("{}: packets delivered per TCP, mean", r.discipline),
+                "CSFQ paper, Table 3",
+                m,
+                pm,
+                0.10,
             );
-            let at = if r.discipline == DisciplineKind::Csfq {
-                0
-            } else {
-                verdicts.len()
+            c.tolerance +=
+                " (our seed-to-seed spread: under 1% for DRR, FRED, RED, FIFO; 2-3% for CSFQ)";
+            let note = match r.discipline {
+                DisciplineKind::Fred1 | DisciplineKind::Fred2 => "our FRED gives the TCPs 23% less than published, with either variant; FRED's parameters beyond the thresholds are not given in the paper; not traced further",
+                _ => "FIFO and RED leave each TCP 3-8% of its share against a 10 Mbps UDP; numbers this small depend on exactly when the UDP fills the 256 KB buffer, and the paper's RED parameters are not given; not traced further",
             };
-            verdicts.insert(at, line);
+            checks.push(c.note_if_departs(note));
         }
     }
-    verdicts.push(s(
+    let notes = vec![s(
         "the TCP timer matters here: with RTO = SRTT + 4 RTTVAR alone (no clock granularity G), the 256 KB queue adds delay faster than RTTVAR follows, TCPs time out spuriously (~30 times each) and CSFQ's get 4075 packets (-29%); with ns-2's 100 ms tick as G (our default) they get the numbers above",
-    ));
+    )];
     Analysis {
         header: [
             "discipline",
@@ -601,7 +802,8 @@ pub(crate) fn table3(results: &[RunResult]) -> Analysis {
         .map(s)
         .to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes,
         chart: per_flow_chart(
             results,
             "csfq-table3: 100 ms links, UDP (flow 0) at 10 Mbps vs 19 TCP",
@@ -615,7 +817,7 @@ pub(crate) fn table3(results: &[RunResult]) -> Analysis {
 
 pub(crate) fn table4(results: &[RunResult]) -> Analysis {
     let mut rows = Vec::new();
-    let mut verdicts = Vec::new();
+    let mut checks = Vec::new();
     for r in results {
         let got: Vec<f64> = r.report.flows.iter().map(|f| f.throughput_mbps).collect();
         let paper = TABLE4_PUBLISHED.get(r.x as usize);
@@ -628,28 +830,32 @@ pub(crate) fn table4(results: &[RunResult]) -> Analysis {
                 format!("{:.2}, {:.2}, {:.2}", p[0], p[1], p[2])
             }),
         ]);
-        let worst = got
-            .iter()
-            .map(|g| (g / (10.0 / 3.0) - 1.0).abs())
-            .fold(0.0, f64::max);
-        if paper.is_some() {
-            let v = if worst <= 0.1 { "matches" } else { "departs" };
-            verdicts.push(format!(
-                "{v}: {} flows within {:.1}% of 3.33 Mbps",
-                r.label,
-                worst * 100.0
-            ));
-        } else {
-            verdicts.push(format!(
-                "without relabeling flow 3 gets {:.2} Mbps and flows 1, 2 {:.2}, {:.2}: their stale 10 Mbps labels make link 2 drop them as if they sent twice what they do",
-                got[2], got[0], got[1]
-            ));
+        // Without relabeling, flows 1 and 2 reach link 2 at 5 Mbps still labeled 10, like
+        // flow 3: all three lose the same fraction there, so they get 1 : 1 : 2 of it.
+        let (source, expected): (&'static str, [f64; 3]) = match paper {
+            Some(p) => ("CSFQ paper, Table 4", *p),
+            None => (
+                "analysis: equal drop probability on equal stale labels",
+                [2.5, 2.5, 5.0],
+            ),
+        };
+        for (i, (&ours, &e)) in got.iter().zip(&expected).enumerate() {
+            let mut c = Check::relative(
+                format!("{}: flow {} on link 2, Mbps", r.label, i + 1),
+                source,
+                ours,
+                e,
+                0.05,
+            );
+            c.tolerance += " (the paper's own flows spread ±6% around 3.33)";
+            checks.push(c);
         }
     }
     Analysis {
         header: ["variant", "flow 1 Mbps", "flow 2 Mbps", "flow 3 Mbps", "paper"].map(s).to_vec(),
         rows,
-        verdicts,
+        checks,
+        notes: Vec::new(),
         chart: Chart {
             title: s("csfq-table4: throughput on link 2 (flows 1, 2 relabeled at link 1)"),
             x_label: s("flow"),
@@ -682,7 +888,6 @@ pub(crate) fn weighted(id: &str, results: &[RunResult]) -> Analysis {
             format!("{:+.1}%", dev * 100.0),
         ]);
     }
-    let v = if worst <= 0.05 { "matches" } else { "departs" };
     let mut chart = per_flow_chart(
         results,
         &format!("{id}: throughput against weighted max-min"),
@@ -702,7 +907,8 @@ pub(crate) fn weighted(id: &str, results: &[RunResult]) -> Analysis {
     Analysis {
         header: ["flow", "weight", "route", "throughput Mbps", "weighted max-min Mbps", "vs max-min"].map(s).to_vec(),
         rows,
-        verdicts: vec![format!("{v}: every flow within {:.1}% of its weighted max-min share", worst * 100.0)],
+        checks: vec![Check::at_most("the worst flow's deviation from its weighted max-min share, %", "CSFQ paper, Section 2.3 (weighted max-min)", worst * 100.0, "weighted max-min", 5.0, "5%: CSFQ's single-link precision in csfq-fig3a")],
+        notes: Vec::new(),
         chart,
         extra_charts: Vec::new(),
         json: json!(r.report.flows.iter().zip(&r.fair).map(|(f, a)| json!({"flow": f.flow, "weight": f.weight, "mbps": f.throughput_mbps, "maxmin_mbps": a / 1e6})).collect::<Vec<_>>()),
