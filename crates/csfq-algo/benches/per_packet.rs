@@ -4,6 +4,7 @@
 //! Compare the disciplines as ratios to `fifo` from the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use csfq_algo::ared::{Ared, AredParams};
 use csfq_algo::choke::Choke;
 use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
@@ -11,6 +12,8 @@ use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::label_codec::LabelCodec;
+use csfq_algo::las::Las;
+use csfq_algo::may::{May, MayParams};
 use csfq_algo::red::{Red, RedParams};
 use csfq_algo::tuf::{Tagged, TufParams, TufQueue, TufTagger};
 use csfq_algo::{FlowId, Nanos, Packet, QueueDisc};
@@ -107,6 +110,23 @@ fn disciplines(c: &mut Criterion) {
     );
     drive(c, "tuf_queue", TufQueue::<Pkt>::new(TufParams::new(BUF)));
     drive(c, "choke", Choke::<Pkt>::new(RedParams::new(C, BUF)));
+    drive(
+        c,
+        "ared",
+        Ared::<Pkt>::new(AredParams::automatic(C, BUF, 1000)),
+    );
+    drive(c, "las", Las::<Pkt>::new(BUF));
+    // MAY with every flow in its table (S0 = 1: each flow's first packet enters it), so
+    // each arrival pays the table lookup and the v * delta draw.
+    drive(
+        c,
+        "may",
+        May::<Pkt>::new(MayParams {
+            s0: 1.0,
+            ..MayParams::new(C, BUF)
+        })
+        .expect("valid parameters"),
+    );
 }
 
 fn edge(c: &mut Criterion) {

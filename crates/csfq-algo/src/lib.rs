@@ -20,7 +20,11 @@
 //! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
 //! | [`csfne`] | CS-FNE: TSW edge meter, flow-number-estimating core | Kim 2005 |
 //! | [`choke`] | CHOKe | Pan, Prabhakar & Psounis 2000 |
+//! | [`may`] | MAY: drop in proportion to past drops | the MAY paper, Fig. 1 |
+//! | [`las`] | Least Attained Service | Rai, Urvoy-Keller & Biersack 2003 |
+//! | [`ared`] | Adaptive RED | Floyd, Gummadi & Shenker 2001 |
 
+pub mod ared;
 pub mod choke;
 pub mod csfne;
 pub mod csfq;
@@ -29,7 +33,9 @@ pub mod fifo;
 pub mod fixed;
 pub mod fred;
 pub mod label_codec;
+pub mod las;
 pub mod maxmin;
+pub mod may;
 pub mod packet;
 pub mod queue;
 pub mod rate_estimator;

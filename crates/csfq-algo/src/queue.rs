@@ -209,6 +209,34 @@ pub(crate) mod test_packet {
     }
 }
 
+/// A generator whose every draw is the same word, so a test fixes what `random::<f64>()`
+/// returns (the top 53 bits of the word over 2^53).
+#[cfg(test)]
+pub(crate) struct ConstRng(pub u64);
+
+#[cfg(test)]
+impl ConstRng {
+    /// Every `random::<f64>()` returns `x` (rounded down to a multiple of 2^-53).
+    pub fn f64(x: f64) -> Self {
+        ConstRng(((x * (1u64 << 53) as f64) as u64) << 11)
+    }
+}
+
+#[cfg(test)]
+impl rand::RngCore for ConstRng {
+    fn next_u32(&mut self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for (i, b) in dst.iter_mut().enumerate() {
+            *b = (self.0 >> (8 * (i % 8))) as u8;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::test_packet::TestPacket;

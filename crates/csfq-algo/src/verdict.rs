@@ -23,11 +23,18 @@ pub enum DropReason {
     CsfneProbabilistic = 8,
     /// CHOKe: the arrival matched a randomly chosen queued packet of its flow (both go).
     ChokeMatch = 9,
+    /// MAY: a tracked flow dropped with probability `v * delta(flow)` (Fig. 1, line 3).
+    MayHistory = 10,
+    /// MAY: an untracked flow's packet sampled (probability `1/S0`) while utilization
+    /// exceeded `u0` (Fig. 1, line 13).
+    MaySample = 11,
+    /// LAS: the buffer was full and the packet belonged to the flow with the most service.
+    LasMostServed = 12,
 }
 
 impl DropReason {
     /// Every reason, in code order.
-    pub const ALL: [DropReason; 9] = [
+    pub const ALL: [DropReason; 12] = [
         DropReason::CsfqProbabilistic,
         DropReason::BufferOverflow,
         DropReason::RedEarly,
@@ -37,6 +44,9 @@ impl DropReason {
         DropReason::TufHighestTag,
         DropReason::CsfneProbabilistic,
         DropReason::ChokeMatch,
+        DropReason::MayHistory,
+        DropReason::MaySample,
+        DropReason::LasMostServed,
     ];
 
     /// The stable numeric code.
@@ -56,6 +66,9 @@ impl DropReason {
             DropReason::TufHighestTag => "tuf_highest_tag",
             DropReason::CsfneProbabilistic => "csfne_prob",
             DropReason::ChokeMatch => "choke_match",
+            DropReason::MayHistory => "may_history",
+            DropReason::MaySample => "may_sample",
+            DropReason::LasMostServed => "las_most_served",
         }
     }
 }
