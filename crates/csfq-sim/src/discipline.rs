@@ -1,5 +1,6 @@
 //! A port's queue discipline: the library's disciplines behind one enum (no boxing).
 
+use csfq_algo::ared::{Ared, AredParams};
 use csfq_algo::choke::Choke;
 use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
@@ -7,6 +8,8 @@ use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
+use csfq_algo::las::Las;
+use csfq_algo::may::{May, MayParams, MayStats};
 use csfq_algo::red::{Red, RedParams};
 use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
@@ -56,6 +59,12 @@ pub enum Discipline {
         /// Integer core.
         core: FixedCsfqCore<SimPacket>,
     },
+    /// MAY.
+    May(Box<May<SimPacket>>),
+    /// Least Attained Service.
+    Las(Las<SimPacket>),
+    /// Adaptive RED.
+    Ared(Ared<SimPacket>),
 }
 
 /// Dispatches a `QueueDisc` method over the variants.
@@ -71,6 +80,9 @@ macro_rules! each {
             Discipline::Csfne { core: $q, .. } => $e,
             Discipline::Choke($q) => $e,
             Discipline::CsfqFixed { core: $q, .. } => $e,
+            Discipline::May($q) => $e,
+            Discipline::Las($q) => $e,
+            Discipline::Ared($q) => $e,
         }
     };
 }
@@ -146,6 +158,47 @@ impl Discipline {
                     buffer_bytes,
                 ),
             },
+            DisciplineKind::May => {
+                let m = &s.may;
+                let params = MayParams {
+                    update_interval: ms(m.update_interval_ms),
+                    target_utilization: m.target_utilization,
+                    gain: m.gain,
+                    q_w: m.q_w,
+                    timeout: ms(m.timeout_s * 1e3),
+                    s0: m.s0,
+                    table_capacity: m.table_capacity as usize,
+                    packet_bytes: s.tcp.segment_bytes,
+                    ..MayParams::new(rate_bps, buffer_bytes)
+                };
+                Discipline::May(Box::new(
+                    May::new(params).expect("the scenario validated [may]"),
+                ))
+            }
+            DisciplineKind::Las => Discipline::Las(Las::new(buffer_bytes)),
+            DisciplineKind::Ared => Discipline::Ared(Ared::new(AredParams::with_target_delay(
+                rate_bps,
+                buffer_bytes,
+                s.tcp.segment_bytes,
+                s.ared.target_delay_ms / 1e3,
+            ))),
+        }
+    }
+
+    /// Entries in the discipline's per-flow table, for the stateless-with-a-small-table
+    /// disciplines whose table size is the point (MAY).
+    pub fn table_entries(&self) -> Option<usize> {
+        match self {
+            Discipline::May(m) => Some(m.entries()),
+            _ => None,
+        }
+    }
+
+    /// MAY's table counters.
+    pub fn may_stats(&self) -> Option<MayStats> {
+        match self {
+            Discipline::May(m) => Some(m.stats()),
+            _ => None,
         }
     }
 
@@ -173,12 +226,13 @@ impl Discipline {
     }
 
     /// The fair-share estimate, if the discipline keeps one: CSFQ's `alpha`, CS-FNE's
-    /// threshold rate `C / N_act`.
+    /// threshold rate `C / N_act`, MAY's `1/v` (0 while `v` is 0).
     pub fn alpha(&self) -> Option<f64> {
         match self {
             Discipline::Csfq { core, .. } => Some(core.estimator().alpha()),
             Discipline::Csfne { core, .. } => Some(core.threshold_rate()),
             Discipline::CsfqFixed { core, .. } => Some(core.alpha_bps() as f64),
+            Discipline::May(m) => Some(m.fair_share_bps().unwrap_or(0.0)),
             _ => None,
         }
     }

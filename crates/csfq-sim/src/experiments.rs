@@ -47,6 +47,10 @@ pub enum Sweep {
     TufFilterModel,
     /// csfq-table4: UDP, TCP, and UDP with relabeling off.
     Table4Variants,
+    /// may-fig2/3: the memory and lossless-share model of MAY's sampling; no network.
+    MayMemoryModel,
+    /// may-fig8: the CBR flow's rate over [`MAY_CBR_RATES_MBPS`].
+    CbrRates,
 }
 
 /// One run of an experiment.
@@ -66,6 +70,10 @@ const ALL_SIX: &[DisciplineKind] = &[Fifo, Red, Fred1, Fred2, Drr, Csfq];
 const CSFQ_ONLY: &[DisciplineKind] = &[Csfq];
 const TUF_SET: &[DisciplineKind] = &[Csfq, Tuf, Drr];
 const CSFNE_SET: &[DisciplineKind] = &[Csfne, Drr, Csfq, Red, Fred2];
+/// The MAY paper's comparisons (adaptive RED as its RED, DRR, LAS) and CSFQ beside them.
+const MAY_SET: &[DisciplineKind] = &[Ared, Drr, Las, May, Csfq];
+/// may-fig8's CBR rates, Mbit/s: the paper sweeps 0.5..8 around the 2 Mbit/s fair share.
+pub const MAY_CBR_RATES_MBPS: [f64; 9] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0];
 const FIG3A: &str = include_str!("../../../scenarios/csfq-fig3a.toml");
 const FIG3B: &str = include_str!("../../../scenarios/csfq-fig3b.toml");
 const FIG4: &str = include_str!("../../../scenarios/csfq-fig4.toml");
@@ -251,6 +259,46 @@ pub const EXPERIMENTS: &[Experiment] = &[
         sweep: Sweep::ChainLinks { max: 10 },
     },
     Experiment {
+        id: "may-fig2",
+        setup: "MAY's sampling alone: flows with Pareto sizes (shape 1.1..2, mean 10 packets) cross a MAY queue with S0 = 500, 1000, 2000; the table entries per flow and the share of short flows (< S0 packets) never sampled",
+        published: "about 1 bit of table memory per flow (10-byte entries); more than 98% of short flows lossless for S0 > 500, more than 99% for S0 > 1000 (Figs. 2 and 3)",
+        scenario_toml: None,
+        disciplines: &[May],
+        sweep: Sweep::MayMemoryModel,
+    },
+    Experiment {
+        id: "may-fig5",
+        setup: "100 long-lived TCP flows (SACK, delayed ACKs, RTT 40..440 ms) on one 80 Mbps link with a 100-packet buffer, 2 minutes",
+        published: "Jain's index of the flows' throughputs: RED 0.606, DRR 0.997, MAY 0.993",
+        scenario_toml: Some(include_str!("../../../scenarios/may-fig5.toml")),
+        disciplines: MAY_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "may-fig7",
+        setup: "30 TCP flows across the 24-node topology of the MAY paper's Fig. 6 (10 Mbps links, 100-packet queues, access delays 40 i + 1 ms), 2 minutes",
+        published: "max-min shares 0.5 Mbps (20 flows across c2-c3) and 1 Mbps (10 others); Jain's index of throughput over max-min share: RED 0.731, DRR 0.987, MAY 0.985",
+        scenario_toml: Some(include_str!("../../../scenarios/may-fig7.toml")),
+        disciplines: MAY_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
+        id: "may-fig8",
+        setup: "19 TCP flows (RTT 20..220 ms) and one CBR flow at 0.5..8 Mbps on a 40 Mbps link, 5 minutes, the first discarded; the fair share is 2 Mbps",
+        published: "MAY: the CBR below the fair share is lossless; above it, its throughput is about 0 (Theorem 3.2)",
+        scenario_toml: Some(include_str!("../../../scenarios/may-fig8.toml")),
+        disciplines: MAY_SET,
+        sweep: Sweep::CbrRates,
+    },
+    Experiment {
+        id: "may-fig9",
+        setup: "250 short TCP transfers (uniform 1..1000 packets, one per second, RTT 100 ms) among 50 long-lived TCP flows (RTT 20..200 ms) on a 40 Mbps link; no window caps",
+        published: "mean flow completion time: RED 8.14 s, DRR 10.34 s, LAS 1.26 s, MAY 1.72 s",
+        scenario_toml: Some(include_str!("../../../scenarios/may-fig9.toml")),
+        disciplines: MAY_SET,
+        sweep: Sweep::None,
+    },
+    Experiment {
         id: "weighted-1link",
         setup: "weighted CSFQ: UDP flows of weights 1, 2, 3, each offering 10 Mbps on a 10 Mbps link",
         published: "weighted max-min (Section 2.3): 1.67, 3.33, 5.00 Mbps",
@@ -276,7 +324,7 @@ pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
         Fred1 | Fred2 => Some((1.8, false)),
         Drr => Some((0.396, false)),
         Csfq => Some((0.361, false)),
-        Tuf | Csfne | Choke | CsfqFixed => None,
+        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
     }
 }
 
@@ -287,7 +335,7 @@ pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
         Csfq => Some((1680, 5078)),
         Red => Some((5322, 1436)),
         Fifo => Some((5452, 1306)),
-        Fred1 | Fred2 | Tuf | Csfne | Choke | CsfqFixed => None,
+        Fred1 | Fred2 | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
     }
 }
 
@@ -299,7 +347,7 @@ pub fn table3_published(d: DisciplineKind) -> Option<(f64, f64)> {
         Fred1 | Fred2 => Some((4974.0, 190.0)),
         Red => Some((628.0, 80.0)),
         Fifo => Some((378.0, 69.0)),
-        Tuf | Csfne | Choke | CsfqFixed => None,
+        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
     }
 }
 
@@ -319,7 +367,7 @@ pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
         Csfq => Some(csfq),
         Red => Some(red),
         Fred1 | Fred2 => Some(fred),
-        Fifo | Tuf | Csfne | Choke | CsfqFixed => None,
+        Fifo | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
     }
 }
 
@@ -362,7 +410,7 @@ pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
         Csfq => Some(rows[2]),
         Red => Some(rows[3]),
         Fred1 | Fred2 => Some(rows[4]),
-        Fifo | Tuf | Choke | CsfqFixed => None,
+        Fifo | Tuf | Choke | CsfqFixed | May | Las | Ared => None,
     }
 }
 
@@ -467,7 +515,7 @@ impl Experiment {
 
     /// Every run with discipline `d`.
     pub fn runs(&self, d: DisciplineKind) -> Vec<Run> {
-        if self.sweep == Sweep::TufFilterModel {
+        if matches!(self.sweep, Sweep::TufFilterModel | Sweep::MayMemoryModel) {
             return Vec::new();
         }
         let base = self.scenario().with_discipline(d);
@@ -502,7 +550,15 @@ impl Experiment {
                     })
                     .collect()
             }
-            Sweep::TufFilterModel => Vec::new(),
+            Sweep::TufFilterModel | Sweep::MayMemoryModel => Vec::new(),
+            Sweep::CbrRates => MAY_CBR_RATES_MBPS
+                .iter()
+                .map(|&x| {
+                    let mut s = base.clone();
+                    s.flows[0].get_mut().rate_mbps = Some(x);
+                    run(x, format!("CBR {x} Mbps"), s)
+                })
+                .collect(),
             Sweep::Table4Variants => {
                 let mut tcp = base.clone();
                 for f in &mut tcp.flows {
@@ -653,5 +709,64 @@ mod tests {
         }
         assert!((onoff_reference_share_mbps(3) - e3).abs() < 1e-12);
         assert!((onoff_reference_share_mbps(3) - 1.404).abs() < 1e-3);
+    }
+}
+
+/// may-fig2/3's Pareto shapes and `S0` values.
+pub const MAY_MODEL_SHAPES: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
+/// may-fig2/3's `S0` values.
+pub const MAY_MODEL_S0: [f64; 3] = [500.0, 1000.0, 2000.0];
+
+/// What the MAY algorithm's sampling does to a population of flows, measured by running
+/// them through the real [`csfq_algo::may::May`] queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaySampling {
+    /// Flows that entered the table, over all flows (`E(z(f))`).
+    pub hashed_share: f64,
+    /// Short flows (fewer than `S0` packets) that never entered it, over short flows.
+    pub lossless_short_share: f64,
+}
+
+/// may-fig2/3 by simulation: `flows` flows with Pareto sizes (`shape`, mean `mean_pkts`,
+/// whole packets) cross a MAY queue with `S0 = s0`, one after another; a flow counts as
+/// hashed if the table gained an entry while its packets went through. Nothing is
+/// dropped here (the link is never above `u0`): what is measured is which flows would be
+/// exposed to MAY's drops.
+pub fn may_sampling(seed: u64, shape: f64, mean_pkts: f64, s0: f64, flows: u32) -> MaySampling {
+    use csfq_algo::may::{May, MayParams};
+    use csfq_algo::{FlowId, QueueDisc};
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    use crate::packet::SimPacket;
+
+    let mut sizes = Pcg64Mcg::seed_from_u64(seed);
+    let mut draws = Pcg64Mcg::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let params = MayParams {
+        s0,
+        table_capacity: usize::MAX,
+        ..MayParams::new(1e9, 1 << 20)
+    };
+    let mut q: May<SimPacket> = May::new(params).expect("valid parameters");
+    let (mut hashed, mut short, mut short_lossless) = (0u64, 0u64, 0u64);
+    for f in 0..flows {
+        let n = crate::topology::pareto(mean_pkts, shape, &mut sizes);
+        let before = q.stats().inserts;
+        for seq in 0..n {
+            let p = SimPacket::data(FlowId(f), 1000, seq, Nanos::ZERO);
+            if q.enqueue(p, Nanos::ZERO, &mut draws).is_none() {
+                q.dequeue(Nanos::ZERO);
+            }
+        }
+        let was_hashed = q.stats().inserts > before;
+        hashed += was_hashed as u64;
+        if (n as f64) < s0 {
+            short += 1;
+            short_lossless += !was_hashed as u64;
+        }
+    }
+    MaySampling {
+        hashed_share: hashed as f64 / flows as f64,
+        lossless_short_share: short_lossless as f64 / short.max(1) as f64,
     }
 }

@@ -63,8 +63,29 @@ pub struct LinkReport {
     pub mean_queue_bytes: f64,
     /// Queue at each sample, bytes.
     pub queue_bytes: Vec<u32>,
-    /// CSFQ fair-share estimate at each sample, Mbit/s (CSFQ links only).
+    /// Fair-share estimate at each sample, Mbit/s: CSFQ's `alpha`, CS-FNE's `C/N_act`,
+    /// MAY's `1/v` (0 while `v` is 0); empty for other disciplines.
     pub alpha_mbps: Vec<f64>,
+    /// MAY: entries in the table at each sample (10 bytes each in the paper's layout).
+    pub table_entries: Vec<u32>,
+    /// MAY: what the table did over the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub may: Option<MayTableReport>,
+}
+
+/// A MAY table over a run.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct MayTableReport {
+    /// Flows entered.
+    pub inserts: u64,
+    /// Inserts refused because the table was full.
+    pub refused_full: u64,
+    /// Entries removed after `T0` without a drop.
+    pub expired: u64,
+    /// The most entries held at once.
+    pub peak_entries: u64,
+    /// The same in bytes, at the paper's 10 bytes per entry.
+    pub peak_bytes: u64,
 }
 
 /// A whole run.
@@ -93,7 +114,71 @@ pub struct SimReport {
     pub packet_hops: u64,
 }
 
+/// Completion times of the finite transfers whose size falls in one bucket.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FctBucket {
+    /// Smallest size, segments.
+    pub min_pkts: u32,
+    /// Largest size, segments.
+    pub max_pkts: u32,
+    /// Transfers of that size.
+    pub transfers: usize,
+    /// Those that did not finish before the run ended (left out of the statistics).
+    pub unfinished: usize,
+    /// Mean completion time, s.
+    pub mean_s: f64,
+    /// Median, s.
+    pub median_s: f64,
+    /// 99th percentile (nearest rank), s.
+    pub p99_s: f64,
+}
+
+/// The size buckets of [`SimReport::fct_buckets`], segments: decades, and all sizes.
+pub const FCT_BUCKETS: [(u32, u32); 5] = [
+    (1, 10),
+    (11, 100),
+    (101, 1000),
+    (1001, u32::MAX),
+    (1, u32::MAX),
+];
+
 impl SimReport {
+    /// Flow completion time statistics of the finite transfers by size bucket (see
+    /// [`FCT_BUCKETS`]; the last bucket holds every transfer). Empty buckets are left out.
+    pub fn fct_buckets(&self) -> Vec<FctBucket> {
+        FCT_BUCKETS
+            .iter()
+            .filter_map(|&(lo, hi)| {
+                let sized: Vec<&FlowReport> = self
+                    .flows
+                    .iter()
+                    .filter(|f| f.size_pkts.is_some_and(|n| (lo..=hi).contains(&n)))
+                    .collect();
+                if sized.is_empty() {
+                    return None;
+                }
+                let mut t: Vec<f64> = sized.iter().filter_map(|f| f.fct_s).collect();
+                t.sort_by(f64::total_cmp);
+                let rank = |q: f64| {
+                    if t.is_empty() {
+                        f64::NAN
+                    } else {
+                        t[((q * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1]
+                    }
+                };
+                Some(FctBucket {
+                    min_pkts: lo,
+                    max_pkts: hi,
+                    transfers: sized.len(),
+                    unfinished: sized.len() - t.len(),
+                    mean_s: t.iter().sum::<f64>() / t.len().max(1) as f64,
+                    median_s: rank(0.5),
+                    p99_s: rank(0.99),
+                })
+            })
+            .collect()
+    }
+
     /// `flows.csv`: one row per flow.
     pub fn flows_csv(&self) -> String {
         let mut s = String::from(

@@ -38,11 +38,17 @@ pub enum DisciplineKind {
     /// CSFQ in the dataplane's integer arithmetic, labels carried as 16-bit floats.
     #[serde(rename = "csfq-fixed")]
     CsfqFixed,
+    /// MAY (one FIFO, drops in proportion to past drops; the `[may]` table).
+    May,
+    /// Least Attained Service (per-flow queues; serve the least-served flow).
+    Las,
+    /// Adaptive RED (Floyd, Gummadi and Shenker 2001; the `[ared]` table).
+    Ared,
 }
 
 impl DisciplineKind {
     /// Every discipline, in the papers' order.
-    pub const ALL: [DisciplineKind; 10] = [
+    pub const ALL: [DisciplineKind; 13] = [
         DisciplineKind::Fifo,
         DisciplineKind::Red,
         DisciplineKind::Fred1,
@@ -53,6 +59,9 @@ impl DisciplineKind {
         DisciplineKind::Csfne,
         DisciplineKind::Choke,
         DisciplineKind::CsfqFixed,
+        DisciplineKind::May,
+        DisciplineKind::Las,
+        DisciplineKind::Ared,
     ];
 
     /// The lowercase name used in files and on the command line.
@@ -68,6 +77,9 @@ impl DisciplineKind {
             DisciplineKind::Csfne => "csfne",
             DisciplineKind::Choke => "choke",
             DisciplineKind::CsfqFixed => "csfq-fixed",
+            DisciplineKind::May => "may",
+            DisciplineKind::Las => "las",
+            DisciplineKind::Ared => "ared",
         }
     }
 
@@ -210,6 +222,58 @@ impl Default for CsfneConfig {
     }
 }
 
+/// MAY settings (the MAY paper, Table I; defaults from its Section IV).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MayConfig {
+    /// `Delta`: how often `v`, `delta` and expiry are updated, ms.
+    pub update_interval_ms: f64,
+    /// `u0`: the utilization the controller on `v` aims for, in (0, 1].
+    pub target_utilization: f64,
+    /// `kappa`: the controller's gain.
+    pub gain: f64,
+    /// `q_w`: the weight of the EWMA on each flow's drops, in (0, 1].
+    pub q_w: f64,
+    /// `T0`: an entry with no drop for this long leaves the table, s.
+    pub timeout_s: f64,
+    /// `S0`: packets of an untracked flow are sampled with probability `1/S0`.
+    pub s0: f64,
+    /// Most entries the table holds; a full table refuses new flows (they stay
+    /// untracked). 131 072 by default: the paper's 8 Mbit of SRAM at 10 bytes per entry.
+    pub table_capacity: u32,
+}
+
+impl Default for MayConfig {
+    fn default() -> Self {
+        MayConfig {
+            update_interval_ms: 1000.0,
+            target_utilization: 0.98,
+            gain: 0.1,
+            q_w: 0.05,
+            timeout_s: 64.0,
+            s0: 1000.0,
+            table_capacity: 1 << 17,
+        }
+    }
+}
+
+/// Adaptive RED settings (Floyd, Gummadi and Shenker 2001): thresholds and `w_q` follow
+/// from the link's rate and the target delay.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AredConfig {
+    /// Target queueing delay, ms: `min_th = max(5, C * target / 2)` packets.
+    pub target_delay_ms: f64,
+}
+
+impl Default for AredConfig {
+    fn default() -> Self {
+        AredConfig {
+            target_delay_ms: 5.0,
+        }
+    }
+}
+
 /// TCP NewReno settings shared by every TCP flow of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -290,6 +354,21 @@ pub struct AccessSpec {
     pub rate_mbps: f64,
     /// Propagation delay, ms.
     pub delay_ms: f64,
+    /// Added to the delay of each successive flow of the table: flow `j`'s access links
+    /// have `delay_ms + j * delay_step_ms` (many round-trip times from one table).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_step_ms: f64,
+}
+
+/// How a web table spaces its transfers' starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Exponential gaps of mean `arrival_mean_ms` (a Poisson process).
+    #[default]
+    Exponential,
+    /// Every `arrival_mean_ms` exactly.
+    Periodic,
 }
 
 /// What a flow sends.
@@ -368,15 +447,25 @@ pub struct FlowSpec {
     /// tcp: a finite transfer of this many segments (unlimited if absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_pkts: Option<u32>,
-    /// web: mean gap between transfer starts, ms (exponential).
+    /// web: mean gap between transfer starts, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival_mean_ms: Option<f64>,
+    /// web: `exponential` gaps (default) or `periodic` ones.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub arrivals: Arrivals,
     /// web: mean transfer size, segments (Pareto).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_mean_pkts: Option<f64>,
     /// web: Pareto shape parameter, above 1 (1.06 in the CSFQ paper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_shape: Option<f64>,
+    /// web: uniform sizes instead of Pareto, from `size_min_pkts` to `size_max_pkts`
+    /// segments inclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_min_pkts: Option<u32>,
+    /// web: the largest uniform size, segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_max_pkts: Option<u32>,
     /// rlm: number of layers (default 7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<u8>,
@@ -402,6 +491,9 @@ fn default_jitter() -> f64 {
 }
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
 }
 
 /// The longest run, simulated seconds.
@@ -455,6 +547,12 @@ pub struct ScenarioFile {
     /// CS-FNE.
     #[serde(default)]
     pub csfne: CsfneConfig,
+    /// MAY.
+    #[serde(default)]
+    pub may: MayConfig,
+    /// Adaptive RED.
+    #[serde(default)]
+    pub ared: AredConfig,
     /// Links.
     #[serde(rename = "link")]
     pub links: Vec<Spanned<LinkSpec>>,
@@ -578,6 +676,28 @@ impl ScenarioFile {
                 .find(|(_, l)| l.trim_start().starts_with(key))
                 .map_or(0, |(p, _)| p);
             off..off
+        };
+        // The line of `key` inside the `[table]` section, else the section's header.
+        let table_key = |table: &str, key: &str| {
+            let header = format!("[{table}]");
+            let mut pos = 0usize;
+            let mut inside = false;
+            let mut found = None;
+            for l in text.split_inclusive('\n') {
+                let t = l.trim_start();
+                if t.starts_with('[') {
+                    inside = t.trim_end().starts_with(&header);
+                    if inside && found.is_none() {
+                        found = Some(pos);
+                    }
+                } else if inside && t.split('=').next().unwrap_or("").trim() == key {
+                    found = Some(pos + (l.len() - t.len()));
+                    break;
+                }
+                pos += l.len();
+            }
+            let at = found.unwrap_or(0);
+            at..at
         };
         if !(self.duration_s.is_finite()
             && self.duration_s > 0.0
@@ -704,6 +824,57 @@ impl ScenarioFile {
                 top_key("min_rto_ms"),
                 "tcp.min_rto_ms",
                 "timers must be positive".into(),
+            ));
+        }
+        let m = &self.may;
+        let may_checks = [
+            (
+                m.update_interval_ms.is_finite() && m.update_interval_ms > 0.0,
+                "update_interval_ms",
+                "must be a positive number of ms",
+            ),
+            (
+                m.target_utilization > 0.0 && m.target_utilization <= 1.0,
+                "target_utilization",
+                "must be in (0, 1]",
+            ),
+            (
+                m.gain.is_finite() && m.gain > 0.0,
+                "gain",
+                "must be positive",
+            ),
+            (m.q_w > 0.0 && m.q_w <= 1.0, "q_w", "must be in (0, 1]"),
+            (
+                m.timeout_s.is_finite() && m.timeout_s > 0.0 && m.timeout_s <= MAX_DURATION_S,
+                "timeout_s",
+                "must be a positive number of seconds",
+            ),
+            (
+                m.s0.is_finite() && m.s0 >= 1.0,
+                "s0",
+                "must be at least 1 (packets)",
+            ),
+            (
+                m.table_capacity >= 1,
+                "table_capacity",
+                "must be at least 1 entry",
+            ),
+        ];
+        for (ok, name, what) in may_checks {
+            if !ok {
+                return Err(err(
+                    table_key("may", name),
+                    &format!("may.{name}"),
+                    what.into(),
+                ));
+            }
+        }
+        let a = &self.ared;
+        if !(a.target_delay_ms.is_finite() && a.target_delay_ms > 0.0 && a.target_delay_ms < 1e6) {
+            return Err(err(
+                table_key("ared", "target_delay_ms"),
+                "ared.target_delay_ms",
+                "must be a positive number of ms".into(),
             ));
         }
         let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
@@ -834,26 +1005,58 @@ impl ScenarioFile {
             if spec.size_pkts == Some(0) {
                 return Err(err(s, "size_pkts", "must be at least 1 segment".into()));
             }
+            let uniform = spec.size_min_pkts.is_some() || spec.size_max_pkts.is_some();
             let web_fields = [
-                (spec.arrival_mean_ms, "arrival_mean_ms", 0.0),
-                (spec.size_mean_pkts, "size_mean_pkts", 1.0),
-                (spec.size_shape, "size_shape", 1.0),
+                (spec.arrival_mean_ms, "arrival_mean_ms", 0.0, true),
+                (spec.size_mean_pkts, "size_mean_pkts", 1.0, !uniform),
+                (spec.size_shape, "size_shape", 1.0, !uniform),
             ];
-            for (v, name, above) in web_fields {
-                match (spec.kind, v) {
-                    (FlowKind::Web, Some(v)) if v.is_finite() && v > above && v < 1e9 => {}
-                    (FlowKind::Web, _) => {
+            for (v, name, above, needed) in web_fields {
+                match (spec.kind, v, needed) {
+                    (FlowKind::Web, Some(_), false) => {
+                        return Err(err(
+                            s,
+                            name,
+                            "a web table has Pareto sizes (size_mean_pkts, size_shape) or uniform ones (size_min_pkts, size_max_pkts), not both".into(),
+                        ));
+                    }
+                    (FlowKind::Web, Some(v), true) if v.is_finite() && v > above && v < 1e9 => {}
+                    (FlowKind::Web, None, false) => {}
+                    (FlowKind::Web, _, _) => {
                         return Err(err(
                             s,
                             name,
                             format!("a web flow needs {name} above {above}"),
                         ));
                     }
-                    (_, Some(_)) => {
+                    (_, Some(_), _) => {
                         return Err(err(s, name, format!("only web flows have {name}")));
                     }
-                    (_, None) => {}
+                    (_, None, _) => {}
                 }
+            }
+            if uniform {
+                if spec.kind != FlowKind::Web {
+                    return Err(err(
+                        s,
+                        "size_min_pkts",
+                        "only web flows have size_min_pkts and size_max_pkts".into(),
+                    ));
+                }
+                match (spec.size_min_pkts, spec.size_max_pkts) {
+                    (Some(lo), Some(hi)) if lo >= 1 && lo <= hi && hi <= 10_000_000 => {}
+                    _ => {
+                        return Err(err(
+                            s,
+                            "size_min_pkts",
+                            "uniform sizes need 1 <= size_min_pkts <= size_max_pkts <= 10000000"
+                                .into(),
+                        ))
+                    }
+                }
+            }
+            if spec.kind != FlowKind::Web && spec.arrivals != Arrivals::default() {
+                return Err(err(s, "arrivals", "only web flows have arrivals".into()));
             }
             if spec.kind == FlowKind::Onoff {
                 for (v, name) in [(spec.on_ms, "on_ms"), (spec.off_ms, "off_ms")] {
@@ -883,15 +1086,19 @@ impl ScenarioFile {
                 return Err(err(s, "start_s", "need 0 <= start_s < stop_s".into()));
             }
             if let Some(a) = spec.access {
+                let last = a.delay_ms + a.delay_step_ms * (spec.count - 1) as f64;
                 if !(a.rate_mbps.is_finite()
                     && a.rate_mbps > 0.0
                     && a.delay_ms.is_finite()
-                    && a.delay_ms >= 0.0)
+                    && a.delay_ms >= 0.0
+                    && a.delay_step_ms.is_finite()
+                    && last >= 0.0)
                 {
                     return Err(err(
                         s,
                         "access",
-                        "needs rate_mbps > 0 and delay_ms >= 0".into(),
+                        "needs rate_mbps > 0, and delay_ms (plus delay_step_ms per flow) >= 0"
+                            .into(),
                     ));
                 }
             }

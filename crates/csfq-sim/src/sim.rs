@@ -17,7 +17,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::discipline::Discipline;
 use crate::packet::{Kind, SimPacket};
-use crate::report::{FlowReport, LinkReport, SimReport};
+use crate::report::{FlowReport, LinkReport, MayTableReport, SimReport};
 use crate::rlm::{RlmParams, RlmReceiver};
 use crate::scenario::{FlowKind, ScenarioFile};
 use crate::source::{CbrSource, OnOffSource};
@@ -96,6 +96,7 @@ struct Port {
     peak_packets: usize,
     queue_series: Vec<u32>,
     alpha_series: Vec<f64>,
+    table_series: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -201,6 +202,7 @@ impl Simulation {
                 peak_packets: 0,
                 queue_series: Vec::new(),
                 alpha_series: Vec::new(),
+                table_series: Vec::new(),
             })
             .collect();
         let mut flows = Vec::with_capacity(topo.flows.len());
@@ -663,6 +665,9 @@ impl Simulation {
                 if let Some(a) = p.disc.alpha() {
                     p.alpha_series.push(a / 1e6);
                 }
+                if let Some(n) = p.disc.table_entries() {
+                    p.table_series.push(n as u32);
+                }
             }
         }
         let next = self.now + self.sample_interval;
@@ -763,6 +768,14 @@ impl Simulation {
                 },
                 queue_bytes: p.queue_series.clone(),
                 alpha_mbps: p.alpha_series.clone(),
+                table_entries: p.table_series.clone(),
+                may: p.disc.may_stats().map(|m| MayTableReport {
+                    inserts: m.inserts,
+                    refused_full: m.refused_full,
+                    expired: m.expired,
+                    peak_entries: m.peak_entries as u64,
+                    peak_bytes: (m.peak_entries * csfq_algo::may::ENTRY_BYTES) as u64,
+                }),
             })
             .collect();
         SimReport {

@@ -10,7 +10,7 @@ use csfq_algo::Nanos;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
+use crate::scenario::{Arrivals, DisciplineKind, FlowKind, ScenarioFile};
 use crate::sim::stream_seed;
 
 /// Drop-tail buffer of access-link ports, bytes: hosts are outside the island.
@@ -168,13 +168,23 @@ impl Topology {
                 let (start, size_pkts) = match spec.kind {
                     FlowKind::Web => {
                         let gap_ms = spec.arrival_mean_ms.expect("validated");
-                        let u = 1.0 - web_rng.random::<f64>(); // (0, 1]
-                        web_start += secs(-gap_ms * u.ln() / 1e3);
-                        let size = pareto(
-                            spec.size_mean_pkts.expect("validated"),
-                            spec.size_shape.expect("validated"),
-                            &mut web_rng,
-                        );
+                        match spec.arrivals {
+                            Arrivals::Exponential => {
+                                let u = 1.0 - web_rng.random::<f64>(); // (0, 1]
+                                web_start += secs(-gap_ms * u.ln() / 1e3);
+                            }
+                            // The first transfer starts at start_s, the next gap_ms later.
+                            Arrivals::Periodic if j > 0 => web_start += secs(gap_ms / 1e3),
+                            Arrivals::Periodic => {}
+                        }
+                        let size = match (spec.size_min_pkts, spec.size_max_pkts) {
+                            (Some(lo), Some(hi)) => web_rng.random_range(lo..=hi),
+                            _ => pareto(
+                                spec.size_mean_pkts.expect("validated"),
+                                spec.size_shape.expect("validated"),
+                                &mut web_rng,
+                            ),
+                        };
                         (web_start, Some(size))
                     }
                     _ => (secs(spec.start_s), spec.size_pkts),
@@ -182,6 +192,7 @@ impl Topology {
                 let id = flows.len();
                 let (mut src, mut dst) = (index(&spec.from), index(&spec.to));
                 if let Some(a) = spec.access {
+                    let delay_ms = a.delay_ms + a.delay_step_ms * j as f64;
                     // A host of its own on each side, joined by drop-tail access links.
                     let mut host = |name: String, router: usize| {
                         let h = nodes.len();
@@ -194,7 +205,7 @@ impl Topology {
                                 from,
                                 to,
                                 rate_bps: a.rate_mbps * 1e6,
-                                delay: secs(a.delay_ms / 1e3),
+                                delay: secs(delay_ms / 1e3),
                                 buffer_bytes: ACCESS_BUFFER_BYTES,
                                 discipline: DisciplineKind::Fifo,
                                 between_routers: false,
@@ -276,7 +287,7 @@ impl Topology {
 /// A Pareto-distributed transfer size in whole segments (at least 1) with the given mean
 /// and shape `a > 1`: scale `x_m = mean (a - 1) / a`, size `ceil(x_m / U^(1/a))`, capped at
 /// 10^7 segments so one draw from the heavy tail cannot outlast any run.
-fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32 {
+pub(crate) fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32 {
     let scale = mean * (shape - 1.0) / shape;
     let u = 1.0 - rng.random::<f64>(); // (0, 1]
     (scale / u.powf(1.0 / shape)).ceil().clamp(1.0, 1e7) as u32

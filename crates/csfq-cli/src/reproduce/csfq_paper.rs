@@ -28,7 +28,10 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
             DisciplineKind::Tuf
             | DisciplineKind::Csfne
             | DisciplineKind::Choke
-            | DisciplineKind::CsfqFixed => "-",
+            | DisciplineKind::CsfqFixed
+            | DisciplineKind::May
+            | DisciplineKind::Las
+            | DisciplineKind::Ared => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -678,7 +681,10 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             DisciplineKind::Tuf
             | DisciplineKind::Csfne
             | DisciplineKind::Choke
-            | DisciplineKind::CsfqFixed => "-",
+            | DisciplineKind::CsfqFixed
+            | DisciplineKind::May
+            | DisciplineKind::Las
+            | DisciplineKind::Ared => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
