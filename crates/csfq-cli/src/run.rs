@@ -113,6 +113,32 @@ pub fn run(
         t.add_row(row);
     }
     println!("{t}");
+    if transfers {
+        let mut t = crate::table(vec![
+            "transfer size (pkts)",
+            "transfers",
+            "unfinished",
+            "mean FCT s",
+            "median s",
+            "p99 s",
+        ]);
+        for b in report.fct_buckets() {
+            let size = match (b.min_pkts, b.max_pkts) {
+                (1, u32::MAX) => "all".to_string(),
+                (lo, u32::MAX) => format!("{lo}+"),
+                (lo, hi) => format!("{lo}-{hi}"),
+            };
+            t.add_row(vec![
+                size,
+                b.transfers.to_string(),
+                b.unfinished.to_string(),
+                format!("{:.3}", b.mean_s),
+                format!("{:.3}", b.median_s),
+                format!("{:.3}", b.p99_s),
+            ]);
+        }
+        println!("flow completion times by transfer size:\n{t}");
+    }
     print_summary(&report);
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     write_outputs(&dir, &report, &fair)?;
@@ -136,17 +162,25 @@ fn print_summary(r: &SimReport) {
             String::new()
         } else {
             let mean = l.alpha_mbps.iter().sum::<f64>() / l.alpha_mbps.len() as f64;
-            format!(", mean CSFQ alpha {mean:.4} Mbps")
+            format!(", mean fair-share estimate {mean:.4} Mbps")
+        };
+        let table = match l.may {
+            Some(m) => format!(
+                ", MAY table: peak {} entries ({} bytes), {} inserted, {} expired, {} refused (full)",
+                m.peak_entries, m.peak_bytes, m.inserts, m.expired, m.refused_full
+            ),
+            None => String::new(),
         };
         println!(
-            "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}",
+            "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}{}",
             l.from,
             l.to,
             l.discipline,
             l.utilization * 100.0,
             l.mean_queue_bytes / 1e3,
             l.dropped_pkts,
-            alpha
+            alpha,
+            table
         );
     }
 }
