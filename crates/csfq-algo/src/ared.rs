@@ -20,7 +20,7 @@ use rand::Rng;
 
 use crate::packet::Packet;
 use crate::queue::{ByteFifo, QueueDisc};
-use crate::red::{RedAverage, RedParams};
+use crate::red::{spread, RedAverage, RedParams};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -152,10 +152,7 @@ impl<P: Packet> QueueDisc<P> for Ared<P> {
         }
         if avg >= r.min_th_bytes {
             self.count += 1;
-            let p_b = self.p_b(avg);
-            let denom = 1.0 - self.count as f64 * p_b;
-            let p_a = if denom <= 0.0 { 1.0 } else { p_b / denom };
-            if rng.random::<f64>() < p_a {
+            if rng.random::<f64>() < spread(self.p_b(avg), self.count) {
                 self.count = 0;
                 return Some(Dropped::new(p, DropReason::RedEarly));
             }

@@ -115,6 +115,13 @@ impl<P: Packet> Red<P> {
 #[inline]
 pub(crate) fn red_probability(avg: f64, count: i64, p: &RedParams) -> f64 {
     let p_b = p.max_p * (avg - p.min_th_bytes) / (p.max_th_bytes - p.min_th_bytes);
+    spread(p_b, count)
+}
+
+/// Fig. 2's `p_a = p_b / (1 - count * p_b)` (1 once the denominator reaches 0): after
+/// `count` arrivals without a drop, the next drop becomes more likely.
+#[inline]
+pub(crate) fn spread(p_b: f64, count: i64) -> f64 {
     let denom = 1.0 - count as f64 * p_b;
     if denom <= 0.0 {
         1.0
