@@ -222,7 +222,7 @@ impl<P: Packet> May<P> {
         (self.v > 0.0).then(|| (bits / (self.v * secs)).min(self.params.capacity_bps))
     }
 
-    /// The drop decision of lines 2-15; `true` drops the arrival.
+    /// The drop decision of lines 2-15: the reason to drop the arrival, if it is dropped.
     fn decide<R: Rng + ?Sized>(
         &mut self,
         flow: FlowId,

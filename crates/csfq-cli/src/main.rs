@@ -90,6 +90,14 @@ fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`csfq run ... | head -1`) ends the program quietly, as it does any
+    // Unix filter, instead of a panic in `println!`. Commands write their files before
+    // they print, so nothing is lost.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {

@@ -54,6 +54,8 @@ pub fn run(
 ) -> Result<()> {
     let s = load(path, seed, d)?;
     let (report, fair, wall) = simulate_with_progress(&s)?;
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    write_outputs(&dir, &report, &fair)?;
     println!("{}: {}", s.name, s.description);
     println!(
         "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",
@@ -140,8 +142,6 @@ pub fn run(
         println!("flow completion times by transfer size:\n{t}");
     }
     print_summary(&report);
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
-    write_outputs(&dir, &report, &fair)?;
     println!(
         "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg",
         dir.display()

@@ -152,6 +152,9 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
     };
     let started = std::time::Instant::now();
     let results = run_experiments(&[e], seed, e.id)?.remove(0);
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
+    let a = analyze(e, &results);
+    write_experiment(e, &results, &a, &dir)?;
     println!("{}: {}", e.id, e.setup);
     println!("published: {}", e.published);
     println!(
@@ -159,8 +162,6 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
         results.len(),
         started.elapsed().as_secs_f64()
     );
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
-    let a = analyze(e, &results);
     let mut t = crate::table(a.header.clone());
     for r in &a.rows {
         t.add_row(r.clone());
@@ -172,7 +173,6 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
     for n in &a.notes {
         println!("note: {n}");
     }
-    write_experiment(e, &results, &a, &dir)?;
     println!(
         "\nwrote {0}/results.csv, {0}/summary.json, {0}/{1}.svg",
         dir.display(),
