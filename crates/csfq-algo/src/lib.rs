@@ -23,7 +23,10 @@
 //! | [`may`] | MAY: drop in proportion to past drops | the MAY paper, Fig. 1 |
 //! | [`las`] | Least Attained Service | Rai, Urvoy-Keller & Biersack 2003 |
 //! | [`ared`] | Adaptive RED | Floyd, Gummadi & Shenker 2001 |
+//! | [`overlay`] | edge-to-edge loops: AIMD-ER on accumulation, assured rate, quasi-leased line | Harrison, Kalyanaraman & Ramakrishnan, §3–7 |
+//! | [`alpha_fair`] | proportional fair, minimum potential delay (alpha-fair) allocations | Mo & Walrand 2000 |
 
+pub mod alpha_fair;
 pub mod ared;
 pub mod choke;
 pub mod csfne;
@@ -36,6 +39,7 @@ pub mod label_codec;
 pub mod las;
 pub mod maxmin;
 pub mod may;
+pub mod overlay;
 pub mod packet;
 pub mod queue;
 pub mod rate_estimator;

@@ -83,8 +83,20 @@ pub fn run(
     if transfers {
         header.extend(["size pkts", "completion ms"]);
     }
+    // With overlay loops, the allocations they approach (the overlay paper, Section 5).
+    let loops = !report.loops.is_empty();
+    let (pf, md) = if loops {
+        let topo = csfq_sim::Topology::build(&s)?;
+        header.extend(["prop-fair Mbps", "min-delay Mbps"]);
+        (
+            topo.alpha_fair_allocation(1.0),
+            topo.alpha_fair_allocation(2.0),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let mut t = crate::table(header);
-    for (f, &a) in report.flows.iter().zip(&fair) {
+    for (i, (f, &a)) in report.flows.iter().zip(&fair).enumerate() {
         let vs = if a > 0.0 && a.is_finite() {
             format!("{:+.1}%", (f.throughput_mbps * 1e6 / a - 1.0) * 100.0)
         } else {
@@ -111,6 +123,10 @@ pub fn run(
                 (Some(_), None) => "unfinished".into(),
                 _ => "-".into(),
             });
+        }
+        if loops {
+            row.push(format!("{:.4}", pf[i] / 1e6));
+            row.push(format!("{:.4}", md[i] / 1e6));
         }
         t.add_row(row);
     }
@@ -142,6 +158,9 @@ pub fn run(
         println!("flow completion times by transfer size:\n{t}");
     }
     print_summary(&report);
+    if loops {
+        print_loops(&report);
+    }
     println!(
         "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg",
         dir.display()
@@ -183,6 +202,42 @@ fn print_summary(r: &SimReport) {
             table
         );
     }
+}
+
+fn print_loops(r: &SimReport) {
+    let mut t = crate::table(vec![
+        "loop",
+        "edges",
+        "service",
+        "tau ms",
+        "mean lambda Mbps",
+        "sent",
+        "ingress drops",
+        "peak ingress KB",
+        "lost in network",
+        "epochs",
+        "control sent/lost",
+    ]);
+    for l in &r.loops {
+        let mean = l.lambda_mbps.iter().sum::<f64>() / l.lambda_mbps.len().max(1) as f64;
+        t.add_row(vec![
+            l.name.clone(),
+            format!("{}->{}", l.ingress, l.egress),
+            match l.rate_mbps {
+                Some(a) => format!("{} {a} Mbps", l.service),
+                None => l.service.to_string(),
+            },
+            format!("{:.2}", l.tau_ms),
+            format!("{mean:.3}"),
+            l.sent_pkts.to_string(),
+            l.ingress_drops.to_string(),
+            format!("{:.1}", l.peak_ingress_queue_bytes as f64 / 1e3),
+            format!("{} B", l.network_lost_bytes),
+            l.epochs.to_string(),
+            format!("{}/{}", l.control_sent, l.control_lost + l.feedback_lost),
+        ]);
+    }
+    println!("edge-to-edge loops:\n{t}");
 }
 
 fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {

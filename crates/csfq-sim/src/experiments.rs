@@ -8,6 +8,9 @@ use csfq_algo::Nanos;
 
 use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 
+mod overlay;
+pub use overlay::*;
+
 /// An experiment of the papers.
 #[derive(Debug, Clone, Copy)]
 pub struct Experiment {
@@ -51,6 +54,17 @@ pub enum Sweep {
     MayMemoryModel,
     /// may-fig8: the CBR flow's rate over [`MAY_CBR_RATES_MBPS`].
     CbrRates,
+    /// overlay-fig6: the linear network with M = 1..=max bottlenecks.
+    OverlayLinear {
+        /// The largest M.
+        max: u32,
+    },
+    /// overlay-fig7: [`DUMBBELL_LOOPS`] x FIFO/FRED x [`DUMBBELL_FLOWS`].
+    OverlayDumbbell,
+    /// overlay-fig8/9: the scenario without loops, then with them.
+    LoopsOffOn,
+    /// overlay-fig10: the leased line's share over [`LEASED_SHARES`].
+    LeasedShares,
 }
 
 /// One run of an experiment.
@@ -299,6 +313,46 @@ pub const EXPERIMENTS: &[Experiment] = &[
         sweep: Sweep::None,
     },
     Experiment {
+        id: "overlay-fig6",
+        setup: "linear network: M = 1..6 bottlenecks of 100 Mbps, 4 one-hop loops on each and one loop across all, each carrying a greedy source; FIFO inside",
+        published: "the long flow's throughput between the proportional-fair C/(1+MK) and the min-potential-delay C/(1+K sqrt M) values, closer to the former; utilization ~100%; every queue < 40 packets; no packet lost",
+        scenario_toml: None,
+        disciplines: &[Fifo],
+        sweep: Sweep::OverlayLinear { max: 6 },
+    },
+    Experiment {
+        id: "overlay-fig7",
+        setup: "dumbbell: N = 10..500 TCP flows over E = 0, 2, 5, 10 edge-to-edge loops, 10 Mbps bottleneck, 50-packet buffers; FIFO or FRED in the loops' queues (at the bottleneck for E = 0)",
+        published: "CoV of per-TCP goodput at 500 flows: up to 4 with no loops, 2.5 with 2 loops (FIFO) and with FRED at the bottleneck, 1.2 with 10 loops (FIFO), 0.7 with 10 loops and FRED at the edges; mean goodput close to 100%",
+        scenario_toml: None,
+        disciplines: &[Fifo],
+        sweep: Sweep::OverlayDumbbell,
+    },
+    Experiment {
+        id: "overlay-fig8",
+        setup: "one 20 Mbps FIFO bottleneck, a UDP at 20 Mbps and a TCP, each in an edge-to-edge loop; and the same without loops",
+        published: "the UDP's excess stays at its own ingress; the TCP gets its fair share",
+        scenario_toml: Some(include_str!("../../../scenarios/overlay-fig8.toml")),
+        disciplines: &[Fifo],
+        sweep: Sweep::LoopsOffOn,
+    },
+    Experiment {
+        id: "overlay-fig9",
+        setup: "as overlay-fig8 with a 10 Mbps bottleneck; the TCP loop has a 4 Mbps assured rate, the UDP loop none",
+        published: "the TCP gets its 4 Mbps plus half the remaining 6: about 7 Mbps",
+        scenario_toml: Some(include_str!("../../../scenarios/overlay-fig9.toml")),
+        disciplines: &[Fifo],
+        sweep: Sweep::LoopsOffOn,
+    },
+    Experiment {
+        id: "overlay-fig10",
+        setup: "a best-effort loop with a greedy source on a 100 Mbps bottleneck; at t = 2 s a quasi-leased line of b x 100 Mbps starts at its rate, b = 0.2..0.8",
+        published: "best effort backs off fast and the leased line gets its rate with no loss; the transient queue matches the single-bottleneck bound b/(1-b) (in units of C tau)",
+        scenario_toml: None,
+        disciplines: &[Fifo],
+        sweep: Sweep::LeasedShares,
+    },
+    Experiment {
         id: "weighted-1link",
         setup: "weighted CSFQ: UDP flows of weights 1, 2, 3, each offering 10 Mbps on a 10 Mbps link",
         published: "weighted max-min (Section 2.3): 1.67, 3.33, 5.00 Mbps",
@@ -518,9 +572,46 @@ impl Experiment {
         if matches!(self.sweep, Sweep::TufFilterModel | Sweep::MayMemoryModel) {
             return Vec::new();
         }
-        let base = self.scenario().with_discipline(d);
         let run = |x: f64, label: String, scenario| Run { x, label, scenario };
         match self.sweep {
+            Sweep::OverlayLinear { max } => {
+                return (1..=max)
+                    .map(|m| run(m as f64, format!("M = {m}"), linear(m)))
+                    .collect()
+            }
+            Sweep::OverlayDumbbell => {
+                let mut runs = Vec::new();
+                for fred in [false, true] {
+                    for e in DUMBBELL_LOOPS {
+                        for n in DUMBBELL_FLOWS {
+                            let q = if fred { "fred" } else { "fifo" };
+                            runs.push(run(
+                                runs.len() as f64,
+                                format!("E = {e}, {q}, N = {n}"),
+                                dumbbell(e, n, fred),
+                            ));
+                        }
+                    }
+                }
+                return runs;
+            }
+            Sweep::LeasedShares => {
+                return LEASED_SHARES
+                    .iter()
+                    .map(|&b| run(b, format!("b = {b}"), leased(b)))
+                    .collect()
+            }
+            _ => {}
+        }
+        let base = self.scenario().with_discipline(d);
+        match self.sweep {
+            Sweep::OverlayLinear { .. } | Sweep::OverlayDumbbell | Sweep::LeasedShares => {
+                Vec::new()
+            }
+            Sweep::LoopsOffOn => vec![
+                run(0.0, "no loops".into(), without_loops(&base)),
+                run(1.0, "loops".into(), base),
+            ],
             Sweep::None => vec![run(0.0, String::new(), base)],
             Sweep::Fig4Flows => (2..=32)
                 .map(|n| run(n as f64, format!("N = {n}"), fig4_with(&base, n)))

@@ -10,6 +10,7 @@
 
 pub mod discipline;
 pub mod experiments;
+pub mod overlay;
 pub mod packet;
 pub mod report;
 pub mod rlm;

@@ -9,6 +9,11 @@ pub enum Kind {
     Data,
     /// A TCP acknowledgment.
     Ack,
+    /// An overlay loop's control packet, ingress to egress (`flow` is the loop's id after
+    /// the flows', `seq` the control's number).
+    Control,
+    /// An overlay loop's feedback packet, egress to ingress.
+    Feedback,
 }
 
 /// The `tag` of a packet that carries no TUF tag.
@@ -35,6 +40,8 @@ pub struct SimPacket {
     pub hop: u16,
     /// Whether it has reached its first router (its CSFQ edge) yet.
     pub entered: bool,
+    /// Whether it has left its overlay loop's shaper.
+    pub shaped: bool,
     /// Data: segment number. ACK: the next segment expected (cumulative).
     pub seq: u32,
     /// Data: when it was sent. ACK: the echoed send time (RFC 7323 TSecr).
@@ -54,6 +61,7 @@ impl SimPacket {
             kind: Kind::Data,
             hop: 0,
             entered: false,
+            shaped: false,
             seq,
             ts: now,
             sack: [(0, 0); 3],
@@ -70,9 +78,21 @@ impl SimPacket {
             kind: Kind::Ack,
             hop: 0,
             entered: false,
+            shaped: false,
             seq: next,
             ts: echo,
             sack,
+        }
+    }
+}
+
+impl SimPacket {
+    /// An overlay loop's control or feedback packet: no label, never at an edge.
+    pub fn loop_message(id: FlowId, kind: Kind, size: u32, k: u32, now: Nanos) -> Self {
+        SimPacket {
+            kind,
+            entered: true,
+            ..SimPacket::data(id, size, k, now)
         }
     }
 }

@@ -61,6 +61,8 @@ pub struct LinkReport {
     pub dropped_pkts: u64,
     /// Mean queue over the samples, bytes.
     pub mean_queue_bytes: f64,
+    /// The most packets queued at once.
+    pub peak_queue_pkts: u64,
     /// Queue at each sample, bytes.
     pub queue_bytes: Vec<u32>,
     /// Fair-share estimate at each sample, Mbit/s: CSFQ's `alpha`, CS-FNE's `C/N_act`,
@@ -112,6 +114,9 @@ pub struct SimReport {
     pub events: u64,
     /// Packet transmissions over links (every hop counts).
     pub packet_hops: u64,
+    /// Edge-to-edge overlay loops.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<crate::overlay::LoopReport>,
 }
 
 /// Completion times of the finite transfers whose size falls in one bucket.

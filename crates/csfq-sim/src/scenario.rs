@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::overlay::{LoopSpec, OverlayConfig};
+
 /// A queue discipline by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -475,6 +477,9 @@ pub struct FlowSpec {
     /// Private access links on both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<AccessSpec>,
+    /// The edge-to-edge overlay loop (a `[[loop]]` name) that carries these flows.
+    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
+    pub overlay_loop: Option<String>,
 }
 
 fn one() -> u32 {
@@ -553,12 +558,18 @@ pub struct ScenarioFile {
     /// Adaptive RED.
     #[serde(default)]
     pub ared: AredConfig,
+    /// Edge-to-edge overlay loops' parameters.
+    #[serde(default)]
+    pub overlay: OverlayConfig,
     /// Links.
     #[serde(rename = "link")]
     pub links: Vec<Spanned<LinkSpec>>,
     /// Flows.
     #[serde(rename = "flow")]
     pub flows: Vec<Spanned<FlowSpec>>,
+    /// Edge-to-edge overlay loops.
+    #[serde(rename = "loop", default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<Spanned<LoopSpec>>,
 }
 
 fn default_seed() -> u64 {
@@ -1103,7 +1114,18 @@ impl ScenarioFile {
                 }
             }
         }
-        Ok(())
+        crate::overlay::validate(self).map_err(|(span, field, message)| {
+            let short = field.trim_start_matches("overlay.").to_string();
+            let span = span.unwrap_or_else(|| table_key("overlay", &short));
+            let key = if field.starts_with("overlay.") {
+                short
+            } else {
+                field.clone()
+            };
+            let mut e = err(span, &key, message);
+            e.field = Some(field);
+            e
+        })
     }
 
     /// The same scenario with every link's discipline set to `d`.

@@ -15,7 +15,10 @@ use csfq_algo::{DropReason, Dropped, FlowId, Nanos};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+use csfq_algo::overlay::{Control, Egress, Feedback, Ingress};
+
 use crate::discipline::Discipline;
+use crate::overlay::LoopReport;
 use crate::packet::{Kind, SimPacket};
 use crate::report::{FlowReport, LinkReport, MayTableReport, SimReport};
 use crate::rlm::{RlmParams, RlmReceiver};
@@ -54,6 +57,12 @@ enum EventKind {
     DelAck(u32),
     /// Record the time series.
     Sample,
+    /// An overlay loop's shaper may release its next packet.
+    LoopSend(u32),
+    /// An overlay loop's ingress closes an interval and sends a control packet.
+    LoopTick(u32),
+    /// An overlay loop's egress interval ends.
+    LoopInterval(u32),
 }
 
 #[derive(Debug)]
@@ -144,6 +153,33 @@ struct FlowRt {
     stats: FlowStats,
 }
 
+/// One overlay loop at run time: its shaper queue and ingress, its egress, and the payloads
+/// of its control and feedback packets in flight (packets carry only their number).
+#[derive(Debug)]
+struct LoopRt {
+    ingress: Ingress,
+    egress: Egress,
+    queue: Discipline,
+    rng: Pcg64Mcg,
+    /// The pending `LoopSend` event's time, if any.
+    send_at: Option<Nanos>,
+    /// The pending `LoopInterval` event's time, if any.
+    interval_at: Option<Nanos>,
+    controls: std::collections::VecDeque<Control>,
+    feedbacks: std::collections::VecDeque<Feedback>,
+    sent_pkts: u64,
+    ingress_drops: u64,
+    peak_queue: u32,
+    control_sent: u64,
+    control_lost: u64,
+    feedback_sent: u64,
+    feedback_lost: u64,
+    lambda_series: Vec<f64>,
+    mu_series: Vec<f64>,
+    acc_series: Vec<f64>,
+    queue_series: Vec<u32>,
+}
+
 /// Memory a run holds, as the simulator counts it: packet slots allocated, beside the most
 /// packets its queues held at once. Allocations follow what is queued and in flight, not
 /// buffer sizes or the run's length.
@@ -172,6 +208,7 @@ pub struct Simulation {
     next_seq: u64,
     ports: Vec<Port>,
     flows: Vec<FlowRt>,
+    loops: Vec<LoopRt>,
     out: Vec<SimPacket>,
     /// Packets propagating on links, indexed by the slot their `Arrive` event names.
     in_flight: Vec<SimPacket>,
@@ -271,6 +308,37 @@ impl Simulation {
                 stats: FlowStats::default(),
             });
         }
+        let loops = topo
+            .loops
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LoopRt {
+                ingress: Ingress::new(l.params, l.start),
+                egress: Egress::new(l.params.interval),
+                queue: Discipline::build(
+                    l.queue,
+                    scenario,
+                    topo.ports[l.fwd[0]].rate_bps,
+                    l.buffer_bytes,
+                ),
+                rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 4, i as u64)),
+                send_at: None,
+                interval_at: None,
+                controls: Default::default(),
+                feedbacks: Default::default(),
+                sent_pkts: 0,
+                ingress_drops: 0,
+                peak_queue: 0,
+                control_sent: 0,
+                control_lost: 0,
+                feedback_sent: 0,
+                feedback_lost: 0,
+                lambda_series: Vec::new(),
+                mu_series: Vec::new(),
+                acc_series: Vec::new(),
+                queue_series: Vec::new(),
+            })
+            .collect();
         let mut sim = Simulation {
             end: Nanos::from_secs_f64(scenario.duration_s),
             scenario: scenario.clone(),
@@ -280,6 +348,7 @@ impl Simulation {
             next_seq: 0,
             ports,
             flows,
+            loops,
             out: Vec::with_capacity(64),
             in_flight: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
@@ -291,6 +360,10 @@ impl Simulation {
         for i in 0..sim.flows.len() {
             let start = sim.topo.flows[i].start;
             sim.schedule(start, EventKind::Start(i as u32));
+        }
+        for i in 0..sim.loops.len() {
+            let start = sim.topo.loops[i].start;
+            sim.schedule(start, EventKind::LoopTick(i as u32));
         }
         sim.schedule(sim.sample_interval, EventKind::Sample);
         Ok(sim)
@@ -390,6 +463,163 @@ impl Simulation {
                 }
             }
             EventKind::Sample => self.sample(),
+            EventKind::LoopSend(l) => self.loop_send(l as usize),
+            EventKind::LoopTick(l) => self.loop_tick(l as usize),
+            EventKind::LoopInterval(l) => self.loop_interval(l as usize),
+        }
+    }
+
+    /// The loop's id as a packet's flow: after the flows'.
+    fn loop_flow(&self, l: usize) -> FlowId {
+        FlowId((self.flows.len() + l) as u32)
+    }
+
+    /// A data packet reaches its loop's ingress: into the shaper queue.
+    fn loop_enqueue(&mut self, l: usize, p: SimPacket) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        if let Some(d) = lp.queue.enqueue(p, now, &mut lp.rng) {
+            lp.ingress_drops += 1;
+            self.record_drop(d);
+            while let Some(d) = self.loops[l].queue.take_extra_drop() {
+                self.loops[l].ingress_drops += 1;
+                self.record_drop(d);
+            }
+        }
+        let lp = &mut self.loops[l];
+        lp.peak_queue = lp.peak_queue.max(lp.queue.len_bytes());
+        self.loop_reschedule(l);
+    }
+
+    /// Keeps one `LoopSend` event pending, at the time the bucket next allows a packet.
+    fn loop_reschedule(&mut self, l: usize) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        if lp.queue.is_empty() {
+            lp.send_at = None;
+            return;
+        }
+        let at = lp.ingress.ready_at(now);
+        if lp.send_at != Some(at) {
+            lp.send_at = Some(at);
+            self.schedule(at, EventKind::LoopSend(l as u32));
+        }
+    }
+
+    fn loop_send(&mut self, l: usize) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        if lp.send_at != Some(now) {
+            return; // superseded by a rate change
+        }
+        lp.send_at = None;
+        if lp.ingress.ready_at(now) > now {
+            self.loop_reschedule(l);
+            return;
+        }
+        if let Some(mut p) = lp.queue.dequeue(now) {
+            lp.ingress.on_send(p.size, now);
+            lp.sent_pkts += 1;
+            p.shaped = true;
+            self.forward(p);
+        }
+        self.loop_reschedule(l);
+    }
+
+    fn loop_tick(&mut self, l: usize) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        let c = lp.ingress.tick(now);
+        lp.controls.push_back(c);
+        lp.control_sent += 1;
+        let def = &self.topo.loops[l];
+        let (tau, size) = (def.params.tau, def.control_bytes);
+        let id = self.loop_flow(l);
+        self.forward(SimPacket::loop_message(
+            id,
+            Kind::Control,
+            size,
+            c.k as u32,
+            now,
+        ));
+        self.schedule(now + tau, EventKind::LoopTick(l as u32));
+    }
+
+    fn loop_interval(&mut self, l: usize) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        if lp.interval_at != Some(now) {
+            return; // the egress re-synchronized
+        }
+        lp.interval_at = None;
+        let fb = lp.egress.on_interval_end(now);
+        self.loop_interval_schedule(l);
+        if let Some(fb) = fb {
+            self.loop_feedback(l, fb);
+        }
+    }
+
+    /// Keeps one `LoopInterval` event pending at the egress's next interval end.
+    fn loop_interval_schedule(&mut self, l: usize) {
+        let lp = &mut self.loops[l];
+        if let Some(at) = lp.egress.next_interval_end() {
+            if lp.interval_at != Some(at) {
+                lp.interval_at = Some(at);
+                self.schedule(at, EventKind::LoopInterval(l as u32));
+            }
+        }
+    }
+
+    /// The egress sends feedback back to the ingress over the reverse route.
+    fn loop_feedback(&mut self, l: usize, fb: Feedback) {
+        let now = self.now;
+        let lp = &mut self.loops[l];
+        lp.feedbacks.push_back(fb);
+        lp.feedback_sent += 1;
+        let size = self.topo.loops[l].control_bytes;
+        let id = self.loop_flow(l);
+        self.forward(SimPacket::loop_message(
+            id,
+            Kind::Feedback,
+            size,
+            fb.k as u32,
+            now,
+        ));
+    }
+
+    /// A control packet reaches the egress, or a feedback packet the ingress.
+    fn loop_deliver(&mut self, p: SimPacket) {
+        let now = self.now;
+        let l = p.flow.index() - self.flows.len();
+        let k = p.seq as u64;
+        let lp = &mut self.loops[l];
+        match p.kind {
+            Kind::Control => {
+                while lp.controls.front().is_some_and(|c| c.k < k) {
+                    lp.controls.pop_front();
+                    lp.control_lost += 1;
+                }
+                let Some(c) = lp.controls.pop_front() else {
+                    return;
+                };
+                let fb = lp.egress.on_control(&c, now);
+                self.loop_interval_schedule(l);
+                if let Some(fb) = fb {
+                    self.loop_feedback(l, fb);
+                }
+            }
+            Kind::Feedback => {
+                while lp.feedbacks.front().is_some_and(|f| f.k < k) {
+                    lp.feedbacks.pop_front();
+                    lp.feedback_lost += 1;
+                }
+                let Some(fb) = lp.feedbacks.pop_front() else {
+                    return;
+                };
+                lp.ingress.on_feedback(&fb, now);
+                self.loop_reschedule(l);
+            }
+            Kind::Data | Kind::Ack => unreachable!("loop messages only"),
         }
     }
 
@@ -540,13 +770,30 @@ impl Simulation {
     #[inline]
     fn forward(&mut self, mut p: SimPacket) {
         let now = self.now;
-        let def = &self.topo.flows[p.flow.index()];
         let path = match p.kind {
-            Kind::Data => &def.fwd,
-            Kind::Ack => &def.rev,
+            Kind::Data => {
+                let def = &self.topo.flows[p.flow.index()];
+                if let Some(o) = def.overlay {
+                    if p.hop == o.entry && !p.shaped {
+                        self.loop_enqueue(o.id as usize, p);
+                        return;
+                    }
+                    if p.hop == o.exit {
+                        self.loops[o.id as usize].egress.on_data(p.size);
+                    }
+                }
+                &self.topo.flows[p.flow.index()].fwd
+            }
+            Kind::Ack => &self.topo.flows[p.flow.index()].rev,
+            Kind::Control => &self.topo.loops[p.flow.index() - self.flows.len()].fwd,
+            Kind::Feedback => &self.topo.loops[p.flow.index() - self.flows.len()].rev,
         };
         let Some(&port_id) = path.get(p.hop as usize) else {
-            self.deliver(p);
+            if matches!(p.kind, Kind::Control | Kind::Feedback) {
+                self.loop_deliver(p);
+            } else {
+                self.deliver(p);
+            }
             return;
         };
         let port = &mut self.ports[port_id];
@@ -578,10 +825,15 @@ impl Simulation {
     }
 
     fn record_drop(&mut self, d: Dropped<SimPacket>) {
-        let st = &mut self.flows[d.packet.flow.index()].stats;
+        // Lost loop messages are counted by the loop when a later one arrives.
+        let Some(rt) = self.flows.get_mut(d.packet.flow.index()) else {
+            return;
+        };
+        let st = &mut rt.stats;
         match d.packet.kind {
             Kind::Data => st.drops[d.reason.code() as usize] += 1,
             Kind::Ack => st.ack_drops += 1,
+            Kind::Control | Kind::Feedback => {}
         }
     }
 
@@ -651,6 +903,7 @@ impl Simulation {
                 self.send_tcp(f, &mut out);
                 self.out = out;
             }
+            (_, Kind::Control | Kind::Feedback) => unreachable!("loop messages go to loops"),
         }
     }
 
@@ -669,6 +922,14 @@ impl Simulation {
                     p.table_series.push(n as u32);
                 }
             }
+        }
+        for l in &mut self.loops {
+            let e = l.egress.stats();
+            l.lambda_series.push(l.ingress.rate_bps() / 1e6);
+            l.mu_series.push(e.mu_bps / 1e6);
+            l.acc_series
+                .push(e.accumulation_bytes / l.ingress.params().packet_bytes as f64);
+            l.queue_series.push(l.queue.len_bytes());
         }
         let next = self.now + self.sample_interval;
         if next <= self.end {
@@ -766,6 +1027,7 @@ impl Simulation {
                     p.queue_series.iter().map(|&q| q as f64).sum::<f64>()
                         / p.queue_series.len() as f64
                 },
+                peak_queue_pkts: p.peak_packets as u64,
                 queue_bytes: p.queue_series.clone(),
                 alpha_mbps: p.alpha_series.clone(),
                 table_entries: p.table_series.clone(),
@@ -789,6 +1051,46 @@ impl Simulation {
             jain_index: jain_index(&normalized),
             events: self.events,
             packet_hops: self.hops,
+            loops: self
+                .loops
+                .iter()
+                .zip(&self.topo.loops)
+                .map(|(rt, d)| {
+                    let (e, i) = (rt.egress.stats(), rt.ingress.stats());
+                    LoopReport {
+                        name: d.name.clone(),
+                        ingress: self.topo.nodes[d.ingress].name.clone(),
+                        egress: self.topo.nodes[d.egress].name.clone(),
+                        service: match d.params.service {
+                            csfq_algo::overlay::Service::BestEffort => "best-effort",
+                            csfq_algo::overlay::Service::Assured { .. } => "assured",
+                            csfq_algo::overlay::Service::QuasiLeased { .. } => "quasi-leased",
+                        },
+                        rate_mbps: match d.params.service {
+                            csfq_algo::overlay::Service::BestEffort => None,
+                            csfq_algo::overlay::Service::Assured { rate_bps, .. }
+                            | csfq_algo::overlay::Service::QuasiLeased { rate_bps } => {
+                                Some(rate_bps / 1e6)
+                            }
+                        },
+                        tau_ms: d.params.tau.as_secs_f64() * 1e3,
+                        sent_pkts: rt.sent_pkts,
+                        ingress_drops: rt.ingress_drops,
+                        peak_ingress_queue_bytes: rt.peak_queue,
+                        network_lost_bytes: e.lost_bytes,
+                        control_sent: rt.control_sent,
+                        control_lost: rt.control_lost,
+                        feedback_sent: rt.feedback_sent,
+                        feedback_lost: rt.feedback_lost,
+                        epochs: i.epochs,
+                        resyncs: e.resyncs,
+                        lambda_mbps: rt.lambda_series.clone(),
+                        mu_mbps: rt.mu_series.clone(),
+                        accumulation_pkts: rt.acc_series.clone(),
+                        ingress_queue_bytes: rt.queue_series.clone(),
+                    }
+                })
+                .collect(),
         }
     }
 }

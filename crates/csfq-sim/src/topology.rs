@@ -10,6 +10,9 @@ use csfq_algo::Nanos;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+use csfq_algo::overlay::{LoopParams, Service};
+
+use crate::overlay::{router_route, ServiceKind};
 use crate::scenario::{Arrivals, DisciplineKind, FlowKind, ScenarioFile};
 use crate::sim::stream_seed;
 
@@ -75,6 +78,44 @@ pub struct FlowDef {
     pub fwd: Vec<usize>,
     /// Ports from destination back to source (ACKs).
     pub rev: Vec<usize>,
+    /// The overlay loop that carries its data packets, if any.
+    pub overlay: Option<LoopHops>,
+}
+
+/// Where a flow's data path meets its loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopHops {
+    /// The loop's index.
+    pub id: u32,
+    /// The hop (index into `fwd`) that leaves the ingress: packets wait in the shaper first.
+    pub entry: u16,
+    /// The hop at which a packet has reached the egress (`fwd.len()` if it ends there).
+    pub exit: u16,
+}
+
+/// An edge-to-edge overlay loop, built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopDef {
+    /// Its name.
+    pub name: String,
+    /// Ingress router (node index).
+    pub ingress: usize,
+    /// Egress router (node index).
+    pub egress: usize,
+    /// Ports from ingress to egress (control packets).
+    pub fwd: Vec<usize>,
+    /// Ports from egress back to ingress (feedback packets).
+    pub rev: Vec<usize>,
+    /// The controller's parameters.
+    pub params: LoopParams,
+    /// When it starts.
+    pub start: Nanos,
+    /// Its shaper queue's discipline.
+    pub queue: DisciplineKind,
+    /// Its shaper queue's buffer, bytes.
+    pub buffer_bytes: u32,
+    /// Control and feedback packet size, bytes.
+    pub control_bytes: u32,
 }
 
 impl FlowDef {
@@ -108,6 +149,16 @@ pub enum BuildError {
         /// Destination.
         to: String,
     },
+    /// A loop's flow does not follow the loop's own route between its edges.
+    #[error("flow {flow}: its route between `{ingress}` and `{egress}` is not its loop's")]
+    OffLoopRoute {
+        /// Flow index.
+        flow: usize,
+        /// Ingress router.
+        ingress: String,
+        /// Egress router.
+        egress: String,
+    },
     /// A path longer than a packet's hop counter holds.
     #[error("flow {flow}: path of {hops} hops is longer than 65535")]
     PathTooLong {
@@ -127,6 +178,8 @@ pub struct Topology {
     pub ports: Vec<PortDef>,
     /// Flows.
     pub flows: Vec<FlowDef>,
+    /// Edge-to-edge overlay loops.
+    pub loops: Vec<LoopDef>,
 }
 
 impl Topology {
@@ -158,6 +211,7 @@ impl Topology {
             }
         }
         let secs = Nanos::from_secs_f64;
+        let loops = build_loops(s, &ports);
         let mut flows = Vec::new();
         for (table, spec) in s.flows.iter().enumerate() {
             let spec = spec.get_ref();
@@ -232,6 +286,35 @@ impl Topology {
                         hops: fwd.len(),
                     });
                 }
+                let overlay = match &spec.overlay_loop {
+                    None => None,
+                    Some(name) => {
+                        let lid = loops
+                            .iter()
+                            .position(|l| &l.name == name)
+                            .expect("validated");
+                        let l = &loops[lid];
+                        let entry = fwd.iter().position(|&p| ports[p].from == l.ingress);
+                        let exit = fwd
+                            .iter()
+                            .position(|&p| ports[p].from == l.egress)
+                            .unwrap_or(fwd.len());
+                        match entry {
+                            Some(e) if fwd[e..exit] == l.fwd[..] => Some(LoopHops {
+                                id: lid as u32,
+                                entry: e as u16,
+                                exit: exit as u16,
+                            }),
+                            _ => {
+                                return Err(BuildError::OffLoopRoute {
+                                    flow: id,
+                                    ingress: nodes[l.ingress].name.clone(),
+                                    egress: nodes[l.egress].name.clone(),
+                                })
+                            }
+                        }
+                    }
+                };
                 flows.push(FlowDef {
                     kind: spec.kind,
                     src_name: spec.from.clone(),
@@ -257,6 +340,7 @@ impl Topology {
                     }),
                     fwd,
                     rev,
+                    overlay,
                 });
             }
         }
@@ -264,7 +348,25 @@ impl Topology {
             nodes,
             ports,
             flows,
+            loops,
         })
+    }
+
+    /// The alpha-fair allocation of the flows' demands (bits/s): `a = 1` proportional
+    /// fairness, `a = 2` minimum potential delay (see `csfq_algo::alpha_fair`).
+    pub fn alpha_fair_allocation(&self, a: f64) -> Vec<f64> {
+        let caps: Vec<f64> = self.ports.iter().map(|p| p.rate_bps).collect();
+        let flows: Vec<MaxMinFlow> = self
+            .flows
+            .iter()
+            .map(|f| MaxMinFlow {
+                demand: f.demand_bps(),
+                weight: f.weight,
+                links: f.fwd.clone(),
+            })
+            .collect();
+        csfq_algo::alpha_fair::alpha_fair(&caps, &flows, a)
+            .expect("topology paths name existing ports")
     }
 
     /// The weighted max-min fair allocation of the flows' demands (bits/s): TCP flows are
@@ -282,6 +384,81 @@ impl Topology {
             .collect();
         water_fill(&caps, &flows).expect("topology paths name existing ports")
     }
+}
+
+/// The loops of a validated scenario over its router ports (the first `2 x links` ports).
+fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
+    let links: Vec<_> = s.links.iter().map(|l| l.get_ref()).collect();
+    let index = |name: &str| s.routers.iter().position(|r| r == name).expect("validated");
+    let routes: Vec<(Vec<usize>, Vec<usize>)> = s
+        .loops
+        .iter()
+        .map(|l| {
+            let l = l.get_ref();
+            let route =
+                |a: &str, b: &str| router_route(&s.routers, &links, a, b).expect("validated");
+            (route(&l.ingress, &l.egress), route(&l.egress, &l.ingress))
+        })
+        .collect();
+    let o = &s.overlay;
+    // T = tau = the largest edge-to-edge propagation delay (Section 6.2), at least 1 ms.
+    let tau = o.tau_ms.map_or_else(
+        || {
+            routes
+                .iter()
+                .map(|(f, _)| Nanos(f.iter().map(|&p| ports[p].delay.0).sum()))
+                .max()
+                .unwrap_or(Nanos::ZERO)
+                .max(Nanos::from_millis(1))
+        },
+        |ms| Nanos::from_secs_f64(ms / 1e3),
+    );
+    s.loops
+        .iter()
+        .zip(routes)
+        .map(|(l, (fwd, rev))| {
+            let l = l.get_ref();
+            let first = ports[fwd[0]].rate_bps;
+            let per_tau = o.packet_bytes as f64 * 8.0 / tau.as_secs_f64();
+            let service = match (l.service, l.rate_mbps) {
+                (ServiceKind::Assured, Some(r)) => Service::Assured {
+                    rate_bps: r * 1e6,
+                    gamma: o.gamma,
+                },
+                (ServiceKind::QuasiLeased, Some(r)) => Service::QuasiLeased { rate_bps: r * 1e6 },
+                _ => Service::BestEffort,
+            };
+            let start = o
+                .start_rate_mbps
+                .map_or(o.alpha_pkts * per_tau, |r| r * 1e6);
+            let params = LoopParams {
+                packet_bytes: o.packet_bytes,
+                tau,
+                interval: tau,
+                alpha_bps: o.alpha_pkts * per_tau,
+                beta: o.beta,
+                h_thresh_pkts: o.h_thresh_pkts,
+                l_thresh_pkts: o.l_thresh_pkts,
+                w_max_pkts: o.w_max_pkts,
+                initial_rate_bps: start.min(first),
+                min_rate_bps: per_tau.min(first),
+                max_rate_bps: first,
+                service,
+            };
+            LoopDef {
+                name: l.name.clone(),
+                ingress: index(&l.ingress),
+                egress: index(&l.egress),
+                fwd,
+                rev,
+                params,
+                start: Nanos::from_secs_f64(l.start_s),
+                queue: l.queue,
+                buffer_bytes: l.buffer_bytes,
+                control_bytes: o.control_bytes,
+            }
+        })
+        .collect()
 }
 
 /// A Pareto-distributed transfer size in whole segments (at least 1) with the given mean

@@ -20,6 +20,7 @@ mod common;
 mod csfne_thesis;
 mod csfq_paper;
 mod may_paper;
+mod overlay_paper;
 mod tuf_report;
 
 use csfne_thesis::csfne_table;
@@ -337,6 +338,10 @@ pub fn analyze(e: &Experiment, results: &[RunResult]) -> Analysis {
         (_, Sweep::TufFilterModel) => tuf_fig4(),
         (_, Sweep::MayMemoryModel) => may_paper::fig2(),
         (_, Sweep::CbrRates) => may_paper::fig8(results),
+        (_, Sweep::OverlayLinear { .. }) => overlay_paper::fig6(results),
+        (_, Sweep::OverlayDumbbell) => overlay_paper::fig7(results),
+        (id, Sweep::LoopsOffOn) => overlay_paper::fig8_9(id, results),
+        (_, Sweep::LeasedShares) => overlay_paper::fig10(results),
         ("may-fig5" | "may-fig7", _) => may_paper::fairness(e.id, results),
         ("may-fig9", _) => may_paper::fig9(results),
         ("csfq-fig7", _) => fig7(results),
