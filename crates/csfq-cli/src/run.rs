@@ -292,8 +292,10 @@ pub fn maxmin(path: &Path) -> Result<()> {
     let s = ScenarioFile::load(path)?;
     let topo = Topology::build(&s)?;
     let alloc = topo.max_min_allocation();
+    let pf = topo.alpha_fair_allocation(1.0);
+    let md = topo.alpha_fair_allocation(2.0);
     println!(
-        "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate)",
+        "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate), with the proportional-fair and min-potential-delay allocations beside it",
         s.name
     );
     let mut t = crate::table(vec![
@@ -303,6 +305,8 @@ pub fn maxmin(path: &Path) -> Result<()> {
         "weight",
         "demand Mbps",
         "allocation Mbps",
+        "prop-fair Mbps",
+        "min-delay Mbps",
     ]);
     for (i, (f, a)) in topo.flows.iter().zip(&alloc).enumerate() {
         let d = f.demand_bps();
@@ -317,6 +321,8 @@ pub fn maxmin(path: &Path) -> Result<()> {
                 "greedy".into()
             },
             format!("{:.4}", a / 1e6),
+            format!("{:.4}", pf[i] / 1e6),
+            format!("{:.4}", md[i] / 1e6),
         ]);
     }
     println!("{t}");
