@@ -355,16 +355,7 @@ impl Topology {
     /// The alpha-fair allocation of the flows' demands (bits/s): `a = 1` proportional
     /// fairness, `a = 2` minimum potential delay (see `csfq_algo::alpha_fair`).
     pub fn alpha_fair_allocation(&self, a: f64) -> Vec<f64> {
-        let caps: Vec<f64> = self.ports.iter().map(|p| p.rate_bps).collect();
-        let flows: Vec<MaxMinFlow> = self
-            .flows
-            .iter()
-            .map(|f| MaxMinFlow {
-                demand: f.demand_bps(),
-                weight: f.weight,
-                links: f.fwd.clone(),
-            })
-            .collect();
+        let (caps, flows) = self.allocation_problem();
         csfq_algo::alpha_fair::alpha_fair(&caps, &flows, a)
             .expect("topology paths name existing ports")
     }
@@ -372,8 +363,15 @@ impl Topology {
     /// The weighted max-min fair allocation of the flows' demands (bits/s): TCP flows are
     /// greedy, UDP flows want their rate, ON-OFF flows their mean rate.
     pub fn max_min_allocation(&self) -> Vec<f64> {
-        let caps: Vec<f64> = self.ports.iter().map(|p| p.rate_bps).collect();
-        let flows: Vec<MaxMinFlow> = self
+        let (caps, flows) = self.allocation_problem();
+        water_fill(&caps, &flows).expect("topology paths name existing ports")
+    }
+
+    /// Every port's capacity and every flow's demand, weight and ports: the problem the
+    /// reference allocations solve.
+    fn allocation_problem(&self) -> (Vec<f64>, Vec<MaxMinFlow>) {
+        let caps = self.ports.iter().map(|p| p.rate_bps).collect();
+        let flows = self
             .flows
             .iter()
             .map(|f| MaxMinFlow {
@@ -382,7 +380,7 @@ impl Topology {
                 links: f.fwd.clone(),
             })
             .collect();
-        water_fill(&caps, &flows).expect("topology paths name existing ports")
+        (caps, flows)
     }
 }
 
