@@ -30,19 +30,7 @@ pub fn alpha_fair(
             value: a,
         });
     }
-    // The same input checks as water-filling.
-    crate::maxmin::water_fill(capacities, &[])?;
-    for (i, f) in flows.iter().enumerate() {
-        // Checked one at a time so an error names the flow.
-        crate::maxmin::water_fill(capacities, std::slice::from_ref(f)).map_err(|e| match e {
-            MaxMinError::UnknownLink { link, links, .. } => MaxMinError::UnknownLink {
-                flow: i,
-                link,
-                links,
-            },
-            e => e,
-        })?;
-    }
+    crate::maxmin::check_problem(capacities, flows)?;
     // Solved in units of the largest capacity, so prices stay representable for large `a`.
     let scale = capacities.iter().cloned().fold(0.0, f64::max);
     let scale = if scale > 0.0 { scale } else { 1.0 };

@@ -79,8 +79,9 @@ pub struct MaxMinFlow {
     pub links: Vec<usize>,
 }
 
-/// The weighted max-min fair allocation of `flows` over links of `capacities` (bits/s).
-pub fn water_fill(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, MaxMinError> {
+/// Checks an allocation problem: capacities finite and non-negative, demands non-negative,
+/// weights positive and finite, every link a flow names exists.
+pub fn check_problem(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<(), MaxMinError> {
     for &c in capacities {
         if !(c.is_finite() && c >= 0.0) {
             return Err(MaxMinError::BadNumber {
@@ -113,6 +114,12 @@ pub fn water_fill(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, 
             });
         }
     }
+    Ok(())
+}
+
+/// The weighted max-min fair allocation of `flows` over links of `capacities` (bits/s).
+pub fn water_fill(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, MaxMinError> {
+    check_problem(capacities, flows)?;
     let mut alloc = vec![0.0; flows.len()];
     let mut frozen: Vec<bool> = flows.iter().map(|f| f.demand == 0.0).collect();
     let mut residual = capacities.to_vec();

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::scenario::{DisciplineKind, ScenarioFile};
+use crate::scenario::ScenarioFile;
 
 /// overlay-fig6's cross loops per bottleneck.
 pub const LINEAR_K: u32 = 4;
@@ -154,6 +154,3 @@ pub fn without_loops(s: &ScenarioFile) -> ScenarioFile {
 pub fn leased_queue_bound(b: f64) -> f64 {
     b / (1.0 - b)
 }
-
-/// The shipped scenario's shaper disciplines, for the record.
-pub const FRED_AT_EDGES: DisciplineKind = DisciplineKind::Fred2;
