@@ -22,7 +22,9 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 
+use crate::csfq::{target_bytes, Estimator};
 use crate::label_codec::LabelCodec;
+use crate::label_histogram::LabelHistogram;
 use crate::packet::{FlowId, Packet};
 use crate::queue::{ByteFifo, QueueDisc};
 use crate::time::Nanos;
@@ -192,12 +194,14 @@ pub struct FixedCoreParams {
     pub k_c_ns: u64,
     /// Queue threshold below which `alpha = 0` is kept, bytes.
     pub threshold_bytes: u32,
-    /// Overflow decreases per congestion epoch.
+    /// Overflow decreases between two updates of `alpha`.
     pub overflow_budget: u32,
+    /// How `alpha` is estimated.
+    pub estimator: Estimator,
 }
 
 /// The core's aggregate state (SPEC Section 1), all integers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FixedCore {
     /// `A`.
     pub arrival: FixedRate,
@@ -211,8 +215,10 @@ pub struct FixedCore {
     pub start_ns: u64,
     /// Largest label in the current uncongested window, bits/s.
     pub max_label_bps: u64,
-    /// Overflow decreases left in this epoch.
+    /// Overflow decreases left until the next update of `alpha`.
     pub overflow_left: u32,
+    /// The window's labels ([`Estimator::Histogram`]; allocated by [`FixedCore::new`]).
+    pub histogram: Option<Box<LabelHistogram>>,
 }
 
 /// One packet arriving at a core.
@@ -241,6 +247,14 @@ pub enum FixedVerdict {
 }
 
 impl FixedCore {
+    /// A core in its initial state for `p` (with the histogram its estimator needs).
+    pub fn new(p: &FixedCoreParams) -> Self {
+        FixedCore {
+            histogram: (p.estimator == Estimator::Histogram).then(Box::default),
+            ..Default::default()
+        }
+    }
+
     /// `max(0, 1 - alpha/label)` in Q0.32 (`u32::MAX` stands for 1).
     #[inline]
     pub fn drop_probability_q32(&self, label_bps: u64) -> u32 {
@@ -276,6 +290,18 @@ impl FixedCore {
         if !dropped {
             self.accepted.update(t, now, arr.bytes, p.k_alpha_ns);
         }
+        if p.estimator == Estimator::Histogram {
+            let h = self.histogram.get_or_insert_with(Box::default);
+            h.add(label, arr.bytes);
+            self.max_label_bps = self.max_label_bps.max(label);
+            if self.alpha_bps == 0 && queue_bytes >= p.threshold_bytes {
+                self.alpha_bps = self.max_label_bps; // the paper's restart
+            }
+            if now >= self.start_ns + p.k_c_ns {
+                self.end_histogram_window(p, now, queue_bytes);
+            }
+            return;
+        }
         if self.alpha_bps == 0 {
             if queue_bytes < p.threshold_bytes {
                 self.max_label_bps = self.max_label_bps.max(label);
@@ -287,6 +313,7 @@ impl FixedCore {
                 p.capacity_bps / 2
             };
             self.max_label_bps = 0;
+            self.start_ns = now; // a fresh window: the last may have ended long ago
         }
         if a >= p.capacity_bps {
             if !self.congested {
@@ -304,6 +331,7 @@ impl FixedCore {
                     .checked_div(f_k)
                     .map_or(p.capacity_bps, |a| (a * 1000).min(p.capacity_bps));
                 self.start_ns = now;
+                self.overflow_left = p.overflow_budget;
             }
         } else if self.congested {
             self.congested = false;
@@ -314,6 +342,7 @@ impl FixedCore {
         } else {
             self.alpha_bps = self.max_label_bps;
             self.start_ns = now;
+            self.overflow_left = p.overflow_budget;
             if queue_bytes < p.threshold_bytes {
                 self.alpha_bps = 0;
             } else {
@@ -322,7 +351,29 @@ impl FixedCore {
         }
     }
 
-    /// A packet the core accepted overflowed the queue: `alpha *= 99/100`, within budget.
+    /// [`crate::csfq::FairShareEstimator`]'s end of a histogram window, in integers.
+    fn end_histogram_window(&mut self, p: &FixedCoreParams, now: u64, queue_bytes: u32) {
+        let h = self.histogram.as_deref_mut().expect("added to above");
+        let w = now.saturating_sub(self.start_ns);
+        let solved = if w <= 2 * p.k_c_ns {
+            h.solve(target_bytes(p.capacity_bps, w))
+        } else {
+            None
+        };
+        self.congested = solved.is_some();
+        self.alpha_bps = match solved {
+            Some(a) => a.min(p.capacity_bps),
+            None if queue_bytes >= p.threshold_bytes => self.max_label_bps,
+            None => 0,
+        };
+        h.clear();
+        self.max_label_bps = 0;
+        self.start_ns = now;
+        self.overflow_left = p.overflow_budget;
+    }
+
+    /// A packet the core accepted overflowed the queue: `alpha *= 99/100`, at most
+    /// `overflow_budget` times between two updates of `alpha`.
     pub fn on_overflow(&mut self) {
         if self.overflow_left > 0 {
             self.overflow_left -= 1;
@@ -393,7 +444,7 @@ impl<P: Packet> FixedCsfqCore<P> {
     pub fn new(params: FixedCoreParams, buffer_bytes: u32) -> Self {
         FixedCsfqCore {
             params,
-            core: FixedCore::default(),
+            core: FixedCore::new(&params),
             fifo: ByteFifo::new(buffer_bytes),
         }
     }
@@ -491,46 +542,62 @@ pub fn test_vectors() -> String {
         let rate = r.update(t, now, bytes, k);
         writeln!(out, "rate,{now},{bytes},{k},{rate}").unwrap();
     }
-    // The core: 10 Mbps, 64 KB, a flow at 3x alpha and one below.
-    let p = FixedCoreParams {
-        capacity_bps: 10_000_000,
-        k_alpha_ns: k,
-        k_c_ns: k,
-        threshold_bytes: 32_000,
-        overflow_budget: 29,
-    };
-    let mut c = FixedCore::default();
-    let mut q = 0u32;
-    let mut now = 1_000u64;
-    for i in 0..1500u64 {
-        now += 400_000;
-        let label = carried(if i % 2 == 0 { 15_000_000 } else { 2_000_000 });
-        let draw = (i.wrapping_mul(2_654_435_761) & 0xffff_ffff) as u32;
-        let v = c.on_arrival(
-            t,
-            &p,
-            &Arrival {
-                now_ns: now,
-                bytes: 1000,
-                label_bps: label,
-                queue_bytes: q,
-                draw,
-            },
-        );
-        let out_label = match v {
-            FixedVerdict::Drop => 0,
-            FixedVerdict::Forward(l) => {
-                q = (q + 1000).min(64_000);
-                l
-            }
+    // The core with each estimator: 10 Mbps, 64 KB, a flow at 3x alpha, one below, and
+    // every seventh packet unlabeled (a flow's first packet, or no edge).
+    for (kind, estimator, rates) in [
+        ("core", Estimator::Paper, [15_000_000u64, 2_000_000, 0]),
+        ("hcore", Estimator::Histogram, [15_000_000, 2_500_000, 0]),
+    ] {
+        let p = FixedCoreParams {
+            capacity_bps: 10_000_000,
+            k_alpha_ns: k,
+            k_c_ns: k,
+            threshold_bytes: 32_000,
+            overflow_budget: 29,
+            estimator,
         };
-        q = q.saturating_sub(500); // drained at 10 Mbps: 500 bytes per 400 us
-        writeln!(
-            out,
-            "core,{now},1000,{label},{q},{draw},{out_label},{}",
-            c.alpha_bps
-        )
-        .unwrap();
+        let mut c = FixedCore::new(&p);
+        let mut q = 0u32;
+        let mut now = 1_000u64;
+        for i in 0..1500u64 {
+            now += 400_000;
+            let label = carried(if i % 7 == 6 {
+                rates[2]
+            } else {
+                rates[(i % 2) as usize]
+            });
+            let draw = (i.wrapping_mul(2_654_435_761) & 0xffff_ffff) as u32;
+            let v = c.on_arrival(
+                t,
+                &p,
+                &Arrival {
+                    now_ns: now,
+                    bytes: 1000,
+                    label_bps: label,
+                    queue_bytes: q,
+                    draw,
+                },
+            );
+            let out_label = match v {
+                FixedVerdict::Drop => u64::MAX,
+                FixedVerdict::Forward(l) => {
+                    q = (q + 1000).min(64_000);
+                    l
+                }
+            };
+            q = q.saturating_sub(500); // drained at 10 Mbps: 500 bytes per 400 us
+            let out_label = if out_label == u64::MAX {
+                "drop".to_string()
+            } else {
+                out_label.to_string()
+            };
+            writeln!(
+                out,
+                "{kind},{now},1000,{label},{q},{draw},{out_label},{}",
+                c.alpha_bps
+            )
+            .unwrap();
+        }
     }
     out
 }
@@ -611,6 +678,48 @@ mod tests {
         assert_eq!(c.drop_probability_q32(1_000_000), 0);
         assert_eq!(c.drop_probability_q32(4_000_000), 3 << 30); // 0.75
         assert_eq!(FixedCore::default().drop_probability_q32(5), 0);
+    }
+
+    /// With the histogram estimator the floating-point core and the integer one compute the
+    /// same alpha from the same (integer) labels: both solve the same integer histogram.
+    #[test]
+    fn histogram_alpha_is_the_same_in_both_models() {
+        use crate::csfq::{CsfqParams, FairShareEstimator};
+        let fp = CsfqParams {
+            k_c: Nanos::from_millis(1),
+            ..CsfqParams::scaled(10e6, 64_000)
+        };
+        let p = FixedCoreParams {
+            capacity_bps: 10_000_000,
+            k_alpha_ns: fp.k_alpha.0,
+            k_c_ns: fp.k_c.0,
+            threshold_bytes: fp.threshold_bytes,
+            overflow_budget: fp.overflow_budget,
+            estimator: Estimator::Histogram,
+        };
+        let mut float = FairShareEstimator::new(fp);
+        let mut fixed = FixedCore::new(&p);
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let mut now = 1_000u64;
+        let mut windows = 0;
+        for _ in 0..20_000 {
+            now += rng.random_range(1..20_000); // 800 Mbit/s of arrivals: congested
+            let label = carried(rng.random_range(0..30_000_000));
+            let q = rng.random_range(0..64_000);
+            let before = fixed.alpha_bps;
+            let arrival = Arrival {
+                now_ns: now,
+                bytes: 1000,
+                label_bps: label,
+                queue_bytes: q,
+                draw: 0,
+            };
+            fixed.on_arrival(tables(), &p, &arrival);
+            float.on_arrival(label as f64, 1000, Nanos(now), false, q);
+            assert_eq!(float.alpha(), fixed.alpha_bps as f64, "at {now}");
+            windows += (fixed.alpha_bps != before) as u32;
+        }
+        assert!(windows > 100, "alpha changed {windows} times");
     }
 
     proptest! {

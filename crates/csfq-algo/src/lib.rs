@@ -15,6 +15,7 @@
 //! | [`fred`] | FRED-1, FRED-2 | Lin & Morris 1997 |
 //! | [`drr`] | Deficit Round Robin | Shreedhar & Varghese 1995 |
 //! | [`label_codec`] | 8/16/20-bit float labels | Stoica et al. 1998 §2.7 |
+//! | [`label_histogram`] | CSFQ fair share solved from a histogram of labels | Eq. (1) of Stoica et al. 1998 over one window |
 //! | [`maxmin`] | max-min water-filling, Jain's index | |
 //! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
 //! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
@@ -36,6 +37,7 @@ pub mod fifo;
 pub mod fixed;
 pub mod fred;
 pub mod label_codec;
+pub mod label_histogram;
 pub mod las;
 pub mod maxmin;
 pub mod may;

@@ -94,12 +94,17 @@ enum CoreCommand {
         /// Queue below which alpha = 0 is kept [default: half the limit].
         #[arg(long, value_parser = parse_size)]
         threshold: Option<u64>,
-        /// K_alpha, in tc's time units.
-        #[arg(long, default_value = "100ms", value_parser = parse_time)]
-        k_alpha: u64,
-        /// K_c, in tc's time units.
-        #[arg(long, default_value = "100ms", value_parser = parse_time)]
-        k_c: u64,
+        /// K_alpha, in tc's time units [default: twice the limit's drain time at the
+        /// rate, within 1ms and 1s].
+        #[arg(long, value_parser = parse_time)]
+        k_alpha: Option<u64>,
+        /// K_c, in tc's time units [default: as --k-alpha].
+        #[arg(long, value_parser = parse_time)]
+        k_c: Option<u64>,
+        /// How alpha is estimated: `histogram` (solved from the labels of each window)
+        /// or `paper` (alpha *= C/F per congested window, the paper's).
+        #[arg(long, default_value = "histogram", value_parser = ["histogram", "paper"])]
+        estimator: String,
     },
 }
 
@@ -144,13 +149,18 @@ pub fn dp(args: Dp) -> Result<()> {
                     threshold,
                     k_alpha,
                     k_c,
+                    estimator,
                 },
         } => {
-            let mut s = CoreSettings::new(rate);
-            s.limit_bytes = u32::try_from(limit).unwrap_or(u32::MAX);
+            let mut s = CoreSettings::with_limit(rate, u32::try_from(limit).unwrap_or(u32::MAX));
             s.threshold_bytes = threshold.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
-            s.k_alpha_ns = k_alpha;
-            s.k_c_ns = k_c;
+            s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
+            s.k_c_ns = k_c.or(k_alpha).unwrap_or(s.k_c_ns);
+            s.estimator = if estimator == "paper" {
+                csfq_algo::csfq::Estimator::Paper
+            } else {
+                csfq_algo::csfq::Estimator::Histogram
+            };
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
         }
         DpCommand::Stats { json } => {

@@ -8,9 +8,15 @@
  * (Eq. 3), the fair share alpha and its window, shared by all CPUs under one spin lock.
  * A packet labeled r is dropped with probability max(0, 1 - alpha/r) (Eq. 2) and otherwise
  * forwarded relabeled min(r, alpha). The buffer-overflow amendment (alpha *= 0.99 at most
- * overflow_budget times per congestion epoch) is driven by a virtual queue drained at C:
- * the qdisc's real queue is not visible from here, and a virtual queue of the same rate
- * holds the same bytes while the link is busy.
+ * overflow_budget times between two updates of alpha) is driven by a virtual queue drained
+ * at C: the qdisc's real queue is not visible from here, and a virtual queue of the same
+ * rate holds the same bytes while the link is busy.
+ *
+ * alpha is estimated as the paper does (alpha *= C/F per congested window) or, by
+ * default, solved once per window from a fixed-size histogram of the labels that arrived
+ * (label_histogram.rs). Packets labeled 0 (a flow's first packet, or traffic that did not
+ * cross an edge) are never dropped by probability but count like any other in A, F, the
+ * histogram and the virtual queue, as in the Rust model.
  */
 #include "csfq.h"
 
@@ -46,14 +52,198 @@ static __always_inline __u32 drop_probability_q32(__u64 alpha, __u64 label)
 	return q > 0xffffffffULL ? 0xffffffffU : (__u32)q;
 }
 
+/* label_histogram.rs bin_of. */
+static __always_inline __u32 hist_bin_of(__u64 label)
+{
+	__u64 k = label / 1000, m;
+	__u32 e, b;
+
+	if (k == 0)
+		return 0;
+	e = log2_floor(k);
+	m = e >= 3 ? (k >> (e - 3)) & 7 : (k << (3 - e)) & 7;
+	b = e * 8 + (__u32)m + 1;
+	return b < HIST_BINS - 1 ? b : HIST_BINS - 1;
+}
+
+/* label_histogram.rs lower_edge_kbps. */
+static __always_inline __u64 hist_lower_edge(__u32 bin)
+{
+	__u64 i;
+
+	if (bin == 0)
+		return 0;
+	i = bin - 1;
+	return ((8 + (i & 7)) << (i >> 3)) >> 3;
+}
+
+/* label_histogram.rs LabelHistogram::add, with atomic adds: no lock needed. */
+static __always_inline void hist_add(struct csfq_core_state *st, __u64 label, __u32 bytes)
+{
+	__u32 b = hist_bin_of(label);
+	__u64 k = label / 1000;
+
+	/* hide b's range from clang so the mask stays: the verifier needs to see it */
+	asm volatile("" : "+r"(b));
+	b &= HIST_BINS - 1;
+	__sync_fetch_and_add(&st->hist[b].bytes, bytes);
+	if (b > 0)
+		__sync_fetch_and_add(&st->hist[b].inv, (((__u64)bytes << HIST_INV_SHIFT) + k / 2) / k);
+}
+
+/* label_histogram.rs mul_q24: x d / 2^24 for x < 2^32. */
+static __always_inline __u64 mul_q24(__u64 x, __u64 d)
+{
+	return x * (d >> HIST_INV_SHIFT) + ((x * (d & ((1ULL << HIST_INV_SHIFT) - 1))) >> HIST_INV_SHIFT);
+}
+
+/* A window's histogram taken out of the shared state (per CPU: only the CPU that ends a
+ * window uses it, between the two locked sections). */
+struct hist_snapshot {
+	struct csfq_hist_bin bin[HIST_BINS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hist_snapshot);
+} core_hist_snapshot SEC(".maps");
+
+struct solve_ctx {
+	struct csfq_core_state *st;
+	struct hist_snapshot *snap;
+	__u64 total, d, s, prev_x, prev_f, target, out;
+	__u32 found;
+};
+
+/* Pass 1 (bpf_loop over bins): move each bin into the snapshot, zeroing it atomically. */
+static long take_bin(__u32 i, void *data)
+{
+	struct solve_ctx *c = data;
+	__u32 j = i & (HIST_BINS - 1);
+	__u64 bytes = __sync_lock_test_and_set(&c->st->hist[j].bytes, 0);
+	__u64 inv = __sync_lock_test_and_set(&c->st->hist[j].inv, 0);
+
+	c->snap->bin[j].bytes = bytes;
+	c->snap->bin[j].inv = inv;
+	c->total += bytes;
+	if (j > 0)
+		c->d += inv;
+	return 0;
+}
+
+/* Pass 2 (bpf_loop over bins 1..): label_histogram.rs LabelHistogram::solve's scan. */
+static long scan_bin(__u32 i, void *data)
+{
+	struct solve_ctx *c = data;
+	__u32 j = (i + 1) & (HIST_BINS - 1);
+	__u64 x = hist_lower_edge(j), f = c->s + mul_q24(x, c->d);
+
+	if (f >= c->target) {
+		/* interpolate between (prev_x, prev_f) and (x, f); scale so it fits */
+		__u64 num = c->target - c->prev_f, den = f - c->prev_f, a;
+		__u32 bits = log2_floor(den) + 1;
+
+		if (bits > 31) {
+			num >>= bits - 31;
+			den >>= bits - 31;
+		}
+		a = den ? c->prev_x + (x - c->prev_x) * num / den : x;
+		c->out = (a > 0 ? a : 1) * 1000;
+		c->found = 1;
+		return 1; /* stop */
+	}
+	c->prev_x = x;
+	c->prev_f = f;
+	c->s += c->snap->bin[j].bytes;
+	c->d -= c->snap->bin[j].inv;
+	return 0;
+}
+
+/*
+ * label_histogram.rs LabelHistogram::solve and clear: the alpha (bit/s) at which the
+ * window's arrivals would have been `target` bytes; 0 if they were not more than that.
+ * Called without the lock (bpf_loop is a helper).
+ */
+static __always_inline __u64 hist_solve_and_clear(struct csfq_core_state *st, __u64 target)
+{
+	__u32 zero = 0;
+	struct solve_ctx c = { .st = st, .target = target };
+
+	c.snap = bpf_map_lookup_elem(&core_hist_snapshot, &zero);
+	if (!c.snap)
+		return 0;
+	bpf_loop(HIST_BINS, take_bin, &c, 0);
+	if (c.total <= target)
+		return 0;
+	c.s = c.snap->bin[0].bytes;
+	if (c.s >= target)
+		return 1000; /* unlabeled traffic alone fills the window */
+	c.prev_f = c.s;
+	bpf_loop(HIST_BINS - 1, scan_bin, &c, 0);
+	return c.found ? c.out : c.prev_x * 1000; /* labels beyond 3.7 Pbit/s */
+}
+
+/* What the lock holder saw at the end of a histogram window, for the solve after it. */
+struct window_end {
+	__u64 target;       /* C W, bytes */
+	__u64 fallback_bps; /* alpha if the window was not congested */
+	int stale;          /* the window was over twice K_c long: an idle gap */
+	int ended;
+};
+
+/*
+ * fixed.rs FixedCore::end_histogram_window, first half (under the lock): a new window
+ * starts now; what the solve needs is kept in `we`.
+ */
+static __always_inline void close_histogram_window(struct csfq_core_state *st, const struct csfq_core_config *p,
+						   __u64 now, __u32 queue_bytes, struct window_end *we)
+{
+	__u64 w = now > st->start_ns ? now - st->start_ns : 0;
+
+	we->ended = 1;
+	we->stale = w > 2 * p->k_c_ns;
+	/* csfq.rs target_bytes: C in kbit/s times the window (at most 2^31 ns). */
+	we->target = (p->capacity_bps / 1000) * (w < (1ULL << 31) ? w : (1ULL << 31)) / 8000000;
+	we->fallback_bps = queue_bytes >= p->threshold_bytes ? st->max_label_bps : 0;
+	st->max_label_bps = 0;
+	st->start_ns = now;
+	st->overflow_left = p->overflow_budget;
+}
+
+/* Second half (under the lock again): alpha from the solve. */
+static __always_inline void apply_histogram_window(struct csfq_core_state *st, const struct csfq_core_config *p,
+						   const struct window_end *we, __u64 a)
+{
+	if (we->stale)
+		a = 0;
+	st->congested = a > 0;
+	if (a > 0)
+		st->alpha_bps = a < p->capacity_bps ? a : p->capacity_bps;
+	else
+		st->alpha_bps = we->fallback_bps;
+}
+
 /* fixed.rs FixedCore::estimate_alpha (SPEC Section 1, Fig. 2 of the paper). */
 static __always_inline void estimate_alpha(struct csfq_core_state *st, const struct csfq_core_config *p,
-					   __u64 now, __u32 bytes, __u64 label, __u32 queue_bytes, int dropped)
+					   __u64 now, __u32 bytes, __u64 label, __u32 queue_bytes, int dropped,
+					   struct window_end *we)
 {
 	__u64 a = rate_update(&st->arrival, now, bytes, p->k_alpha_ns);
 
 	if (!dropped)
 		rate_update(&st->accepted, now, bytes, p->k_alpha_ns);
+	if (p->estimator == CSFQ_EST_HISTOGRAM) {
+		/* the packet is in the histogram already (hist_add, before the lock) */
+		if (label > st->max_label_bps)
+			st->max_label_bps = label;
+		if (st->alpha_bps == 0 && queue_bytes >= p->threshold_bytes)
+			st->alpha_bps = st->max_label_bps; /* the paper's restart */
+		if (now >= st->start_ns + p->k_c_ns)
+			close_histogram_window(st, p, now, queue_bytes, we);
+		return;
+	}
 	if (st->alpha_bps == 0) {
 		if (queue_bytes < p->threshold_bytes) {
 			if (label > st->max_label_bps)
@@ -62,6 +252,7 @@ static __always_inline void estimate_alpha(struct csfq_core_state *st, const str
 		}
 		st->alpha_bps = st->max_label_bps > 0 ? st->max_label_bps : p->capacity_bps / 2;
 		st->max_label_bps = 0;
+		st->start_ns = now; /* a fresh window: the last may have ended long ago */
 	}
 	if (a >= p->capacity_bps) {
 		if (!st->congested) {
@@ -81,6 +272,7 @@ static __always_inline void estimate_alpha(struct csfq_core_state *st, const str
 				st->alpha_bps = v < p->capacity_bps ? v : p->capacity_bps;
 			}
 			st->start_ns = now;
+			st->overflow_left = p->overflow_budget;
 		}
 	} else if (st->congested) {
 		st->congested = 0;
@@ -92,6 +284,7 @@ static __always_inline void estimate_alpha(struct csfq_core_state *st, const str
 	} else {
 		st->alpha_bps = st->max_label_bps;
 		st->start_ns = now;
+		st->overflow_left = p->overflow_budget;
 		if (queue_bytes < p->threshold_bytes)
 			st->alpha_bps = 0;
 		else
@@ -106,7 +299,8 @@ int csfq_core(struct __sk_buff *skb)
 	struct csfq_core_config *p;
 	struct csfq_core_state *st;
 	enum verdict v = FORWARD;
-	__u64 now, label, out = 0;
+	__u64 now, label, out = 0, a;
+	struct window_end we = {};
 	struct parsed pk;
 
 	p = bpf_map_lookup_elem(&core_config, &zero);
@@ -119,11 +313,7 @@ int csfq_core(struct __sk_buff *skb)
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
-	if (pk.label_code == 0) {
-		count(CNT_PASS_UNLABELED, bytes);
-		return TC_ACT_UNSPEC;
-	}
-	label = label_rate_of(pk.family, pk.label_code);
+	label = pk.label_code ? label_rate_of(pk.family, pk.label_code) : 0;
 	if (p->test_mode) {
 		now = p->test_now_ns;
 		draw = p->test_draw;
@@ -132,6 +322,8 @@ int csfq_core(struct __sk_buff *skb)
 		draw = bpf_get_prandom_u32();
 	}
 
+	if (p->estimator == CSFQ_EST_HISTOGRAM)
+		hist_add(st, label, bytes);
 	bpf_spin_lock(&st->lock);
 	/* The virtual queue: bytes still to leave at C, from when it empties. */
 	if (p->test_mode)
@@ -144,7 +336,15 @@ int csfq_core(struct __sk_buff *skb)
 	prob = drop_probability_q32(st->alpha_bps, label);
 	if (prob > 0 && draw < prob)
 		v = DROP_PROBABILISTIC;
-	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP_PROBABILISTIC);
+	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP_PROBABILISTIC, &we);
+	if (we.ended) {
+		/* The solve loops over the bins, which needs helper calls: not under the lock.
+		 * A new window has started, so no other CPU ends this one. */
+		bpf_spin_unlock(&st->lock);
+		a = hist_solve_and_clear(st, we.target);
+		bpf_spin_lock(&st->lock);
+		apply_histogram_window(st, p, &we, a);
+	}
 	if (v == FORWARD) {
 		out = label;
 		if (prob > 0 && st->alpha_bps > 0 && st->alpha_bps < label) {
@@ -181,7 +381,7 @@ int csfq_core(struct __sk_buff *skb)
 		count(CNT_RELABELED, bytes);
 		return TC_ACT_UNSPEC;
 	default:
-		count(CNT_FORWARDED, bytes);
+		count(label ? CNT_FORWARDED : CNT_PASS_UNLABELED, bytes);
 		return TC_ACT_UNSPEC;
 	}
 }

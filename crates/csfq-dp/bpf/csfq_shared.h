@@ -19,7 +19,8 @@ enum csfq_counter {
 	CNT_RELABELED,          /* core: forwarded with label min(label, alpha) */
 	CNT_DROP_PROBABILISTIC, /* core: dropped with probability 1 - alpha/label */
 	CNT_DROP_OVERFLOW,      /* core: the virtual queue at rate C was full */
-	CNT_PASS_UNLABELED,     /* core: label 0 (a flow's first packet, or no edge) */
+	CNT_PASS_UNLABELED,     /* core: forwarded with label 0 (a flow's first packet, or no
+	                         * edge); counted in A, F, the histogram and the queue */
 	CNT_PASS_NOT_IP,        /* non-IP frame, or a bad IP version field */
 	CNT_PASS_NOT_ATOMIC,    /* IPv4 without DF, or a fragment: no room for a label */
 	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
@@ -71,11 +72,26 @@ struct csfq_core_config {
 	__u64 k_c_ns;           /* K_c, ns */
 	__u32 threshold_bytes;  /* queue below which alpha = 0 is kept */
 	__u32 limit_bytes;      /* the virtual queue's size (overflow: alpha *= 0.99) */
-	__u32 overflow_budget;  /* overflow decreases per congestion epoch */
+	__u32 overflow_budget;  /* overflow decreases between two updates of alpha */
 	__u32 test_mode;        /* nonzero: clock, draw and queue from the test_ fields */
 	__u64 test_now_ns;
 	__u32 test_draw;
 	__u32 test_queue_bytes;
+	__u32 estimator;        /* CSFQ_EST_PAPER or CSFQ_EST_HISTOGRAM */
+	__u32 pad;
+};
+
+/* How the core estimates alpha (csfq.rs Estimator). */
+#define CSFQ_EST_PAPER 0
+#define CSFQ_EST_HISTOGRAM 1
+
+/* label_histogram.rs: 8 bins per octave of labels from 1 kbit/s; bin 0 below. */
+#define HIST_BINS 256
+#define HIST_INV_SHIFT 24
+
+struct csfq_hist_bin {
+	__u64 bytes; /* bytes that arrived with a label in the bin */
+	__u64 inv;   /* sum of bytes * 2^24 / label_kbps */
 };
 
 struct csfq_core_state {
@@ -84,11 +100,12 @@ struct csfq_core_state {
 	__u64 alpha_bps;
 	__u64 start_ns;
 	__u64 max_label_bps;
-	__u32 overflow_left;
+	__u32 overflow_left;        /* overflow decreases left until the next update */
 	__u32 pad;
 	struct fixed_rate arrival;  /* A */
 	struct fixed_rate accepted; /* F */
 	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
+	struct csfq_hist_bin hist[HIST_BINS]; /* the window's labels (atomic adds) */
 };
 
 #endif

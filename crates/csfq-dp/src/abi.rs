@@ -124,7 +124,7 @@ pub struct CoreConfigRaw {
     pub threshold_bytes: u32,
     /// Virtual queue size, bytes.
     pub limit_bytes: u32,
-    /// Overflow decreases per congestion epoch.
+    /// Overflow decreases between two updates of `alpha`.
     pub overflow_budget: u32,
     /// Nonzero: clock, draw and queue come from the `test_` fields.
     pub test_mode: u32,
@@ -134,10 +134,31 @@ pub struct CoreConfigRaw {
     pub test_draw: u32,
     /// The queue in test mode, bytes.
     pub test_queue_bytes: u32,
+    /// [`EST_PAPER`] or [`EST_HISTOGRAM`].
+    pub estimator: u32,
+    /// Padding.
+    pub pad: u32,
+}
+
+/// `CSFQ_EST_PAPER`: the paper's estimator.
+pub const EST_PAPER: u32 = 0;
+/// `CSFQ_EST_HISTOGRAM`: the label-histogram estimator.
+pub const EST_HISTOGRAM: u32 = 1;
+/// `HIST_BINS`.
+pub const HIST_BINS: usize = csfq_algo::label_histogram::BINS;
+
+/// `struct csfq_hist_bin`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct HistBin {
+    /// Bytes.
+    pub bytes: u64,
+    /// Bytes over label, Q24.
+    pub inv: u64,
 }
 
 /// `struct csfq_core_state`: the core's aggregate state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct CoreStateRaw {
     /// `struct bpf_spin_lock` (reads as 0).
@@ -150,7 +171,7 @@ pub struct CoreStateRaw {
     pub start_ns: u64,
     /// Largest label of the current uncongested window, bit/s.
     pub max_label_bps: u64,
-    /// Overflow decreases left in this epoch.
+    /// Overflow decreases left until the next update of `alpha`.
     pub overflow_left: u32,
     /// Padding.
     pub pad: u32,
@@ -160,6 +181,26 @@ pub struct CoreStateRaw {
     pub accepted: FixedRate,
     /// When the virtual queue empties, ns (kernel monotonic clock).
     pub vq_finish_ns: u64,
+    /// The window's label histogram.
+    pub hist: [HistBin; HIST_BINS],
+}
+
+impl Default for CoreStateRaw {
+    fn default() -> Self {
+        CoreStateRaw {
+            lock: 0,
+            congested: 0,
+            alpha_bps: 0,
+            start_ns: 0,
+            max_label_bps: 0,
+            overflow_left: 0,
+            pad: 0,
+            arrival: FixedRate::default(),
+            accepted: FixedRate::default(),
+            vq_finish_ns: 0,
+            hist: [HistBin::default(); HIST_BINS],
+        }
+    }
 }
 
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
@@ -168,6 +209,7 @@ unsafe impl aya::Pod for WeightKey {}
 unsafe impl aya::Pod for EdgeConfigRaw {}
 unsafe impl aya::Pod for CoreConfigRaw {}
 unsafe impl aya::Pod for CoreStateRaw {}
+unsafe impl aya::Pod for HistBin {}
 
 #[cfg(test)]
 mod tests {
@@ -179,7 +221,7 @@ mod tests {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
         assert_eq!(size_of::<EdgeConfigRaw>(), 24);
-        assert_eq!(size_of::<CoreConfigRaw>(), 56);
-        assert_eq!(size_of::<CoreStateRaw>(), 96);
+        assert_eq!(size_of::<CoreConfigRaw>(), 64);
+        assert_eq!(size_of::<CoreStateRaw>(), 96 + 16 * HIST_BINS);
     }
 }

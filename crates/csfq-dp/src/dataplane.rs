@@ -174,28 +174,38 @@ impl Default for EdgeSettings {
 pub struct CoreSettings {
     /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
     pub rate_bps: u64,
-    /// `K_alpha`, ns. Default 100 ms.
+    /// `K_alpha`, ns. Default: twice the limit's drain time at the rate, within 1 ms and
+    /// 1 s (`csfq_algo::csfq::scaled_window`; 105 ms for 64 KiB at 10 Mbit/s).
     pub k_alpha_ns: u64,
-    /// `K_c`, ns. Default 100 ms.
+    /// `K_c`, ns. Default as `k_alpha_ns`.
     pub k_c_ns: u64,
     /// The virtual queue's size, bytes: set it to the shaper's limit. Default 64 KiB.
     pub limit_bytes: u32,
     /// Queue below which the core keeps `alpha = 0`, bytes. Default half the limit.
     pub threshold_bytes: Option<u32>,
-    /// Buffer-overflow decreases of `alpha` per congestion epoch. Default 29.
+    /// Buffer-overflow decreases of `alpha` between two updates of it. Default 29.
     pub overflow_budget: u32,
+    /// How `alpha` is estimated. Default: the label histogram.
+    pub estimator: csfq_algo::csfq::Estimator,
 }
 
 impl CoreSettings {
-    /// Defaults for a link of `rate_bps`.
+    /// Defaults for a link of `rate_bps` with a 64 KiB limit.
     pub fn new(rate_bps: u64) -> Self {
+        Self::with_limit(rate_bps, 65_536)
+    }
+
+    /// Defaults for a link of `rate_bps` whose shaper holds `limit_bytes`.
+    pub fn with_limit(rate_bps: u64, limit_bytes: u32) -> Self {
+        let k = csfq_algo::csfq::scaled_window(rate_bps.max(1) as f64, limit_bytes).0;
         CoreSettings {
             rate_bps,
-            k_alpha_ns: 100_000_000,
-            k_c_ns: 100_000_000,
-            limit_bytes: 65_536,
+            k_alpha_ns: k,
+            k_c_ns: k,
+            limit_bytes,
             threshold_bytes: None,
             overflow_budget: 29,
+            estimator: csfq_algo::csfq::Estimator::Histogram,
         }
     }
 
@@ -226,6 +236,10 @@ impl CoreSettings {
             threshold_bytes: threshold,
             limit_bytes: self.limit_bytes,
             overflow_budget: self.overflow_budget,
+            estimator: match self.estimator {
+                csfq_algo::csfq::Estimator::Paper => crate::abi::EST_PAPER,
+                csfq_algo::csfq::Estimator::Histogram => crate::abi::EST_HISTOGRAM,
+            },
             ..Default::default()
         })
     }

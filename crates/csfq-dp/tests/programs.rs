@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use csfq_algo::fixed::{decode_label, encode_label, tables, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
-use csfq_dp::abi::{CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey};
+use csfq_dp::abi::{CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, EST_HISTOGRAM, EST_PAPER};
 use csfq_dp::{Role, TestProgram};
 
 const PASS: i32 = -1; // TC_ACT_UNSPEC: on to the next filter / the qdisc
@@ -289,6 +289,10 @@ fn edge_full_flow_table_evicts() {
 }
 
 fn core_config(now: u64, draw: u32, queue: u32) -> CoreConfigRaw {
+    core_config_with(EST_PAPER, now, draw, queue)
+}
+
+fn core_config_with(estimator: u32, now: u64, draw: u32, queue: u32) -> CoreConfigRaw {
     CoreConfigRaw {
         capacity_bps: 10_000_000,
         k_alpha_ns: 100_000_000,
@@ -300,33 +304,49 @@ fn core_config(now: u64, draw: u32, queue: u32) -> CoreConfigRaw {
         test_now_ns: now,
         test_draw: draw,
         test_queue_bytes: queue,
+        estimator,
+        pad: 0,
     }
 }
 
-/// The core equals the model on the shared vectors: 1500 packets of two flows (one at 3x
-/// the fair share) through a 10 Mbit/s link: the same drops, the same relabels, and the same
-/// alpha after every packet.
+/// The core equals the model on the shared vectors, with the paper's estimator and with
+/// the label histogram: 1500 packets of two flows (one at several times the fair share)
+/// and unlabeled packets through a 10 Mbit/s link: the same drops, the same relabels, and
+/// the same alpha after every packet.
 #[test]
 fn core_equals_the_model_on_the_vectors() {
     if !dataplane_or_skip("core_equals_the_model_on_the_vectors") {
         return;
     }
-    let lines = vectors("core");
+    replay_core_vectors("core", EST_PAPER);
+}
+
+#[test]
+fn core_histogram_equals_the_model_on_the_vectors() {
+    if !dataplane_or_skip("core_histogram_equals_the_model_on_the_vectors") {
+        return;
+    }
+    replay_core_vectors("hcore", EST_HISTOGRAM);
+}
+
+fn replay_core_vectors(kind: &str, estimator: u32) {
+    let lines = raw_vectors(kind);
     assert_eq!(lines.len(), 1500);
     let mut p = TestProgram::load(Role::Core).unwrap();
     let mut q_in = 0u32;
-    let (mut drops, mut relabels) = (0, 0);
+    let (mut drops, mut relabels, mut unlabeled) = (0, 0, 0);
     for (i, l) in lines.iter().enumerate() {
-        let (now, bytes, label, q_after, draw, out_label, alpha) = (
-            l[0],
-            l[1] as usize,
-            l[2],
-            l[3] as u32,
-            l[4] as u32,
-            l[5],
-            l[6],
+        let num = |k: usize| -> u64 { l[k].parse().expect("number") };
+        let (now, bytes, label, q_after, draw, alpha) = (
+            num(0),
+            num(1) as usize,
+            num(2),
+            num(3) as u32,
+            num(4) as u32,
+            num(6),
         );
-        p.set_core_config(&core_config(now, draw, q_in)).unwrap();
+        p.set_core_config(&core_config_with(estimator, now, draw, q_in))
+            .unwrap();
         let code = encode_label(&LabelCodec::FLOAT16, label) as u16;
         assert_eq!(
             decode_label(&LabelCodec::FLOAT16, code as u32),
@@ -340,34 +360,39 @@ fn core_equals_the_model_on_the_vectors() {
         }
         .frame();
         let (ret, out) = p.run(&frame).unwrap();
-        if out_label == 0 {
-            assert_eq!(ret, SHOT, "packet {i} at {now}: the model drops it");
+        if l[5] == "drop" {
+            assert_eq!(ret, SHOT, "{kind} {i} at {now}: the model drops it");
             drops += 1;
         } else {
-            assert_eq!(ret, PASS, "packet {i} at {now}: the model forwards it");
-            let want = encode_label(&LabelCodec::FLOAT16, out_label) as u16;
-            assert_eq!(v4_id(&out), want, "packet {i}: label");
-            assert!(v4_checksum_ok(&out), "packet {i}: checksum");
+            assert_eq!(ret, PASS, "{kind} {i} at {now}: the model forwards it");
+            let want = encode_label(&LabelCodec::FLOAT16, num(5)) as u16;
+            assert_eq!(v4_id(&out), want, "{kind} {i}: label");
+            assert!(v4_checksum_ok(&out), "{kind} {i}: checksum");
             if want != code {
                 relabels += 1;
+            }
+            if code == 0 {
+                unlabeled += 1;
             }
         }
         assert_eq!(
             p.core_state().unwrap().alpha_bps,
             alpha,
-            "packet {i} at {now}: alpha"
+            "{kind} {i} at {now}: alpha"
         );
         q_in = q_after;
     }
     assert!(
-        drops > 100 && relabels > 100,
-        "the vectors exercise both: {drops} drops, {relabels} relabels"
+        drops > 100 && relabels > 100 && unlabeled > 100,
+        "the vectors exercise all three: {drops} drops, {relabels} relabels, {unlabeled} unlabeled"
     );
     assert_eq!(count(&p, Counter::DropProbabilistic), drops);
     assert_eq!(count(&p, Counter::Relabeled), relabels);
+    assert_eq!(count(&p, Counter::PassUnlabeled), unlabeled);
 }
 
-/// Unlabeled (label 0), non-atomic and non-IP packets pass the core untouched. (A truncated
+/// Unlabeled (label 0), non-atomic and non-IP packets pass the core untouched (label 0
+/// is counted in the estimates: the vectors test that). (A truncated
 /// IP header cannot be fed to it: BPF_PROG_TEST_RUN refuses one; the edge's tests cover the
 /// shared parser's truncation paths.)
 #[test]

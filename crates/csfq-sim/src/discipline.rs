@@ -3,7 +3,7 @@
 use csfq_algo::ared::{Ared, AredParams};
 use csfq_algo::choke::Choke;
 use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
-use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
+use csfq_algo::csfq::{CsfqCore, CsfqEdge};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
@@ -115,12 +115,7 @@ impl Discipline {
                 quantum_bytes: s.drr.quantum_bytes,
             })),
             DisciplineKind::Csfq => {
-                let params = CsfqParams {
-                    k_alpha: ms(s.csfq.k_alpha_ms),
-                    k_c: ms(s.csfq.k_c_ms),
-                    relabel: s.csfq.relabel,
-                    ..CsfqParams::new(rate_bps, buffer_bytes)
-                };
+                let params = s.csfq.core_params(rate_bps, buffer_bytes);
                 Discipline::Csfq {
                     edge: CsfqEdge::new(ms(s.csfq.k_ms)),
                     core: CsfqCore::new(params),
@@ -145,19 +140,23 @@ impl Discipline {
                 }),
             },
             DisciplineKind::Choke => Discipline::Choke(Choke::new(red())),
-            DisciplineKind::CsfqFixed => Discipline::CsfqFixed {
-                edge: FixedEdge::new(ms(s.csfq.k_ms)),
-                core: FixedCsfqCore::new(
-                    FixedCoreParams {
-                        capacity_bps: rate_bps as u64,
-                        k_alpha_ns: ms(s.csfq.k_alpha_ms).0,
-                        k_c_ns: ms(s.csfq.k_c_ms).0,
-                        threshold_bytes: buffer_bytes / 2,
-                        overflow_budget: 29,
-                    },
-                    buffer_bytes,
-                ),
-            },
+            DisciplineKind::CsfqFixed => {
+                let core = s.csfq.core_params(rate_bps, buffer_bytes);
+                Discipline::CsfqFixed {
+                    edge: FixedEdge::new(ms(s.csfq.k_ms)),
+                    core: FixedCsfqCore::new(
+                        FixedCoreParams {
+                            capacity_bps: rate_bps as u64,
+                            k_alpha_ns: core.k_alpha.0,
+                            k_c_ns: core.k_c.0,
+                            threshold_bytes: core.threshold_bytes,
+                            overflow_budget: core.overflow_budget,
+                            estimator: core.estimator,
+                        },
+                        buffer_bytes,
+                    ),
+                }
+            }
             DisciplineKind::May => {
                 let m = &s.may;
                 let params = MayParams {

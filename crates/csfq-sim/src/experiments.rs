@@ -560,15 +560,26 @@ pub fn find(id: &str) -> Option<&'static Experiment> {
 }
 
 impl Experiment {
-    /// The experiment's base scenario (panics for tuf-fig4, which has none).
+    /// The experiment's base scenario (panics for tuf-fig4, which has none). CSFQ in it is
+    /// the paper's: its estimator, and 100 ms where the scenario states no constants.
     pub fn scenario(&self) -> ScenarioFile {
         let text = self.scenario_toml.expect("a network experiment");
-        ScenarioFile::parse(text, Path::new(&format!("scenarios/{}.toml", self.id)))
-            .expect("shipped scenarios are valid")
+        let mut s = ScenarioFile::parse(text, Path::new(&format!("scenarios/{}.toml", self.id)))
+            .expect("shipped scenarios are valid");
+        s.csfq = s.csfq.paper();
+        s
     }
 
-    /// Every run with discipline `d`.
+    /// Every run with discipline `d`, with the paper's CSFQ (as [`Experiment::scenario`]).
     pub fn runs(&self, d: DisciplineKind) -> Vec<Run> {
+        let mut runs = self.generated_runs(d);
+        for r in &mut runs {
+            r.scenario.csfq = r.scenario.csfq.paper();
+        }
+        runs
+    }
+
+    fn generated_runs(&self, d: DisciplineKind) -> Vec<Run> {
         if matches!(self.sweep, Sweep::TufFilterModel | Sweep::MayMemoryModel) {
             return Vec::new();
         }
@@ -725,7 +736,9 @@ pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
             i - 1
         );
     }
-    ScenarioFile::parse(&t, Path::new("chain")).expect("generated chain is valid")
+    let mut s = ScenarioFile::parse(&t, Path::new("chain")).expect("generated chain is valid");
+    s.csfq = s.csfq.paper(); // the papers' experiments
+    s
 }
 
 #[cfg(test)]

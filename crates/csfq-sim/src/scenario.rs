@@ -97,16 +97,41 @@ impl fmt::Display for DisciplineKind {
     }
 }
 
-/// CSFQ constants (Section 3 of the paper: all 100 ms by default).
+/// How CSFQ cores estimate the fair share `alpha` (`[csfq] estimator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EstimatorKind {
+    /// The paper's: `alpha <- alpha C / F` once per congested window (Section 2.2).
+    Paper,
+    /// Solved from a histogram of one window's labels (`csfq_algo::label_histogram`).
+    #[default]
+    Histogram,
+}
+
+impl From<EstimatorKind> for csfq_algo::csfq::Estimator {
+    fn from(k: EstimatorKind) -> Self {
+        match k {
+            EstimatorKind::Paper => Self::Paper,
+            EstimatorKind::Histogram => Self::Histogram,
+        }
+    }
+}
+
+/// CSFQ constants. The paper (Section 3) uses 100 ms for all three; by default `K_alpha`
+/// and `K_c` follow its rule instead, twice the link's buffer drain time within 1 ms and
+/// 1 s (`csfq_algo::csfq::scaled_window`), so they scale with the link.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CsfqConfig {
-    /// `K`: the edge's flow-rate averaging constant, ms.
+    /// `K`: the edge's flow-rate averaging constant, ms (default 100).
     pub k_ms: f64,
-    /// `K_alpha`: the core's aggregate-rate averaging constant, ms.
-    pub k_alpha_ms: f64,
-    /// `K_c`: the congestion window length, ms.
-    pub k_c_ms: f64,
+    /// `K_alpha`: the core's aggregate-rate averaging constant, ms (default: per link,
+    /// twice its buffer's drain time, within 1 ms and 1 s).
+    pub k_alpha_ms: Option<f64>,
+    /// `K_c`: the window of the fair-share estimate, ms (default as `k_alpha_ms`).
+    pub k_c_ms: Option<f64>,
+    /// The fair-share estimator (default `histogram`; `paper` for the paper's).
+    pub estimator: EstimatorKind,
     /// Relabel packets to `min(label, alpha)` at cores (Section 2.5).
     pub relabel: bool,
 }
@@ -115,9 +140,36 @@ impl Default for CsfqConfig {
     fn default() -> Self {
         CsfqConfig {
             k_ms: 100.0,
-            k_alpha_ms: 100.0,
-            k_c_ms: 100.0,
+            k_alpha_ms: None,
+            k_c_ms: None,
+            estimator: EstimatorKind::Histogram,
             relabel: true,
+        }
+    }
+}
+
+impl CsfqConfig {
+    /// The constants and estimator of the paper's simulations (Section 3): 100 ms unless
+    /// the scenario states others, and the paper's estimator.
+    pub fn paper(self) -> Self {
+        CsfqConfig {
+            k_alpha_ms: self.k_alpha_ms.or(Some(100.0)),
+            k_c_ms: self.k_c_ms.or(Some(100.0)),
+            estimator: EstimatorKind::Paper,
+            ..self
+        }
+    }
+
+    /// The core's parameters for a link of `rate_bps` with `buffer_bytes`.
+    pub fn core_params(&self, rate_bps: f64, buffer_bytes: u32) -> csfq_algo::csfq::CsfqParams {
+        let scaled = csfq_algo::csfq::scaled_window(rate_bps, buffer_bytes);
+        let ms = |v: Option<f64>| v.map_or(scaled, |v| csfq_algo::Nanos::from_secs_f64(v / 1e3));
+        csfq_algo::csfq::CsfqParams {
+            k_alpha: ms(self.k_alpha_ms),
+            k_c: ms(self.k_c_ms),
+            relabel: self.relabel,
+            estimator: self.estimator.into(),
+            ..csfq_algo::csfq::CsfqParams::new(rate_bps, buffer_bytes)
         }
     }
 }
@@ -748,15 +800,15 @@ impl ScenarioFile {
         }
         let c = &self.csfq;
         for (v, name) in [
-            (c.k_ms, "csfq.k_ms"),
+            (Some(c.k_ms), "csfq.k_ms"),
             (c.k_alpha_ms, "csfq.k_alpha_ms"),
             (c.k_c_ms, "csfq.k_c_ms"),
         ] {
-            if !(v.is_finite() && v > 0.0) {
+            if v.is_some_and(|v| !(v.is_finite() && v > 0.0 && v <= 1000.0)) {
                 return Err(err(
                     top_key(name.trim_start_matches("csfq.")),
                     name,
-                    "must be a positive number of ms".into(),
+                    "must be a number of ms in (0, 1000]".into(),
                 ));
             }
         }

@@ -153,6 +153,20 @@ pub fn changed(a: &[u8], b: &[u8]) -> Vec<usize> {
     (0..a.len()).filter(|&i| a[i] != b[i]).collect()
 }
 
+/// The shared vectors' lines of one kind, split on commas, as text.
+pub fn raw_vectors(kind: &str) -> Vec<Vec<String>> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/csfq-fixed-vectors.csv"
+    );
+    std::fs::read_to_string(path)
+        .expect("testdata/csfq-fixed-vectors.csv")
+        .lines()
+        .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
+        .map(|l| l.split(',').skip(1).map(str::to_string).collect())
+        .collect()
+}
+
 /// The shared vectors' lines of one kind, split on commas.
 pub fn vectors(kind: &str) -> Vec<Vec<u64>> {
     let path = concat!(
