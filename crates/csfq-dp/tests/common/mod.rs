@@ -169,19 +169,8 @@ pub fn raw_vectors(kind: &str) -> Vec<Vec<String>> {
 
 /// The shared vectors' lines of one kind, split on commas.
 pub fn vectors(kind: &str) -> Vec<Vec<u64>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/csfq-fixed-vectors.csv"
-    );
-    std::fs::read_to_string(path)
-        .expect("testdata/csfq-fixed-vectors.csv")
-        .lines()
-        .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
-        .map(|l| {
-            l.split(',')
-                .skip(1)
-                .map(|v| v.parse().expect("number"))
-                .collect()
-        })
+    raw_vectors(kind)
+        .into_iter()
+        .map(|l| l.iter().map(|v| v.parse().expect("number")).collect())
         .collect()
 }
