@@ -297,18 +297,13 @@ impl FairShareEstimator {
         let p = &self.params;
         let h = self.histogram.as_deref_mut().expect("histogram estimator");
         let w = now.saturating_sub(self.start_time).0;
-        let solved = if w <= 2 * p.k_c.0 {
-            h.solve(target_bytes(p.capacity_bps as u64, w))
-        } else {
-            None
-        };
+        let solved = h.end_window(p.capacity_bps as u64, w, p.k_c.0);
         self.congested = solved.is_some();
         self.alpha = match solved {
             Some(a) => (a as f64).min(p.capacity_bps),
             None if queue_bytes >= p.threshold_bytes => self.max_label,
             None => 0.0,
         };
-        h.clear();
         self.max_label = 0.0;
         self.start_time = now;
         self.overflow_left = p.overflow_budget;

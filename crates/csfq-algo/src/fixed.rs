@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 
-use crate::csfq::{target_bytes, Estimator};
+use crate::csfq::Estimator;
 use crate::label_codec::LabelCodec;
 use crate::label_histogram::LabelHistogram;
 use crate::packet::{FlowId, Packet};
@@ -354,19 +354,13 @@ impl FixedCore {
     /// [`crate::csfq::FairShareEstimator`]'s end of a histogram window, in integers.
     fn end_histogram_window(&mut self, p: &FixedCoreParams, now: u64, queue_bytes: u32) {
         let h = self.histogram.as_deref_mut().expect("added to above");
-        let w = now.saturating_sub(self.start_ns);
-        let solved = if w <= 2 * p.k_c_ns {
-            h.solve(target_bytes(p.capacity_bps, w))
-        } else {
-            None
-        };
+        let solved = h.end_window(p.capacity_bps, now.saturating_sub(self.start_ns), p.k_c_ns);
         self.congested = solved.is_some();
         self.alpha_bps = match solved {
             Some(a) => a.min(p.capacity_bps),
             None if queue_bytes >= p.threshold_bytes => self.max_label_bps,
             None => 0,
         };
-        h.clear();
         self.max_label_bps = 0;
         self.start_ns = now;
         self.overflow_left = p.overflow_budget;

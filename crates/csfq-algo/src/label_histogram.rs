@@ -111,24 +111,22 @@ impl LabelHistogram {
         self.total
     }
 
-    /// The bins, for inspection.
-    pub fn bins(&self) -> &[Bin; BINS] {
-        &self.bins
-    }
-
     /// Empties the histogram.
     pub fn clear(&mut self) {
         *self = Self::default();
     }
 
-    /// What CSFQ would accept of this window's bytes with fair share `x_kbps` at a bin
-    /// edge: bins below in full, bins at and above scaled by `x / label`.
-    pub fn accepted_at_edge(&self, bin: usize) -> u64 {
-        let below: u64 = self.bins[..bin].iter().map(|b| b.bytes).sum();
-        let above: u64 = self.bins[bin.max(1)..]
-            .iter()
-            .fold(0u64, |d, b| d.wrapping_add(b.inv));
-        below + mul_q24(lower_edge_kbps(bin), above)
+    /// Ends a CSFQ window of `window_ns` on a link of `capacity_bps`: the fair share that
+    /// lets the link's bytes through (`None` if the window was not congested, or lasted
+    /// more than `2 k_c_ns`, i.e. had an idle gap), and an empty histogram for the next.
+    pub fn end_window(&mut self, capacity_bps: u64, window_ns: u64, k_c_ns: u64) -> Option<u64> {
+        let solved = if window_ns <= 2 * k_c_ns {
+            self.solve(crate::csfq::target_bytes(capacity_bps, window_ns))
+        } else {
+            None
+        };
+        self.clear();
+        solved
     }
 
     /// The fair share (bit/s) at which CSFQ accepts `target_bytes` of this window's bytes,
