@@ -8,7 +8,12 @@
 //! longest, the arrival is dropped instead. Pushing out one packet is not enough: while
 //! small-packet flows keep the buffer full, one 200-byte packet never makes room for a
 //! 1500-byte arrival, and a flow of large packets would be starved below its fair share.
+//!
+//! Weights (Section 3: "quantum_i proportional to the flow's share"): a flow of weight `w`
+//! gets `w x quantum_bytes` per round, so backlogged flows share in proportion to their
+//! weights, the weighted comparison for weighted CSFQ.
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 
 use rand::Rng;
@@ -45,6 +50,8 @@ struct FlowQueue<P> {
     active: bool,
     /// The flow reached the front of the round and has not yet been given its quantum.
     owed_quantum: bool,
+    /// Bytes per round for this flow; 0: the default `quantum_bytes`.
+    quantum: u32,
 }
 
 impl<P> Default for FlowQueue<P> {
@@ -55,6 +62,7 @@ impl<P> Default for FlowQueue<P> {
             deficit: 0,
             active: false,
             owed_quantum: true,
+            quantum: 0,
         }
     }
 }
@@ -86,6 +94,17 @@ impl<P: Packet> Drr<P> {
         }
     }
 
+    /// Gives `flow` weight `weight` (> 0, finite): a quantum of `weight x quantum_bytes`
+    /// bytes per round, at least 1 byte.
+    pub fn set_weight(&mut self, flow: crate::packet::FlowId, weight: f64) {
+        let i = flow.index();
+        if i >= self.flows.len() {
+            self.flows.resize_with(i + 1, FlowQueue::default);
+        }
+        let q = (self.params.quantum_bytes as f64 * weight).round();
+        self.flows[i].quantum = q.clamp(1.0, u32::MAX as f64) as u32;
+    }
+
     fn push(&mut self, p: P) {
         let i = p.flow().index();
         if i >= self.flows.len() {
@@ -104,17 +123,34 @@ impl<P: Packet> Drr<P> {
         }
     }
 
-    /// The active flow with the most bytes queued; ties are broken uniformly at random,
-    /// so no flow is pushed out more often for its index.
+    /// Flow `i`'s bytes per round.
+    fn quantum(&self, i: usize) -> u32 {
+        match self.flows.get(i).map_or(0, |q| q.quantum) {
+            0 => self.params.quantum_bytes,
+            q => q,
+        }
+    }
+
+    /// Compares `a_bytes / a_quantum` with `b_bytes / b_quantum` exactly: backlogs relative
+    /// to the flows' weights.
+    fn cmp_backlog(a_bytes: u32, a_quantum: u32, b_bytes: u32, b_quantum: u32) -> Ordering {
+        (a_bytes as u64 * b_quantum as u64).cmp(&(b_bytes as u64 * a_quantum as u64))
+    }
+
+    /// The active flow with the most bytes queued relative to its weight (bytes when all
+    /// weights are equal); ties are broken uniformly at random, so no flow is pushed out
+    /// more often for its index.
     fn longest<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<usize> {
         let mut best: Option<usize> = None;
         let mut ties = 0u32;
         for &i in &self.active {
             let i = i as usize;
-            let b = self.flows[i].bytes;
-            match best {
-                Some(cur) if b < self.flows[cur].bytes => {}
-                Some(cur) if b == self.flows[cur].bytes => {
+            let (b, q) = (self.flows[i].bytes, self.quantum(i));
+            let vs_best =
+                best.map(|cur| Self::cmp_backlog(b, q, self.flows[cur].bytes, self.quantum(cur)));
+            match vs_best {
+                Some(Ordering::Less) => {}
+                Some(Ordering::Equal) => {
                     ties += 1;
                     if rng.random_range(0..ties + 1) == 0 {
                         best = Some(i);
@@ -158,7 +194,15 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
             // Recomputed each time: the arrival's queue may become the longest.
             let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
             match self.longest(rng) {
-                Some(v) if v != own && self.flows[v].bytes >= own_bytes => {
+                Some(v)
+                    if v != own
+                        && Self::cmp_backlog(
+                            self.flows[v].bytes,
+                            self.quantum(v),
+                            own_bytes,
+                            self.quantum(own),
+                        ) != Ordering::Less =>
+                {
                     let evicted = self.pop_tail(v);
                     self.drops
                         .push(Dropped::new(evicted, DropReason::DrrLongestQueue));
@@ -181,10 +225,11 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         loop {
             let i = *self.active.front()? as usize;
-            let quantum = self.params.quantum_bytes;
+            let default = self.params.quantum_bytes;
             let q = &mut self.flows[i];
             if q.owed_quantum {
-                q.deficit += quantum;
+                let quantum = if q.quantum == 0 { default } else { q.quantum };
+                q.deficit = q.deficit.saturating_add(quantum);
                 q.owed_quantum = false;
             }
             let head = q
@@ -248,6 +293,36 @@ mod tests {
         }
         // Byte shares equal within one quantum.
         assert!(bytes[0].abs_diff(bytes[1]) <= 1500, "{bytes:?}");
+    }
+
+    /// Weights 1, 2 and 3 (quanta 1500, 3000, 4500 bytes): backlogged flows are served
+    /// 1 : 2 : 3 in bytes, within one round's quanta; with a full buffer the push-out takes
+    /// the flow most backlogged relative to its weight, so the shares hold.
+    #[test]
+    fn weighted_flows_are_served_in_proportion_to_their_weights() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(60_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for f in 0..3u32 {
+            q.set_weight(crate::packet::FlowId(f), (f + 1) as f64);
+        }
+        let mut bytes = [0u64; 3];
+        for _ in 0..3000 {
+            // Every flow offers far more than it gets: the buffer stays full.
+            for f in 0..3 {
+                for _ in 0..3 {
+                    let _ = q.enqueue(TestPacket::new(f, 1000, 0.0), Nanos(0), &mut rng);
+                }
+            }
+            for _ in 0..3 {
+                let p = q.dequeue(Nanos(0)).unwrap();
+                bytes[p.flow.index()] += p.size as u64;
+            }
+        }
+        let total: u64 = bytes.iter().sum();
+        for (f, &b) in bytes.iter().enumerate() {
+            let want = total as f64 * (f + 1) as f64 / 6.0;
+            assert!((b as f64 - want).abs() <= 9000.0, "{bytes:?}");
+        }
     }
 
     #[test]

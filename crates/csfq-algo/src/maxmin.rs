@@ -6,6 +6,12 @@
 //! Network: progressive filling ("water-filling", Bertsekas and Gallager, Data Networks,
 //! Section 6.5.2): every unfrozen flow's normalized rate grows together until a flow
 //! reaches its demand or a link fills, which freezes every flow crossing it.
+//!
+//! Per hop ([`per_hop`]): the reference for open-loop (constant-rate) flows on multi-hop
+//! paths. No per-link scheme can cut an unresponsive flow at an earlier link because a
+//! later one will: each link shares max-min among the rates that reach it, and a flow
+//! leaves every link with `w * min(r / w, alpha_link)`. DRR and CSFQ both approach this,
+//! not the end-to-end allocation, when their flows do not react to loss.
 
 use thiserror::Error;
 
@@ -31,6 +37,12 @@ pub enum MaxMinError {
         bound: &'static str,
         /// The value.
         value: f64,
+    },
+    /// The per-hop rates did not settle: the links feed each other in a cycle.
+    #[error("the per-hop allocation did not converge within {passes} passes")]
+    NoFixedPoint {
+        /// How many passes were made.
+        passes: usize,
     },
 }
 
@@ -75,7 +87,7 @@ pub struct MaxMinFlow {
     pub demand: f64,
     /// Its weight (1 for unweighted).
     pub weight: f64,
-    /// Indices of the links it crosses.
+    /// Indices of the links it crosses, in the order it crosses them.
     pub links: Vec<usize>,
 }
 
@@ -177,6 +189,51 @@ pub fn water_fill(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, 
     Ok(alloc)
 }
 
+/// The per-hop fair allocation: every flow's rate after its last link when each link
+/// shares (weighted) max-min among the rates that reach it, and each flow enters its first
+/// link at its demand. Links are revisited until no rate changes (one pass per hop of the
+/// longest path when no two links feed each other both ways).
+pub fn per_hop(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, MaxMinError> {
+    check_problem(capacities, flows)?;
+    // rate[i][k]: flow i's rate entering hop k (k = links.len(): after its last link).
+    let mut rate: Vec<Vec<f64>> = flows
+        .iter()
+        .map(|f| vec![f.demand; f.links.len() + 1])
+        .collect();
+    let mut crossing: Vec<Vec<(usize, usize)>> = vec![Vec::new(); capacities.len()];
+    for (i, f) in flows.iter().enumerate() {
+        for (k, &l) in f.links.iter().enumerate() {
+            crossing[l].push((i, k));
+        }
+    }
+    let max_passes = 4 * capacities.len() + 100;
+    let (mut rates, mut weights) = (Vec::new(), Vec::new());
+    for _ in 0..max_passes {
+        let mut changed = false;
+        for (l, on) in crossing.iter().enumerate() {
+            rates.clear();
+            weights.clear();
+            for &(i, k) in on {
+                rates.push(rate[i][k]);
+                weights.push(flows[i].weight);
+            }
+            let alpha = weighted_fair_share(&rates, &weights, capacities[l]);
+            for (&(i, k), (&r, &w)) in on.iter().zip(rates.iter().zip(&weights)) {
+                let out = r.min(w * alpha);
+                let old = rate[i][k + 1];
+                if (out - old).abs() > 1e-12 * old.abs().max(1.0) {
+                    rate[i][k + 1] = out;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Ok(rate.iter().map(|r| r[r.len() - 1]).collect());
+        }
+    }
+    Err(MaxMinError::NoFixedPoint { passes: max_passes })
+}
+
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)`: 1 when all equal, `1/n` at worst.
 /// An empty or all-zero input gives 1.
 pub fn jain_index(xs: &[f64]) -> f64 {
@@ -195,6 +252,85 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    fn flow(demand: f64, weight: f64, links: &[usize]) -> MaxMinFlow {
+        MaxMinFlow {
+            demand,
+            weight,
+            links: links.to_vec(),
+        }
+    }
+
+    /// Link 0 (10) carries A and B, link 1 (4) carries A and C, all sending 10. Per hop,
+    /// link 0 gives A and B 5 each, then link 1 cuts A to 2 beside C: B keeps 5. End to
+    /// end, A's 2 frees link 0 for B: 8.
+    #[test]
+    fn per_hop_keeps_the_share_taken_upstream() {
+        let caps = [10.0, 4.0];
+        let flows = [
+            flow(10.0, 1.0, &[0, 1]),
+            flow(10.0, 1.0, &[0]),
+            flow(10.0, 1.0, &[1]),
+        ];
+        let hop = per_hop(&caps, &flows).unwrap();
+        let e2e = water_fill(&caps, &flows).unwrap();
+        for (got, want) in hop.iter().zip([2.0, 5.0, 2.0]) {
+            assert!(close(*got, want), "{hop:?}");
+        }
+        for (got, want) in e2e.iter().zip([2.0, 8.0, 2.0]) {
+            assert!(close(*got, want), "{e2e:?}");
+        }
+    }
+
+    /// Weighted: link 0 (12) gives A (weight 2) 8 and B 4; link 1 (6) solves
+    /// 2 min(4, a) + a = 6, a = 2: A 4, C 2. End to end B gets 12 - 4 = 8.
+    #[test]
+    fn per_hop_weighted_hand_computed() {
+        let caps = [12.0, 6.0];
+        let flows = [
+            flow(100.0, 2.0, &[0, 1]),
+            flow(100.0, 1.0, &[0]),
+            flow(100.0, 1.0, &[1]),
+        ];
+        let hop = per_hop(&caps, &flows).unwrap();
+        for (got, want) in hop.iter().zip([4.0, 4.0, 2.0]) {
+            assert!(close(*got, want), "{hop:?}");
+        }
+        let e2e = water_fill(&caps, &flows).unwrap();
+        assert!(close(e2e[1], 8.0), "{e2e:?}");
+    }
+
+    /// Two links feeding each other (A: 0 then 1, B: 1 then 0) settle at 5 each; a flow
+    /// whose demand fits keeps it; one on no link keeps its demand.
+    #[test]
+    fn per_hop_settles_on_links_that_feed_each_other() {
+        let caps = [10.0, 10.0];
+        let flows = [
+            flow(10.0, 1.0, &[0, 1]),
+            flow(10.0, 1.0, &[1, 0]),
+            flow(3.0, 1.0, &[]),
+        ];
+        let hop = per_hop(&caps, &flows).unwrap();
+        for (got, want) in hop.iter().zip([5.0, 5.0, 3.0]) {
+            assert!(close(*got, want), "{hop:?}");
+        }
+        let light = [flow(2.0, 1.0, &[0, 1]), flow(3.0, 1.0, &[1])];
+        assert_eq!(per_hop(&caps, &light).unwrap(), vec![2.0, 3.0]);
+    }
+
+    /// On one link per hop and end to end agree (a proptest over random demands).
+    #[test]
+    fn per_hop_equals_water_filling_on_one_link() {
+        use proptest::prelude::*;
+        proptest!(|(demands in proptest::collection::vec(0.0f64..20.0, 1..12))| {
+            let flows: Vec<_> = demands.iter().map(|&d| flow(d, 1.0, &[0])).collect();
+            let hop = per_hop(&[30.0], &flows).unwrap();
+            let e2e = water_fill(&[30.0], &flows).unwrap();
+            for (a, b) in hop.iter().zip(&e2e) {
+                prop_assert!((a - b).abs() <= 1e-6, "{hop:?} vs {e2e:?}");
+            }
+        });
     }
 
     #[test]

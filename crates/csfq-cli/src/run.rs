@@ -19,13 +19,43 @@ fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<Sce
     Ok(s)
 }
 
+/// The allocations a run is judged by (bits/s per flow).
+pub struct References {
+    /// End-to-end max-min.
+    pub max_min: Vec<f64>,
+    /// Per hop (`None` if it does not settle).
+    pub per_hop: Option<Vec<f64>>,
+    /// Per hop for open-loop flows, max-min for responsive ones.
+    pub reference: Vec<f64>,
+}
+
+impl References {
+    fn of(topo: &Topology) -> Self {
+        References {
+            max_min: topo.max_min_allocation(),
+            per_hop: topo.per_hop_allocation(),
+            reference: topo.reference_allocation(),
+        }
+    }
+
+    /// The per-hop allocation where it differs from max-min for some flow (by more than
+    /// 0.1%), else `None`: on one link they are the same.
+    fn per_hop_if_different(&self) -> Option<&[f64]> {
+        let hop = self.per_hop.as_deref()?;
+        hop.iter()
+            .zip(&self.max_min)
+            .any(|(h, m)| (h - m).abs() > 1e-3 * m.abs().max(1.0))
+            .then_some(hop)
+    }
+}
+
 /// Runs a simulation with a progress bar over simulated time; returns the report, the
-/// flows' max-min shares (bits/s) and the wall time.
+/// flows' reference allocations and the wall time.
 pub fn simulate_with_progress(
     s: &ScenarioFile,
-) -> Result<(SimReport, Vec<f64>, std::time::Duration)> {
+) -> Result<(SimReport, References, std::time::Duration)> {
     let mut sim = Simulation::new(s)?;
-    let fair = sim.topology().max_min_allocation();
+    let fair = References::of(sim.topology());
     let end = sim.end();
     let bar = ProgressBar::new(end.0 / 1_000_000);
     bar.set_style(
@@ -53,9 +83,9 @@ pub fn run(
     d: Option<DisciplineKind>,
 ) -> Result<()> {
     let s = load(path, seed, d)?;
-    let (report, fair, wall) = simulate_with_progress(&s)?;
+    let (report, refs, wall) = simulate_with_progress(&s)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
-    write_outputs(&dir, &report, &fair)?;
+    write_outputs(&dir, &report, &refs.reference)?;
     println!("{}: {}", s.name, s.description);
     println!(
         "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",
@@ -74,12 +104,16 @@ pub fn run(
         "offered Mbps",
         "max-min Mbps",
         "throughput Mbps",
-        "vs max-min",
+        "vs reference",
         "sent",
         "delivered",
         "dropped",
         "drops by reason",
     ];
+    let per_hop = refs.per_hop_if_different();
+    if per_hop.is_some() {
+        header.insert(5, "per-hop Mbps");
+    }
     if transfers {
         header.extend(["size pkts", "completion ms"]);
     }
@@ -96,9 +130,18 @@ pub fn run(
         (Vec::new(), Vec::new())
     };
     let mut t = crate::table(header);
-    for (i, (f, &a)) in report.flows.iter().zip(&fair).enumerate() {
-        let vs = if a > 0.0 && a.is_finite() {
-            format!("{:+.1}%", (f.throughput_mbps * 1e6 / a - 1.0) * 100.0)
+    for (i, f) in report.flows.iter().enumerate() {
+        let (a, r) = (refs.max_min[i], refs.reference[i]);
+        let vs = if r > 0.0 && r.is_finite() {
+            let which = if per_hop.is_some() && matches!(f.kind, "udp" | "onoff") {
+                " (per-hop)"
+            } else {
+                ""
+            };
+            format!(
+                "{:+.1}%{which}",
+                (f.throughput_mbps * 1e6 / r - 1.0) * 100.0
+            )
         } else {
             "-".into()
         };
@@ -116,6 +159,9 @@ pub fn run(
             f.dropped_pkts.to_string(),
             reasons.join(", "),
         ];
+        if let Some(hop) = per_hop {
+            row.insert(5, format!("{:.4}", hop[i] / 1e6));
+        }
         if transfers {
             row.push(f.size_pkts.map_or("-".into(), |n| n.to_string()));
             row.push(match (f.size_pkts, f.fct_s) {
@@ -131,6 +177,13 @@ pub fn run(
         t.add_row(row);
     }
     println!("{t}");
+    if per_hop.is_some() {
+        println!(
+            "open-loop flows (udp, onoff) are judged against the per-hop allocation (each link \
+             shares max-min among the rates that reach it: no per-link scheme can do better for \
+             flows that do not react to loss); responsive ones against end-to-end max-min"
+        );
+    }
     if transfers {
         let mut t = crate::table(vec![
             "transfer size (pkts)",
@@ -170,7 +223,7 @@ pub fn run(
 
 fn print_summary(r: &SimReport) {
     println!(
-        "fairness: Jain's index {:.4} (throughput / max-min share)",
+        "fairness: Jain's index {:.4} (throughput / reference share)",
         r.jain_index
     );
     for l in &r.links {
@@ -270,7 +323,7 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
                 markers: true,
             },
             crate::plot::Series {
-                name: "max-min fair share".into(),
+                name: "reference share".into(),
                 points: r
                     .flows
                     .iter()
@@ -294,9 +347,15 @@ pub fn maxmin(path: &Path) -> Result<()> {
     let alloc = topo.max_min_allocation();
     let pf = topo.alpha_fair_allocation(1.0);
     let md = topo.alpha_fair_allocation(2.0);
+    let hop = topo.per_hop_allocation();
     println!(
-        "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate), with the proportional-fair and min-potential-delay allocations beside it",
+        "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate), with the per-hop, proportional-fair and min-potential-delay allocations beside it",
         s.name
+    );
+    println!(
+        "per hop: each link shares max-min among the rates that reach it, the reference for \
+         open-loop flows (udp, onoff) on multi-hop paths; end-to-end max-min is the one for \
+         responsive flows"
     );
     let mut t = crate::table(vec![
         "flow",
@@ -305,6 +364,7 @@ pub fn maxmin(path: &Path) -> Result<()> {
         "weight",
         "demand Mbps",
         "allocation Mbps",
+        "per-hop Mbps",
         "prop-fair Mbps",
         "min-delay Mbps",
     ]);
@@ -321,6 +381,8 @@ pub fn maxmin(path: &Path) -> Result<()> {
                 "greedy".into()
             },
             format!("{:.4}", a / 1e6),
+            hop.as_ref()
+                .map_or("-".into(), |h| format!("{:.4}", h[i] / 1e6)),
             format!("{:.4}", pf[i] / 1e6),
             format!("{:.4}", md[i] / 1e6),
         ]);
@@ -343,7 +405,7 @@ pub fn maxmin(path: &Path) -> Result<()> {
         links.add_row(vec![
             format!("{}->{}", topo.nodes[p.from].name, topo.nodes[p.to].name),
             format!("{:.4}", p.rate_bps / 1e6),
-            format!("{:.4}", used / 1e6),
+            format!("{:.4}", used / 1e6 + 0.0),
             if used >= p.rate_bps * (1.0 - 1e-9) {
                 "yes"
             } else {

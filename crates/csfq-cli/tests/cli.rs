@@ -83,9 +83,38 @@ fn maxmin_prints_the_allocation() {
     let (stdout, _) = text(&o);
     assert!(o.status.success());
     // 32 flows on 10 Mbps, flow i offering (i+1) x 0.3125: everyone gets 0.3125. On one
-    // link every alpha-fair allocation is min(demand, level), so the proportional-fair and
-    // min-potential-delay columns agree with max-min: 3 x 32 allocations + flow 0's demand.
-    assert_eq!(stdout.matches("0.3125 ").count(), 97, "{stdout}");
+    // link every alpha-fair allocation is min(demand, level), so the per-hop,
+    // proportional-fair and min-potential-delay columns agree with max-min: 4 x 32
+    // allocations + flow 0's demand.
+    assert_eq!(stdout.matches("0.3125 ").count(), 129, "{stdout}");
+}
+
+/// Two links (10 and 4 Mbit/s), three CBR flows at 10: end to end 2, 8, 2; per hop
+/// 2, 5, 2 (link 1 gives flows 0 and 1 5 each before link 2 cuts flow 0). `run` judges
+/// these open-loop flows per hop.
+#[test]
+fn open_loop_flows_are_judged_per_hop() {
+    let scenario = repo().join("scenarios/per-hop-2links.toml");
+    let o = csfq(&["maxmin", scenario.to_str().unwrap()], &repo());
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    let row = stdout.lines().find(|l| l.contains("a->b  ")).unwrap();
+    let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
+    assert_eq!((cells[5], cells[6]), ("8.0000", "5.0000"), "{row}");
+    let out = tmp("per-hop");
+    let o = csfq(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &repo(),
+    );
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    assert!(stdout.contains("per-hop Mbps"), "{stdout}");
+    assert_eq!(stdout.matches("(per-hop)").count(), 3, "{stdout}");
 }
 
 #[test]

@@ -224,6 +224,14 @@ impl Discipline {
         }
     }
 
+    /// Sets a flow's weight at a scheduler that keeps per-flow queues (DRR: a quantum
+    /// proportional to it), at every port the flow crosses.
+    pub fn set_scheduling_weight(&mut self, flow: FlowId, weight: f64) {
+        if let Discipline::Drr(q) = self {
+            q.set_weight(flow, weight);
+        }
+    }
+
     /// The fair-share estimate, if the discipline keeps one: CSFQ's `alpha`, CS-FNE's
     /// threshold rate `C / N_act`, MAY's `1/v` (0 while `v` is 0).
     pub fn alpha(&self) -> Option<f64> {

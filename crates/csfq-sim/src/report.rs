@@ -107,8 +107,9 @@ pub struct SimReport {
     pub flows: Vec<FlowReport>,
     /// Router-to-router link directions.
     pub links: Vec<LinkReport>,
-    /// Jain's index of the flows' throughputs normalized by their max-min fair shares
-    /// where those are known (all flows constant-rate), else of raw throughputs.
+    /// Jain's index of the flows' throughputs normalized by their reference shares (per hop
+    /// for open-loop flows, end-to-end max-min for responsive ones; see
+    /// `Topology::reference_allocation`) where those are known, else of raw throughputs.
     pub jain_index: f64,
     /// Events processed.
     pub events: u64,

@@ -455,6 +455,12 @@ impl FlowKind {
             FlowKind::Rlm => "rlm",
         }
     }
+
+    /// Whether it sends regardless of loss (`udp`, `onoff`): judged against the per-hop
+    /// allocation, not end-to-end max-min.
+    pub fn is_open_loop(self) -> bool {
+        matches!(self, FlowKind::Udp | FlowKind::Onoff)
+    }
 }
 
 /// One `[[flow]]` table: `count` flows alike but for their rates.

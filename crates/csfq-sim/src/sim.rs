@@ -243,8 +243,23 @@ impl Simulation {
             })
             .collect();
         let mut flows = Vec::with_capacity(topo.flows.len());
+        // Schedulers get weights relative to the smallest, so every quantum is at least
+        // the default one; with all weights equal nothing is set.
+        let min_weight = topo
+            .flows
+            .iter()
+            .map(|f| f.weight)
+            .fold(f64::INFINITY, f64::min);
+        let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
+            if weighted {
+                for &p in &f.fwd {
+                    ports[p]
+                        .disc
+                        .set_scheduling_weight(id, f.weight / min_weight);
+                }
+            }
             // The flow's edge is the first router on its path: weights live there.
             let edge_port = f
                 .fwd
@@ -941,7 +956,7 @@ impl Simulation {
     pub fn report(&self) -> SimReport {
         let dur = self.now.as_secs_f64();
         let interval = self.sample_interval.as_secs_f64();
-        let fair = self.topo.max_min_allocation();
+        let fair = self.topo.reference_allocation();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, (rt, def)) in self.flows.iter().zip(&self.topo.flows).enumerate() {
             let active = (def.stop.min(self.now).saturating_sub(def.start)).as_secs_f64();
@@ -992,7 +1007,7 @@ impl Simulation {
                 series_mbps,
             });
         }
-        // Jain's index over the flows with a max-min share; raw throughputs if none has one.
+        // Jain's index over the flows with a reference share; raw throughputs if none has one.
         let normalized: Vec<f64> = flows
             .iter()
             .zip(&fair)

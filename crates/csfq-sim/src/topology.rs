@@ -367,6 +367,31 @@ impl Topology {
         water_fill(&caps, &flows).expect("topology paths name existing ports")
     }
 
+    /// The per-hop fair allocation (bits/s): every link shares weighted max-min among the
+    /// rates that reach it, as no per-link scheme can do better for flows that do not
+    /// react to loss (see `csfq_algo::maxmin::per_hop`). `None` if the rates do not settle
+    /// (links that feed each other in a cycle).
+    pub fn per_hop_allocation(&self) -> Option<Vec<f64>> {
+        let (caps, flows) = self.allocation_problem();
+        csfq_algo::maxmin::per_hop(&caps, &flows).ok()
+    }
+
+    /// The allocation each flow is judged by (bits/s): per hop for open-loop flows (`udp`,
+    /// `onoff`), end-to-end max-min for responsive ones (`tcp`, `web`, `rlm`), which can
+    /// reach it.
+    pub fn reference_allocation(&self) -> Vec<f64> {
+        let e2e = self.max_min_allocation();
+        match self.per_hop_allocation() {
+            Some(hop) => self
+                .flows
+                .iter()
+                .zip(e2e.iter().zip(hop))
+                .map(|(f, (&e, h))| if f.kind.is_open_loop() { h } else { e })
+                .collect(),
+            None => e2e,
+        }
+    }
+
     /// Every port's capacity and every flow's demand, weight and ports: the problem the
     /// reference allocations solve.
     fn allocation_problem(&self) -> (Vec<f64>, Vec<MaxMinFlow>) {
