@@ -13,10 +13,11 @@
 //! | [`fifo`] | drop-tail FIFO | |
 //! | [`red`] | RED | Floyd & Jacobson 1993 |
 //! | [`fred`] | FRED-1, FRED-2 | Lin & Morris 1997 |
-//! | [`drr`] | Deficit Round Robin | Shreedhar & Varghese 1995 |
+//! | [`drr`] | Deficit Round Robin (weighted) | Shreedhar & Varghese 1995 |
+//! | [`fq_codel`] | FQ-CoDel: hashed flow queues, DRR, CoDel per queue | RFC 8290, RFC 8289 |
 //! | [`label_codec`] | 8/16/20-bit float labels | Stoica et al. 1998 §2.7 |
 //! | [`label_histogram`] | CSFQ fair share solved from a histogram of labels | Eq. (1) of Stoica et al. 1998 over one window |
-//! | [`maxmin`] | max-min water-filling, Jain's index | |
+//! | [`maxmin`] | max-min water-filling, the per-hop allocation, Jain's index | Bertsekas & Gallager §6.5.2 |
 //! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
 //! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
 //! | [`csfne`] | CS-FNE: TSW edge meter, flow-number-estimating core | Kim 2005 |
@@ -35,6 +36,7 @@ pub mod csfq;
 pub mod drr;
 pub mod fifo;
 pub mod fixed;
+pub mod fq_codel;
 pub mod fred;
 pub mod label_codec;
 pub mod label_histogram;

@@ -221,7 +221,13 @@ pub fn per_hop(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, Max
             for (&(i, k), (&r, &w)) in on.iter().zip(rates.iter().zip(&weights)) {
                 let out = r.min(w * alpha);
                 let old = rate[i][k + 1];
-                if (out - old).abs() > 1e-12 * old.abs().max(1.0) {
+                // Greedy flows start at infinity, where a relative tolerance means nothing.
+                let moved = if old.is_finite() && out.is_finite() {
+                    (out - old).abs() > 1e-12 * old.abs().max(1.0)
+                } else {
+                    out != old
+                };
+                if moved {
                     rate[i][k + 1] = out;
                     changed = true;
                 }
@@ -317,6 +323,13 @@ mod tests {
         }
         let light = [flow(2.0, 1.0, &[0, 1]), flow(3.0, 1.0, &[1])];
         assert_eq!(per_hop(&caps, &light).unwrap(), vec![2.0, 3.0]);
+        // Greedy flows (infinite demand) end at finite shares: 5 and 5 on link 1, where
+        // the first arrives with all of link 0 (10).
+        let greedy = [
+            flow(f64::INFINITY, 1.0, &[0, 1]),
+            flow(f64::INFINITY, 1.0, &[1]),
+        ];
+        assert_eq!(per_hop(&caps, &greedy).unwrap(), vec![5.0, 5.0]);
     }
 
     /// On one link per hop and end to end agree (a proptest over random demands).

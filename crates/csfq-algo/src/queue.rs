@@ -37,8 +37,9 @@ pub trait QueueDisc<P: Packet> {
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
-    /// One more packet the last `enqueue` dropped, if any. Call it after every `enqueue`
-    /// until it returns `None`.
+    /// One more packet the last `enqueue` or `dequeue` dropped, if any (a dequeue drops
+    /// when the discipline manages its queue at the head, as CoDel does). Call it after
+    /// every `enqueue` and every `dequeue` until it returns `None`.
     fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
         None
     }
@@ -69,6 +70,12 @@ impl<P> DropList<P> {
             None => self.first = Some(d),
             Some(_) => self.rest.push(d),
         }
+    }
+
+    /// Records a drop made while dequeueing (CoDel drops at the head): handed out by
+    /// `take_extra_drop` after the `dequeue`.
+    pub fn push_extra(&mut self, d: Dropped<P>) {
+        self.rest.push(d);
     }
 
     /// Ends the arrival: the drop `enqueue` returns.

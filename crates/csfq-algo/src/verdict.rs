@@ -30,11 +30,16 @@ pub enum DropReason {
     MaySample = 11,
     /// LAS: the buffer was full and the packet belonged to the flow with the most service.
     LasMostServed = 12,
+    /// FQ-CoDel: the buffer was full and the packet was at the head of the fattest bucket.
+    FqCodelFattest = 13,
+    /// CoDel: the packet's sojourn time stayed above target for an interval (dropped at
+    /// dequeue, RFC 8289).
+    CodelHead = 14,
 }
 
 impl DropReason {
     /// Every reason, in code order.
-    pub const ALL: [DropReason; 12] = [
+    pub const ALL: [DropReason; 14] = [
         DropReason::CsfqProbabilistic,
         DropReason::BufferOverflow,
         DropReason::RedEarly,
@@ -47,6 +52,8 @@ impl DropReason {
         DropReason::MayHistory,
         DropReason::MaySample,
         DropReason::LasMostServed,
+        DropReason::FqCodelFattest,
+        DropReason::CodelHead,
     ];
 
     /// The stable numeric code.
@@ -69,6 +76,8 @@ impl DropReason {
             DropReason::MayHistory => "may_history",
             DropReason::MaySample => "may_sample",
             DropReason::LasMostServed => "las_most_served",
+            DropReason::FqCodelFattest => "fq_codel_fattest",
+            DropReason::CodelHead => "codel",
         }
     }
 }

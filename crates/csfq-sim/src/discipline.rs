@@ -7,6 +7,7 @@ use csfq_algo::csfq::{CsfqCore, CsfqEdge};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
+use csfq_algo::fq_codel::{FqCodel, FqCodelParams};
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::las::Las;
 use csfq_algo::may::{May, MayParams, MayStats};
@@ -65,6 +66,8 @@ pub enum Discipline {
     Las(Las<SimPacket>),
     /// Adaptive RED.
     Ared(Ared<SimPacket>),
+    /// FQ-CoDel.
+    FqCodel(Box<FqCodel<SimPacket>>),
 }
 
 /// Dispatches a `QueueDisc` method over the variants.
@@ -83,6 +86,7 @@ macro_rules! each {
             Discipline::May($q) => $e,
             Discipline::Las($q) => $e,
             Discipline::Ared($q) => $e,
+            Discipline::FqCodel($q) => $e,
         }
     };
 }
@@ -181,6 +185,18 @@ impl Discipline {
                 s.tcp.segment_bytes,
                 s.ared.target_delay_ms / 1e3,
             ))),
+            DisciplineKind::FqCodel => {
+                let c = &s.fq_codel;
+                let params = FqCodelParams {
+                    flows: c.flows,
+                    quantum_bytes: c.quantum_bytes,
+                    target: ms(c.target_ms),
+                    interval: ms(c.interval_ms),
+                    ..FqCodelParams::new(buffer_bytes)
+                };
+                // The hash perturbation follows the scenario's seed: runs stay reproducible.
+                Discipline::FqCodel(Box::new(FqCodel::new(params, s.seed)))
+            }
         }
     }
 

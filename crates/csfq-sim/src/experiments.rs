@@ -378,7 +378,7 @@ pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
         Fred1 | Fred2 => Some((1.8, false)),
         Drr => Some((0.396, false)),
         Csfq => Some((0.361, false)),
-        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
+        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
 
@@ -389,7 +389,7 @@ pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
         Csfq => Some((1680, 5078)),
         Red => Some((5322, 1436)),
         Fifo => Some((5452, 1306)),
-        Fred1 | Fred2 | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
+        Fred1 | Fred2 | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
 
@@ -401,7 +401,7 @@ pub fn table3_published(d: DisciplineKind) -> Option<(f64, f64)> {
         Fred1 | Fred2 => Some((4974.0, 190.0)),
         Red => Some((628.0, 80.0)),
         Fifo => Some((378.0, 69.0)),
-        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
+        Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
 
@@ -421,7 +421,7 @@ pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
         Csfq => Some(csfq),
         Red => Some(red),
         Fred1 | Fred2 => Some(fred),
-        Fifo | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared => None,
+        Fifo | Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
 
@@ -464,7 +464,7 @@ pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
         Csfq => Some(rows[2]),
         Red => Some(rows[3]),
         Fred1 | Fred2 => Some(rows[4]),
-        Fifo | Tuf | Choke | CsfqFixed | May | Las | Ared => None,
+        Fifo | Tuf | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
 

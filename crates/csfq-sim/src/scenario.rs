@@ -46,11 +46,14 @@ pub enum DisciplineKind {
     Las,
     /// Adaptive RED (Floyd, Gummadi and Shenker 2001; the `[ared]` table).
     Ared,
+    /// FQ-CoDel (RFC 8290; the `[fq_codel]` table), as Linux's `fq_codel`.
+    #[serde(rename = "fq_codel")]
+    FqCodel,
 }
 
 impl DisciplineKind {
     /// Every discipline, in the papers' order.
-    pub const ALL: [DisciplineKind; 13] = [
+    pub const ALL: [DisciplineKind; 14] = [
         DisciplineKind::Fifo,
         DisciplineKind::Red,
         DisciplineKind::Fred1,
@@ -64,6 +67,7 @@ impl DisciplineKind {
         DisciplineKind::May,
         DisciplineKind::Las,
         DisciplineKind::Ared,
+        DisciplineKind::FqCodel,
     ];
 
     /// The lowercase name used in files and on the command line.
@@ -82,6 +86,7 @@ impl DisciplineKind {
             DisciplineKind::May => "may",
             DisciplineKind::Las => "las",
             DisciplineKind::Ared => "ared",
+            DisciplineKind::FqCodel => "fq_codel",
         }
     }
 
@@ -225,6 +230,32 @@ impl Default for DrrConfig {
     fn default() -> Self {
         DrrConfig {
             quantum_bytes: 1000,
+        }
+    }
+}
+
+/// FQ-CoDel settings (RFC 8290, RFC 8289); the defaults are Linux's `fq_codel`. The
+/// buffer is the link's `buffer_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqCodelConfig {
+    /// Hash buckets (default 1024); flows that collide share a queue.
+    pub flows: u32,
+    /// Bytes per round (default 1514).
+    pub quantum_bytes: u32,
+    /// CoDel's target sojourn time, ms (default 5).
+    pub target_ms: f64,
+    /// CoDel's interval, ms (default 100).
+    pub interval_ms: f64,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        FqCodelConfig {
+            flows: 1024,
+            quantum_bytes: 1514,
+            target_ms: 5.0,
+            interval_ms: 100.0,
         }
     }
 }
@@ -616,6 +647,9 @@ pub struct ScenarioFile {
     /// Adaptive RED.
     #[serde(default)]
     pub ared: AredConfig,
+    /// FQ-CoDel.
+    #[serde(default)]
+    pub fq_codel: FqCodelConfig,
     /// Edge-to-edge overlay loops' parameters.
     #[serde(default)]
     pub overlay: OverlayConfig,
@@ -945,6 +979,38 @@ impl ScenarioFile {
                 "ared.target_delay_ms",
                 "must be a positive number of ms".into(),
             ));
+        }
+        let q = &self.fq_codel;
+        let fq_checks = [
+            (
+                (1..=65_536).contains(&q.flows),
+                "flows",
+                "must be 1..=65536 buckets",
+            ),
+            (
+                (1..=1 << 24).contains(&q.quantum_bytes),
+                "quantum_bytes",
+                "must be 1..=16777216",
+            ),
+            (
+                q.target_ms.is_finite() && q.target_ms > 0.0 && q.target_ms <= 1e6,
+                "target_ms",
+                "must be a positive number of ms, at most 1e6",
+            ),
+            (
+                q.interval_ms.is_finite() && q.interval_ms > 0.0 && q.interval_ms <= 1e6,
+                "interval_ms",
+                "must be a positive number of ms, at most 1e6",
+            ),
+        ];
+        for (ok, name, what) in fq_checks {
+            if !ok {
+                return Err(err(
+                    table_key("fq_codel", name),
+                    &format!("fq_codel.{name}"),
+                    what.into(),
+                ));
+            }
         }
         let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
         if total > MAX_FLOWS {
@@ -1285,6 +1351,16 @@ rate_mbps = 1
                 "routers = [\"a\", \"b\"]",
                 "routers = [\"a\", \"b\"]\n[drr]\nquantum_bytes = 4000000000",
                 "drr.quantum_bytes",
+            ),
+            (
+                "routers = [\"a\", \"b\"]",
+                "routers = [\"a\", \"b\"]\n[fq_codel]\nflows = 0",
+                "fq_codel.flows",
+            ),
+            (
+                "routers = [\"a\", \"b\"]",
+                "routers = [\"a\", \"b\"]\n[fq_codel]\ntarget_ms = -5",
+                "fq_codel.target_ms",
             ),
         ] {
             let bad = GOOD.replace(from, to);

@@ -855,7 +855,14 @@ impl Simulation {
     fn start_tx(&mut self, port_id: usize) {
         let now = self.now;
         let port = &mut self.ports[port_id];
-        let Some(mut p) = port.disc.dequeue(now) else {
+        let next = port.disc.dequeue(now);
+        // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
+        while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
+            self.ports[port_id].drops += 1;
+            self.record_drop(d);
+        }
+        let port = &mut self.ports[port_id];
+        let Some(mut p) = next else {
             return;
         };
         port.tx_pkts += 1;

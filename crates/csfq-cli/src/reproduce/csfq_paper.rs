@@ -31,7 +31,8 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
             | DisciplineKind::CsfqFixed
             | DisciplineKind::May
             | DisciplineKind::Las
-            | DisciplineKind::Ared => "-",
+            | DisciplineKind::Ared
+            | DisciplineKind::FqCodel => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -684,7 +685,8 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             | DisciplineKind::CsfqFixed
             | DisciplineKind::May
             | DisciplineKind::Las
-            | DisciplineKind::Ared => "-",
+            | DisciplineKind::Ared
+            | DisciplineKind::FqCodel => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
