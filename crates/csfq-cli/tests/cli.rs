@@ -184,6 +184,22 @@ fn reproduce_all_writes_the_report() {
         assert!(out.join(id).join("results.csv").exists());
     }
     assert!(md.contains("**Verdict:**"));
+    // The section beyond the papers: 5 scenarios x 5 schemes, figures for the 4 with a UDP.
+    assert!(md.contains("## CSFQ at scale"), "scale section missing");
+    let csv = std::fs::read_to_string(out.join("scale/results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 25, "{csv}");
+    for id in [
+        "scale-1000",
+        "scale-tcp-step",
+        "scale-udp-step",
+        "csfq-fig3b",
+    ] {
+        for what in ["udp", "alpha"] {
+            let f = format!("scale/{id}-{what}.svg");
+            assert!(out.join(&f).exists(), "{f}");
+            assert!(md.contains(&f), "{f} not in report.md");
+        }
+    }
 }
 
 /// `csfq dp` rejects bad units and weights before touching the kernel, saying what it

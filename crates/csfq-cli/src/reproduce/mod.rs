@@ -21,6 +21,7 @@ mod csfne_thesis;
 mod csfq_paper;
 mod may_paper;
 mod overlay_paper;
+mod scale;
 mod tuf_report;
 
 use csfne_thesis::csfne_table;
@@ -227,6 +228,12 @@ pub fn reproduce_all(out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
             departs.join("; ").replace('|', "/")
         )?;
     }
+    writeln!(
+        md,
+        "\nBeyond the papers, the last section, [CSFQ at scale](#csfq-at-scale-beside-drr-fq-codel-and-fifo), \
+         runs a thousand flows on 1 Gbit/s and step changes under both CSFQ estimators, DRR, \
+         FQ-CoDel and FIFO."
+    )?;
     for ((e, rs), a) in es.iter().zip(&all).zip(&analyses) {
         write_experiment(e, rs, a, &dir.join(e.id))?;
         writeln!(md, "\n## {}\n", e.id)?;
@@ -249,6 +256,8 @@ pub fn reproduce_all(out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
         }
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (scale_md, scale_runs) = scale::section(&dir)?;
+    md.push_str(&scale_md);
     let md_path = dir.join("report.md");
     std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
     let mut body = String::new();
@@ -281,8 +290,9 @@ pub fn reproduce_all(out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
         );
     }
     println!(
-        "\n{} runs in {wall:.1} s; wrote {} and {}",
-        all.iter().map(Vec::len).sum::<usize>(),
+        "\n{} runs ({scale_runs} of them for the scale section) in {:.1} s; wrote {} and {}",
+        all.iter().map(Vec::len).sum::<usize>() + scale_runs,
+        started.elapsed().as_secs_f64(),
         md_path.display(),
         html_path.display()
     );
