@@ -82,6 +82,19 @@ fn table<T: Into<comfy_table::Row>>(header: T) -> comfy_table::Table {
     t
 }
 
+/// Makes sure `dir` exists and takes files, before any simulation runs: a bad `--out`
+/// fails in a moment, not after minutes of work whose results it would lose.
+fn prepare_out_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    let probe = dir.join(format!(".csfq-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("cannot write into the output directory {}", dir.display()))?;
+    std::fs::remove_file(&probe).with_context(|| format!("cannot remove {}", probe.display()))?;
+    Ok(())
+}
+
 fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
     DisciplineKind::from_name(s).ok_or_else(|| {
         let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();

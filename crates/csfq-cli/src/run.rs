@@ -83,8 +83,9 @@ pub fn run(
     d: Option<DisciplineKind>,
 ) -> Result<()> {
     let s = load(path, seed, d)?;
-    let (report, refs, wall) = simulate_with_progress(&s)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    crate::prepare_out_dir(&dir)?;
+    let (report, refs, wall) = simulate_with_progress(&s)?;
     write_outputs(&dir, &report, &refs.reference)?;
     println!("{}: {}", s.name, s.description);
     println!(
@@ -210,7 +211,7 @@ pub fn run(
         }
         println!("flow completion times by transfer size:\n{t}");
     }
-    print_summary(&report);
+    print_summary(&report, &refs);
     if loops {
         print_loops(&report);
     }
@@ -221,11 +222,23 @@ pub fn run(
     Ok(())
 }
 
-fn print_summary(r: &SimReport) {
-    println!(
-        "fairness: Jain's index {:.4} (throughput / reference share)",
-        r.jain_index
-    );
+fn print_summary(r: &SimReport, refs: &References) {
+    let judged = refs
+        .reference
+        .iter()
+        .filter(|a| **a > 0.0 && a.is_finite())
+        .count();
+    if judged >= 2 {
+        println!(
+            "fairness: Jain's index {:.4} over {judged} flows (throughput / reference share)",
+            r.jain_index
+        );
+    } else {
+        println!(
+            "fairness: Jain's index not shown: {judged} long-lived flow(s) with a reference \
+             share (finite transfers are judged by their completion times)"
+        );
+    }
     for l in &r.links {
         if l.tx_pkts == 0 {
             continue;

@@ -243,3 +243,182 @@ fn dp_rejects_bad_units_with_what_it_expected() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A closed pipe (`csfq run ... | head -1`) ends the command quietly, after it has written
+/// its files; it used to panic in `println!` and lose them.
+#[test]
+fn a_closed_pipe_loses_no_output_files() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let out = tmp("pipe");
+    let scenario = repo().join("scenarios/csfq-fig3a.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(["run", scenario.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, as `head -1` does, then close the pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = Vec::new();
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        first.push(byte[0]);
+    }
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with("csfq-fig3a:"));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for f in ["flows.csv", "summary.json", "throughput.svg"] {
+        assert!(out.join(f).is_file(), "{f} not written");
+    }
+}
+
+/// Inputs that crashed, wrapped silently or wrote outside `out/`: each an error naming the
+/// file, line and field, and nothing written.
+#[test]
+fn scenarios_beyond_the_simulators_ranges_are_errors() {
+    let dir = tmp("ranges");
+    let good = std::fs::read_to_string(repo().join("scenarios/csfq-fig3a.toml")).unwrap();
+    let cases = [
+        (
+            "name = \"csfq-fig3a\"",
+            "name = \"../../escaped\"",
+            "field `name`",
+        ),
+        ("name = \"csfq-fig3a\"", "name = \"/tmp/x\"", "field `name`"),
+        ("name = \"csfq-fig3a\"", "name = \"\"", "field `name`"),
+        (
+            "delay_ms = 1\nbuffer_bytes",
+            "delay_ms = 1e300\nbuffer_bytes",
+            "field `delay_ms`",
+        ),
+        (
+            "rate_mbps = 10\ndelay_ms",
+            "rate_mbps = 1e-300\ndelay_ms",
+            "field `rate_mbps`",
+        ),
+        (
+            "between = [\"r1\", \"r2\"]",
+            "between = [\"r1\", \"r2\", \"r1\"]",
+            "field `between`",
+        ),
+        (
+            "discipline = \"csfq\"\n",
+            "",
+            "field `discipline`: required",
+        ),
+    ];
+    for (i, (from, to, expect)) in cases.iter().enumerate() {
+        let bad = good.replacen(from, to, 1);
+        assert_ne!(bad, good, "{from}: replacement did not apply");
+        let file = format!("bad{i}.toml");
+        std::fs::write(dir.join(&file), bad).unwrap();
+        let run: &[&str] = &["run", &file, "--out", "o"];
+        let maxmin: &[&str] = &["maxmin", &file];
+        for args in [run, maxmin] {
+            let (cmd, o) = (args[0], csfq(args, &dir));
+            let (_, stderr) = text(&o);
+            assert_eq!(o.status.code(), Some(1), "{cmd} {to}: {stderr}");
+            assert!(stderr.starts_with(&format!("error: {file}:")), "{stderr}");
+            assert!(stderr.contains(expect), "{cmd} {to}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+        }
+    }
+    assert!(
+        !dir.join("o").exists(),
+        "nothing is written for a bad scenario"
+    );
+    // A flow with no route: named at its table, with the file and line.
+    let island = good
+        .replacen(
+            "routers = [\"r1\", \"r2\"]",
+            "routers = [\"r1\", \"r2\", \"r3\"]",
+            1,
+        )
+        .replacen("to = \"r2\"", "to = \"r3\"", 1);
+    std::fs::write(dir.join("island.toml"), island).unwrap();
+    let (_, stderr) = text(&csfq(&["maxmin", "island.toml"], &dir));
+    assert!(stderr.starts_with("error: island.toml:"), "{stderr}");
+    assert!(stderr.contains("no route from `r1` to `r3`"), "{stderr}");
+    // Not a scenario: no line number, and /dev/zero is not read to the end.
+    let (_, stderr) = text(&csfq(&["run", "/dev/zero"], &dir));
+    assert!(stderr.contains("/dev/zero: larger than 16 MiB"), "{stderr}");
+    let (_, stderr) = text(&csfq(&["run", "missing.toml"], &dir));
+    assert!(
+        stderr.starts_with("error: missing.toml: cannot read"),
+        "{stderr}"
+    );
+}
+
+/// A bad `--out` fails before any simulation runs.
+#[test]
+fn a_bad_out_directory_fails_before_simulating() {
+    let dir = tmp("outdir");
+    std::fs::write(dir.join("file"), "").unwrap();
+    let scenario = repo().join("scenarios/csfq-fig3a.toml");
+    for args in [
+        vec!["run", scenario.to_str().unwrap(), "--out", "file/sub"],
+        vec!["reproduce", "--all", "--out", "file/sub"],
+        vec!["reproduce", "csfq-fig3a", "--out", "file/sub"],
+    ] {
+        let o = csfq(&args, &dir);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr.contains("cannot create the output directory file/sub"),
+            "{stderr}"
+        );
+        // Nothing was simulated: no table printed.
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+}
+
+/// Link utilization counts only the part of a transmission that happened within the run:
+/// a 1 kbit/s link sends one 1000-byte packet in 8 s, and 1 s of it is 100%, not 800%.
+#[test]
+fn utilization_never_exceeds_the_link() {
+    let dir = tmp("util");
+    let good = std::fs::read_to_string(repo().join("scenarios/csfq-fig3a.toml")).unwrap();
+    let slow = good
+        .replacen("rate_mbps = 10\ndelay_ms", "rate_mbps = 0.001\ndelay_ms", 1)
+        .replacen("duration_s = 10.0", "duration_s = 1.0", 1);
+    assert_ne!(slow, good);
+    std::fs::write(dir.join("slow.toml"), slow).unwrap();
+    let o = csfq(
+        &["run", "slow.toml", "--out", "o", "--discipline", "fifo"],
+        &dir,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("o/summary.json")).unwrap())
+            .unwrap();
+    let u = json["links"][0]["utilization"].as_f64().unwrap();
+    assert!(u > 0.99 && u <= 1.0, "{u}: {stdout}");
+}
+
+/// Finite transfers are judged by completion time; a Jain index over the one long-lived
+/// flow beside them would be a meaningless 1.0000.
+#[test]
+fn jain_is_not_shown_over_a_single_flow() {
+    let dir = tmp("table2");
+    let scenario = repo().join("scenarios/csfq-table2.toml");
+    let o = csfq(&["run", scenario.to_str().unwrap(), "--out", "o"], &dir);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stdout.contains("Jain's index 1.0000"), "{stdout}");
+    assert!(
+        stdout.contains("judged by their completion times"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("mean FCT s"), "{stdout}");
+}

@@ -367,7 +367,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             in_flight: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
-            sample_interval: Nanos::from_secs_f64(scenario.sample_interval_ms / 1e3),
+            sample_interval: Nanos::from_secs_f64(scenario.sample_interval_ms() / 1e3),
             samples: 0,
             events: 0,
             hops: 0,
@@ -1037,8 +1037,11 @@ impl Simulation {
                 discipline: d.discipline.name(),
                 rate_mbps: d.rate_bps / 1e6,
                 tx_pkts: p.tx_pkts,
+                // Busy time within the run: a packet still on the wire at the end counts
+                // only for the part of its transmission that happened.
                 utilization: if dur > 0.0 {
-                    p.tx_bytes as f64 * 8.0 / d.rate_bps / dur
+                    let unsent = p.busy_until.saturating_sub(self.now).as_secs_f64();
+                    ((p.tx_bytes as f64 * 8.0 / d.rate_bps - unsent) / dur).max(0.0)
                 } else {
                     0.0
                 },

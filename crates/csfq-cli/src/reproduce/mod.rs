@@ -152,9 +152,10 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
             ids.join(", ")
         );
     };
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
+    crate::prepare_out_dir(&dir)?;
     let started = std::time::Instant::now();
     let results = run_experiments(&[e], seed, e.id)?.remove(0);
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
     let a = analyze(e, &results);
     write_experiment(e, &results, &a, &dir)?;
     println!("{}: {}", e.id, e.setup);
@@ -185,11 +186,12 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seed: Option<u64>) -> Result<()
 
 /// `csfq reproduce --all`: every experiment, one report.
 pub fn reproduce_all(out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join("report"));
+    crate::prepare_out_dir(&dir)?;
     let started = std::time::Instant::now();
     let es: Vec<&Experiment> = EXPERIMENTS.iter().collect();
     let all = run_experiments(&es, seed, "all experiments")?;
     let wall = started.elapsed().as_secs_f64();
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join("report"));
     let mut md = String::new();
     writeln!(md, "# csfq: the published experiments, reproduced\n")?;
     writeln!(

@@ -15,6 +15,8 @@ use toml::Spanned;
 
 use crate::overlay::{LoopSpec, OverlayConfig};
 
+mod validate;
+
 /// A queue discipline by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -410,6 +412,7 @@ impl Default for TcpConfig {
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// The two routers it joins.
+    #[serde(deserialize_with = "two_routers")]
     pub between: [String; 2],
     /// Capacity, Mbit/s.
     pub rate_mbps: f64,
@@ -422,6 +425,14 @@ pub struct LinkSpec {
     /// Queue discipline of both directions; the scenario's `discipline` if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discipline: Option<DisciplineKind>,
+}
+
+/// Exactly two router names (serde alone would take the first two of a longer list).
+fn two_routers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[String; 2], D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    <[String; 2]>::try_from(names).map_err(|names| {
+        serde::de::Error::invalid_length(names.len(), &"two router names, one for each end")
+    })
 }
 
 fn default_delay_ms() -> f64 {
@@ -592,8 +603,32 @@ fn is_default<T: Default + PartialEq>(x: &T) -> bool {
 
 /// The longest run, simulated seconds.
 pub const MAX_DURATION_S: f64 = 1e6;
-/// The most time-series samples a run may take.
+/// The most samples of one time series a run may take.
 pub const MAX_SAMPLES: f64 = 1e6;
+/// The most time-series values a run may keep in all (flows and links, every sample):
+/// 160 MB as `f64`, several times that in `summary.json`.
+pub const MAX_SAMPLE_POINTS: f64 = 2e7;
+/// The slowest link, flow or access rate, Mbit/s (1 kbit/s).
+pub const MIN_RATE_MBPS: f64 = 1e-3;
+/// The fastest link, flow or access rate, Mbit/s (1 Tbit/s).
+pub const MAX_RATE_MBPS: f64 = 1e6;
+/// The longest propagation delay, ms.
+pub const MAX_DELAY_MS: f64 = 1e6;
+/// The shortest mean ON or OFF period, ms (1 us; time is kept in whole ns).
+pub const MIN_PERIOD_MS: f64 = 1e-3;
+/// The shortest time constant, interval or timer of any table, ms (1 us), and the
+/// shortest run (`duration_s`), in ms.
+pub const MIN_TIME_MS: f64 = 1e-3;
+/// The smallest flow weight.
+pub const MIN_WEIGHT: f64 = 1e-3;
+/// The largest flow weight.
+pub const MAX_WEIGHT: f64 = 1e3;
+/// The longest scenario, router or loop name, bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+/// The largest scenario file, bytes.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+const RATE_RANGE: &str = "must be 0.001..=1000000 Mbit/s (1 kbit/s to 1 Tbit/s)";
+const DELAY_RANGE: &str = "must be 0..=1000000 ms";
 /// The most flows a scenario may have.
 pub const MAX_FLOWS: u64 = 1 << 20;
 /// The largest TCP window, segments.
@@ -615,9 +650,15 @@ pub struct ScenarioFile {
     pub seed: u64,
     /// Default discipline of every link.
     pub discipline: DisciplineKind,
-    /// Interval of the throughput and queue time series, ms.
-    #[serde(default = "default_sample_ms")]
-    pub sample_interval_ms: f64,
+    /// Interval of the throughput and queue time series, ms; if absent, 100 ms or the
+    /// smallest multiple of 100 ms that keeps the run within [`MAX_SAMPLES`] and
+    /// [`MAX_SAMPLE_POINTS`] (see [`ScenarioFile::sample_interval_ms`]).
+    #[serde(
+        default,
+        rename = "sample_interval_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sample_interval: Option<f64>,
     /// Routers.
     pub routers: Vec<String>,
     /// CSFQ constants.
@@ -667,19 +708,17 @@ pub struct ScenarioFile {
 fn default_seed() -> u64 {
     1
 }
-fn default_sample_ms() -> f64 {
-    100.0
-}
+/// The sample interval used when a scenario gives none, ms.
+pub const DEFAULT_SAMPLE_MS: f64 = 100.0;
 
 /// A scenario that failed to load: where, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}:{line}:{column}: {}{message}", file.display(), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
 pub struct ScenarioError {
     /// The file (or a name standing for the text).
     pub file: PathBuf,
-    /// 1-based line.
+    /// 1-based line; 0 when the error is about the whole file (it cannot be read).
     pub line: usize,
-    /// 1-based column.
+    /// 1-based column; 0 with line 0.
     pub column: usize,
     /// The field at fault, when known.
     pub field: Option<String>,
@@ -687,11 +726,37 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.file.display())?;
+        if self.line > 0 {
+            write!(f, "{}:{}:", self.line, self.column)?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, " field `{field}`:")?;
+        }
+        write!(f, " {}", self.message)
+    }
+}
+
 /// Line and column (1-based) of a byte offset.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+/// Line and column (1-based) of a byte offset in bytes that may not be text.
+fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
     (line, col)
 }
 
@@ -712,544 +777,101 @@ impl ScenarioFile {
         let parsed: ScenarioFile = toml::from_str(text).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             let (line, column) = line_col(text, offset);
+            let message = e.message().to_string();
+            // serde names a missing field in its message and points at the table that
+            // lacks it (the whole file for a top-level field), not at a key.
+            let missing = message
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.split('`').next())
+                .map(str::to_string);
+            let (field, message) = match missing {
+                Some(name) => {
+                    let in_table = text[offset.min(text.len())..].trim_start().starts_with('[');
+                    let place = if in_table {
+                        "from the table that starts here"
+                    } else {
+                        "from the top level of the file"
+                    };
+                    (Some(name), format!("required, and missing {place}"))
+                }
+                None => (key_at(text, offset), message),
+            };
             ScenarioError {
                 file: file.to_path_buf(),
                 line,
                 column,
-                field: key_at(text, offset),
-                message: e.message().to_string(),
+                field,
+                message,
             }
         })?;
         parsed.validate(text, file)?;
         Ok(parsed)
     }
 
-    /// Reads and parses a scenario file.
+    /// Reads and parses a scenario file of at most [`MAX_FILE_BYTES`] (read no further, so
+    /// `/dev/zero` or a runaway pipe is an error, not an exhausted memory).
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        use std::io::Read as _;
+        let whole = |message: String| ScenarioError {
             file: path.to_path_buf(),
             line: 0,
             column: 0,
             field: None,
-            message: format!("cannot read: {e}"),
+            message,
+        };
+        let file = std::fs::File::open(path).map_err(|e| whole(format!("cannot read: {e}")))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| whole(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(whole(format!(
+                "larger than {} MiB: not a scenario file",
+                MAX_FILE_BYTES >> 20
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let (line, column) = line_col_bytes(e.as_bytes(), e.utf8_error().valid_up_to());
+            ScenarioError {
+                file: path.to_path_buf(),
+                line,
+                column,
+                field: None,
+                message: "not UTF-8 text: a scenario is a TOML file".into(),
+            }
         })?;
         Self::parse(&text, path)
+    }
+
+    /// The interval of the time series, ms: the file's, else [`DEFAULT_SAMPLE_MS`] or the
+    /// smallest multiple of it that keeps the run's series within bounds.
+    pub fn sample_interval_ms(&self) -> f64 {
+        self.sample_interval.unwrap_or_else(|| {
+            let least = self.least_sample_interval_ms();
+            (least / DEFAULT_SAMPLE_MS).ceil().max(1.0) * DEFAULT_SAMPLE_MS
+        })
+    }
+
+    /// The smallest sample interval that keeps every series within [`MAX_SAMPLES`] and all
+    /// of them within [`MAX_SAMPLE_POINTS`], ms.
+    pub fn least_sample_interval_ms(&self) -> f64 {
+        // One throughput series per flow; queue, fair-share and table series per link
+        // direction; four series per overlay loop.
+        let series = self.flow_count() as f64
+            + 6.0 * self.links.len() as f64
+            + 4.0 * self.loops.len() as f64;
+        let ms = self.duration_s * 1e3;
+        (ms / MAX_SAMPLES).max(ms * series / MAX_SAMPLE_POINTS)
+    }
+
+    /// The number of flows, every table's `count` added up.
+    pub fn flow_count(&self) -> u64 {
+        self.flows.iter().map(|f| f.get_ref().count as u64).sum()
     }
 
     /// Serializes back to TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a scenario always serializes")
-    }
-
-    fn validate(&self, text: &str, file: &Path) -> Result<(), ScenarioError> {
-        let err = |span: std::ops::Range<usize>, field: &str, message: String| {
-            // Point at the field's own line inside the table when it is written there.
-            // (A table's span covers its header; its keys run to the next header.)
-            let mut at = span.start;
-            let mut pos = span.start;
-            for (i, l) in text[span.start..].split_inclusive('\n').enumerate() {
-                if i > 0 && l.trim_start().starts_with('[') {
-                    break;
-                }
-                let key = l.split('=').next().unwrap_or("").trim();
-                if key == field {
-                    at = pos + (l.len() - l.trim_start().len());
-                    break;
-                }
-                pos += l.len();
-            }
-            let (line, column) = line_col(text, at);
-            ScenarioError {
-                file: file.to_path_buf(),
-                line,
-                column,
-                field: Some(field.to_string()),
-                message,
-            }
-        };
-        let top = 0..0;
-        let top_key = |key: &str| {
-            let off = text
-                .lines()
-                .scan(0usize, |pos, l| {
-                    let here = *pos;
-                    *pos += l.len() + 1;
-                    Some((here, l))
-                })
-                .find(|(_, l)| l.trim_start().starts_with(key))
-                .map_or(0, |(p, _)| p);
-            off..off
-        };
-        // The line of `key` inside the `[table]` section, else the section's header.
-        let table_key = |table: &str, key: &str| {
-            let header = format!("[{table}]");
-            let mut pos = 0usize;
-            let mut inside = false;
-            let mut found = None;
-            for l in text.split_inclusive('\n') {
-                let t = l.trim_start();
-                if t.starts_with('[') {
-                    inside = t.trim_end().starts_with(&header);
-                    if inside && found.is_none() {
-                        found = Some(pos);
-                    }
-                } else if inside && t.split('=').next().unwrap_or("").trim() == key {
-                    found = Some(pos + (l.len() - t.len()));
-                    break;
-                }
-                pos += l.len();
-            }
-            let at = found.unwrap_or(0);
-            at..at
-        };
-        if !(self.duration_s.is_finite()
-            && self.duration_s > 0.0
-            && self.duration_s <= MAX_DURATION_S)
-        {
-            return Err(err(
-                top_key("duration_s"),
-                "duration_s",
-                format!("must be a positive number of seconds, at most {MAX_DURATION_S}"),
-            ));
-        }
-        if !(self.sample_interval_ms.is_finite()
-            && self.sample_interval_ms > 0.0
-            && self.duration_s * 1e3 / self.sample_interval_ms <= MAX_SAMPLES)
-        {
-            return Err(err(
-                top_key("sample_interval_ms"),
-                "sample_interval_ms",
-                format!("must be positive and give at most {MAX_SAMPLES} samples over the run"),
-            ));
-        }
-        if self.routers.is_empty() {
-            return Err(err(
-                top_key("routers"),
-                "routers",
-                "at least one router is needed".into(),
-            ));
-        }
-        for (i, r) in self.routers.iter().enumerate() {
-            if self.routers[..i].contains(r) {
-                return Err(err(
-                    top_key("routers"),
-                    "routers",
-                    format!("router `{r}` is listed twice"),
-                ));
-            }
-        }
-        let c = &self.csfq;
-        for (v, name) in [
-            (Some(c.k_ms), "csfq.k_ms"),
-            (c.k_alpha_ms, "csfq.k_alpha_ms"),
-            (c.k_c_ms, "csfq.k_c_ms"),
-        ] {
-            if v.is_some_and(|v| !(v.is_finite() && v > 0.0 && v <= 1000.0)) {
-                return Err(err(
-                    top_key(name.trim_start_matches("csfq.")),
-                    name,
-                    "must be a number of ms in (0, 1000]".into(),
-                ));
-            }
-        }
-        let r = &self.red;
-        if r.min_th_bytes == 0 || r.min_th_bytes >= r.max_th_bytes {
-            return Err(err(
-                top_key("min_th_bytes"),
-                "red.min_th_bytes",
-                "must be positive and below max_th_bytes".into(),
-            ));
-        }
-        if !(r.w_q > 0.0 && r.w_q <= 1.0 && r.max_p > 0.0 && r.max_p <= 1.0) {
-            return Err(err(
-                top_key("w_q"),
-                "red.w_q / red.max_p",
-                "must be in (0, 1]".into(),
-            ));
-        }
-        if self.drr.quantum_bytes == 0 || self.drr.quantum_bytes > 1 << 24 {
-            return Err(err(
-                top_key("quantum_bytes"),
-                "drr.quantum_bytes",
-                "must be 1..=16777216".into(),
-            ));
-        }
-        if !(1..=65_535).contains(&self.fred.min_q_packets) {
-            return Err(err(
-                top_key("min_q_packets"),
-                "fred.min_q_packets",
-                "must be 1..=65535".into(),
-            ));
-        }
-        let u = &self.tuf;
-        if !(u.k_ms.is_finite() && u.k_ms > 0.0 && (0.0..=1.0).contains(&u.untagged_buffer_share))
-            || u.tagged_weight == 0
-            || u.untagged_weight == 0
-        {
-            return Err(err(
-                top_key("untagged_buffer_share"),
-                "tuf",
-                "k_ms must be positive, untagged_buffer_share in [0, 1], weights at least 1".into(),
-            ));
-        }
-        let c = &self.csfne;
-        if !(c.win_ms.is_finite() && c.win_ms > 0.0 && c.k_ms.is_finite() && c.k_ms > 0.0) {
-            return Err(err(
-                top_key("win_ms"),
-                "csfne.win_ms",
-                "win_ms and k_ms must be positive".into(),
-            ));
-        }
-        let t = &self.tcp;
-        if t.segment_bytes < 64 || t.segment_bytes > 65_535 || t.ack_bytes == 0 {
-            return Err(err(
-                top_key("segment_bytes"),
-                "tcp.segment_bytes",
-                "must be 64..=65535 bytes (and ack_bytes > 0)".into(),
-            ));
-        }
-        if !(1..=MAX_WINDOW).contains(&t.max_window_segments)
-            || !(1..=t.max_window_segments).contains(&t.initial_window_segments)
-        {
-            return Err(err(
-                top_key("max_window_segments"),
-                "tcp.max_window_segments",
-                format!("windows must be 1..={MAX_WINDOW} segments, the initial one at most the maximum"),
-            ));
-        }
-        let timer_ok = |ms: f64| ms.is_finite() && ms > 0.0 && ms <= MAX_DURATION_S * 1e3;
-        if !(timer_ok(t.min_rto_ms)
-            && timer_ok(t.initial_rto_ms)
-            && timer_ok(t.delayed_ack_ms)
-            && (t.clock_granularity_ms == 0.0 || timer_ok(t.clock_granularity_ms)))
-        {
-            return Err(err(
-                top_key("min_rto_ms"),
-                "tcp.min_rto_ms",
-                "timers must be positive".into(),
-            ));
-        }
-        let m = &self.may;
-        let may_checks = [
-            (
-                m.update_interval_ms.is_finite() && m.update_interval_ms > 0.0,
-                "update_interval_ms",
-                "must be a positive number of ms",
-            ),
-            (
-                m.target_utilization > 0.0 && m.target_utilization <= 1.0,
-                "target_utilization",
-                "must be in (0, 1]",
-            ),
-            (
-                m.gain.is_finite() && m.gain > 0.0,
-                "gain",
-                "must be positive",
-            ),
-            (m.q_w > 0.0 && m.q_w <= 1.0, "q_w", "must be in (0, 1]"),
-            (
-                m.timeout_s.is_finite() && m.timeout_s > 0.0 && m.timeout_s <= MAX_DURATION_S,
-                "timeout_s",
-                "must be a positive number of seconds",
-            ),
-            (
-                m.s0.is_finite() && m.s0 >= 1.0,
-                "s0",
-                "must be at least 1 (packets)",
-            ),
-            (
-                m.table_capacity >= 1,
-                "table_capacity",
-                "must be at least 1 entry",
-            ),
-        ];
-        for (ok, name, what) in may_checks {
-            if !ok {
-                return Err(err(
-                    table_key("may", name),
-                    &format!("may.{name}"),
-                    what.into(),
-                ));
-            }
-        }
-        let a = &self.ared;
-        if !(a.target_delay_ms.is_finite() && a.target_delay_ms > 0.0 && a.target_delay_ms < 1e6) {
-            return Err(err(
-                table_key("ared", "target_delay_ms"),
-                "ared.target_delay_ms",
-                "must be a positive number of ms".into(),
-            ));
-        }
-        let q = &self.fq_codel;
-        let fq_checks = [
-            (
-                (1..=65_536).contains(&q.flows),
-                "flows",
-                "must be 1..=65536 buckets",
-            ),
-            (
-                (1..=1 << 24).contains(&q.quantum_bytes),
-                "quantum_bytes",
-                "must be 1..=16777216",
-            ),
-            (
-                q.target_ms.is_finite() && q.target_ms > 0.0 && q.target_ms <= 1e6,
-                "target_ms",
-                "must be a positive number of ms, at most 1e6",
-            ),
-            (
-                q.interval_ms.is_finite() && q.interval_ms > 0.0 && q.interval_ms <= 1e6,
-                "interval_ms",
-                "must be a positive number of ms, at most 1e6",
-            ),
-        ];
-        for (ok, name, what) in fq_checks {
-            if !ok {
-                return Err(err(
-                    table_key("fq_codel", name),
-                    &format!("fq_codel.{name}"),
-                    what.into(),
-                ));
-            }
-        }
-        let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
-        if total > MAX_FLOWS {
-            let s = self.flows[0].span();
-            return Err(err(
-                s,
-                "count",
-                format!("{total} flows in all; at most {MAX_FLOWS}"),
-            ));
-        }
-        let known = |n: &str| self.routers.iter().any(|r| r == n);
-        for l in &self.links {
-            let s = l.span();
-            let spec = l.get_ref();
-            for end in &spec.between {
-                if !known(end) {
-                    return Err(err(
-                        s,
-                        "between",
-                        format!(
-                            "unknown router `{end}` (routers: {})",
-                            self.routers.join(", ")
-                        ),
-                    ));
-                }
-            }
-            if spec.between[0] == spec.between[1] {
-                return Err(err(
-                    s,
-                    "between",
-                    "a link joins two different routers".into(),
-                ));
-            }
-            if !(spec.rate_mbps.is_finite() && spec.rate_mbps > 0.0) {
-                return Err(err(s, "rate_mbps", "must be positive".into()));
-            }
-            if !(spec.delay_ms.is_finite() && spec.delay_ms >= 0.0) {
-                return Err(err(s, "delay_ms", "must be zero or positive".into()));
-            }
-            if spec.buffer_bytes < 1500 {
-                return Err(err(
-                    s,
-                    "buffer_bytes",
-                    "must hold at least one 1500-byte packet".into(),
-                ));
-            }
-        }
-        if self.flows.is_empty() {
-            return Err(err(top, "flow", "at least one [[flow]] is needed".into()));
-        }
-        for f in &self.flows {
-            let s = f.span();
-            let spec = f.get_ref();
-            for (end, name) in [(&spec.from, "from"), (&spec.to, "to")] {
-                if !known(end) {
-                    return Err(err(s.clone(), name, format!("unknown router `{end}`")));
-                }
-            }
-            if spec.count == 0 {
-                return Err(err(s, "count", "must be at least 1".into()));
-            }
-            if spec.from == spec.to && spec.access.is_none() {
-                return Err(err(
-                    s,
-                    "to",
-                    "a flow between a router and itself needs `access` links".into(),
-                ));
-            }
-            match spec.kind {
-                FlowKind::Udp | FlowKind::Onoff => {
-                    let Some(rate) = spec.rate_mbps else {
-                        return Err(err(
-                            s,
-                            "rate_mbps",
-                            format!("a {} flow needs a rate", spec.kind.name()),
-                        ));
-                    };
-                    let last = rate + spec.rate_step_mbps * (spec.count - 1) as f64;
-                    if !(rate.is_finite() && rate > 0.0 && last > 0.0) {
-                        return Err(err(
-                            s,
-                            "rate_mbps",
-                            "every flow's rate must be positive".into(),
-                        ));
-                    }
-                    if spec.packet_bytes < 20 || spec.packet_bytes > 65_535 {
-                        return Err(err(s, "packet_bytes", "must be 20..=65535".into()));
-                    }
-                    if !(0.0..1.0).contains(&spec.jitter) {
-                        return Err(err(s, "jitter", "must be in [0, 1)".into()));
-                    }
-                }
-                FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm => {
-                    if spec.rate_mbps.is_some() {
-                        return Err(err(
-                            s,
-                            "rate_mbps",
-                            format!(
-                                "a {} flow has no sending rate; its window sets it",
-                                spec.kind.name()
-                            ),
-                        ));
-                    }
-                }
-            }
-            if spec.kind != FlowKind::Rlm
-                && (spec.layers.is_some() || spec.layer_base_kbps.is_some())
-            {
-                return Err(err(s, "layers", "only rlm flows have layers".into()));
-            }
-            if spec.layers.is_some_and(|l| !(1..=16).contains(&l)) {
-                return Err(err(s, "layers", "must be 1..=16".into()));
-            }
-            if spec
-                .layer_base_kbps
-                .is_some_and(|b| !(b.is_finite() && b > 0.0 && b < 1e9))
-            {
-                return Err(err(s, "layer_base_kbps", "must be positive".into()));
-            }
-            if spec.size_pkts.is_some() && spec.kind != FlowKind::Tcp {
-                return Err(err(
-                    s,
-                    "size_pkts",
-                    "only tcp flows have a transfer size".into(),
-                ));
-            }
-            if spec.size_pkts == Some(0) {
-                return Err(err(s, "size_pkts", "must be at least 1 segment".into()));
-            }
-            let uniform = spec.size_min_pkts.is_some() || spec.size_max_pkts.is_some();
-            let web_fields = [
-                (spec.arrival_mean_ms, "arrival_mean_ms", 0.0, true),
-                (spec.size_mean_pkts, "size_mean_pkts", 1.0, !uniform),
-                (spec.size_shape, "size_shape", 1.0, !uniform),
-            ];
-            for (v, name, above, needed) in web_fields {
-                match (spec.kind, v, needed) {
-                    (FlowKind::Web, Some(_), false) => {
-                        return Err(err(
-                            s,
-                            name,
-                            "a web table has Pareto sizes (size_mean_pkts, size_shape) or uniform ones (size_min_pkts, size_max_pkts), not both".into(),
-                        ));
-                    }
-                    (FlowKind::Web, Some(v), true) if v.is_finite() && v > above && v < 1e9 => {}
-                    (FlowKind::Web, None, false) => {}
-                    (FlowKind::Web, _, _) => {
-                        return Err(err(
-                            s,
-                            name,
-                            format!("a web flow needs {name} above {above}"),
-                        ));
-                    }
-                    (_, Some(_), _) => {
-                        return Err(err(s, name, format!("only web flows have {name}")));
-                    }
-                    (_, None, _) => {}
-                }
-            }
-            if uniform {
-                if spec.kind != FlowKind::Web {
-                    return Err(err(
-                        s,
-                        "size_min_pkts",
-                        "only web flows have size_min_pkts and size_max_pkts".into(),
-                    ));
-                }
-                match (spec.size_min_pkts, spec.size_max_pkts) {
-                    (Some(lo), Some(hi)) if lo >= 1 && lo <= hi && hi <= 10_000_000 => {}
-                    _ => {
-                        return Err(err(
-                            s,
-                            "size_min_pkts",
-                            "uniform sizes need 1 <= size_min_pkts <= size_max_pkts <= 10000000"
-                                .into(),
-                        ))
-                    }
-                }
-            }
-            if spec.kind != FlowKind::Web && spec.arrivals != Arrivals::default() {
-                return Err(err(s, "arrivals", "only web flows have arrivals".into()));
-            }
-            if spec.kind == FlowKind::Onoff {
-                for (v, name) in [(spec.on_ms, "on_ms"), (spec.off_ms, "off_ms")] {
-                    match v {
-                        Some(v) if v.is_finite() && v > 0.0 => {}
-                        _ => {
-                            return Err(err(
-                                s,
-                                name,
-                                "an onoff flow needs a positive mean period".into(),
-                            ))
-                        }
-                    }
-                }
-            } else if spec.on_ms.is_some() || spec.off_ms.is_some() {
-                return Err(err(
-                    s,
-                    "on_ms",
-                    "only onoff flows have ON/OFF periods".into(),
-                ));
-            }
-            if !(spec.weight.is_finite() && spec.weight > 0.0) {
-                return Err(err(s, "weight", "must be positive".into()));
-            }
-            let stop = spec.stop_s.unwrap_or(self.duration_s);
-            if !(spec.start_s >= 0.0 && stop > spec.start_s) {
-                return Err(err(s, "start_s", "need 0 <= start_s < stop_s".into()));
-            }
-            if let Some(a) = spec.access {
-                let last = a.delay_ms + a.delay_step_ms * (spec.count - 1) as f64;
-                if !(a.rate_mbps.is_finite()
-                    && a.rate_mbps > 0.0
-                    && a.delay_ms.is_finite()
-                    && a.delay_ms >= 0.0
-                    && a.delay_step_ms.is_finite()
-                    && last >= 0.0)
-                {
-                    return Err(err(
-                        s,
-                        "access",
-                        "needs rate_mbps > 0, and delay_ms (plus delay_step_ms per flow) >= 0"
-                            .into(),
-                    ));
-                }
-            }
-        }
-        crate::overlay::validate(self).map_err(|(span, field, message)| {
-            let short = field.trim_start_matches("overlay.").to_string();
-            let span = span.unwrap_or_else(|| table_key("overlay", &short));
-            let key = if field.starts_with("overlay.") {
-                short
-            } else {
-                field.clone()
-            };
-            let mut e = err(span, &key, message);
-            e.field = Some(field);
-            e
-        })
     }
 
     /// The same scenario with every link's discipline set to `d`.
@@ -1368,6 +990,158 @@ rate_mbps = 1
             let e = parse(&bad).unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{e}");
         }
+    }
+
+    /// Values that overflowed the simulator's integer time, divided by zero or wrapped,
+    /// each now an error naming its field and line.
+    #[test]
+    fn values_beyond_exact_ranges_are_errors() {
+        let onoff = GOOD.replace(
+            "kind = \"udp\"",
+            "kind = \"onoff\"\non_ms = 4e-7\noff_ms = 4e-7",
+        );
+        assert_eq!(parse(&onoff).unwrap_err().field.as_deref(), Some("on_ms"));
+        for (from, to, field, line) in [
+            ("rate_mbps = 10", "rate_mbps = 1e-300", "rate_mbps", 9),
+            ("rate_mbps = 10", "rate_mbps = 1e300", "rate_mbps", 9),
+            (
+                "rate_mbps = 10",
+                "rate_mbps = 10\ndelay_ms = 1e300",
+                "delay_ms",
+                10,
+            ),
+            ("rate_mbps = 1\n", "rate_mbps = 1e30\n", "rate_mbps", 15),
+            (
+                "rate_mbps = 1\n",
+                "rate_mbps = 1\nstart_s = 1e300\n",
+                "start_s",
+                16,
+            ),
+            (
+                "rate_mbps = 1\n",
+                "rate_mbps = 1\nstop_s = 1e300\n",
+                "stop_s",
+                16,
+            ),
+            (
+                "rate_mbps = 1\n",
+                "rate_mbps = 1\nweight = 1e300\n",
+                "weight",
+                16,
+            ),
+            (
+                "rate_mbps = 1\n",
+                "rate_mbps = 1\naccess = { rate_mbps = 10, delay_ms = 1e300 }\n",
+                "access",
+                16,
+            ),
+        ] {
+            let bad = GOOD.replace(from, to);
+            assert_ne!(bad, GOOD, "{field}: replacement did not apply");
+            let e = parse(&bad).unwrap_err();
+            assert_eq!((e.field.as_deref(), e.line), (Some(field), line), "{e}");
+        }
+        // At 20-byte packets, 200 Gbit/s would be packets 0.8 ns apart.
+        let tight = GOOD.replace("rate_mbps = 1\n", "rate_mbps = 200000\npacket_bytes = 20\n");
+        let e = parse(&tight).unwrap_err();
+        assert!(e.message.contains("less than 1 ns apart"), "{e}");
+        assert!(parse(&GOOD.replace("rate_mbps = 1\n", "rate_mbps = 100000\n")).is_ok());
+    }
+
+    /// The name becomes `out/NAME`: it must not escape `out/` or be empty.
+    #[test]
+    fn names_that_are_not_one_path_component_are_errors() {
+        for name in ["", "/tmp/x", "../../escaped", "..", ".hidden", "a/b", "a b"] {
+            let bad = GOOD.replace("name = \"t\"", &format!("name = {name:?}"));
+            let e = parse(&bad).unwrap_err();
+            assert_eq!(
+                (e.field.as_deref(), e.line),
+                (Some("name"), 2),
+                "{name:?}: {e}"
+            );
+        }
+        assert!(parse(&GOOD.replace("name = \"t\"", "name = \"csfq-fig3a_v2.1\"")).is_ok());
+    }
+
+    #[test]
+    fn a_link_joins_exactly_two_routers() {
+        for between in ["[\"a\", \"b\", \"a\"]", "[\"a\"]", "[]"] {
+            let bad = GOOD.replace("between = [\"a\", \"b\"]", &format!("between = {between}"));
+            let e = parse(&bad).unwrap_err();
+            assert_eq!((e.field.as_deref(), e.line), (Some("between"), 8), "{e}");
+            assert!(e.message.contains("two router names"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_field_is_named_not_the_first_key() {
+        let e = parse(&GOOD.replace("discipline = \"csfq\"\n", "")).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("discipline"), "{e}");
+        assert!(e.message.contains("top level"), "{e}");
+        let e = parse(&GOOD.replace("from = \"a\"\n", "")).unwrap_err();
+        assert_eq!((e.field.as_deref(), e.line), (Some("from"), 11), "{e}");
+        assert!(e.message.contains("table that starts here"), "{e}");
+    }
+
+    #[test]
+    fn a_flow_without_a_route_is_an_error_at_its_table() {
+        let bad = GOOD
+            .replace(
+                "routers = [\"a\", \"b\"]",
+                "routers = [\"a\", \"b\", \"c\"]",
+            )
+            .replace("to = \"b\"", "to = \"c\"");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!((e.field.as_deref(), e.line), (Some("to"), 14), "{e}");
+        assert!(e.message.contains("no route from `a` to `c`"), "{e}");
+    }
+
+    /// The default sample interval grows with the run so that every allowed duration is
+    /// accepted; an explicit one that is too fine names the smallest allowed.
+    #[test]
+    fn the_default_sample_interval_fits_any_allowed_run() {
+        let long = parse(&GOOD.replace("duration_s = 1.0", "duration_s = 1e6")).unwrap();
+        let ms = long.sample_interval_ms();
+        assert!(ms >= 1000.0 && ms % 100.0 == 0.0, "{ms}");
+        assert!(1e9 / ms <= MAX_SAMPLES);
+        assert_eq!(parse(GOOD).unwrap().sample_interval_ms(), 100.0);
+        // 1000 flows for 1000 s at 1 ms would be 10^9 values.
+        let many = GOOD
+            .replace(
+                "duration_s = 1.0",
+                "duration_s = 1000.0\nsample_interval_ms = 1",
+            )
+            .replace("rate_mbps = 1\n", "rate_mbps = 1\ncount = 1000\n");
+        let e = parse(&many).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("sample_interval_ms"), 4),
+            "{e}"
+        );
+        assert!(e.message.contains("at least 50.3 ms"), "{e}");
+    }
+
+    #[test]
+    fn files_that_cannot_be_scenarios_are_errors_without_a_line() {
+        let e = ScenarioFile::load(Path::new("/nonexistent/x.toml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/x.toml: cannot read"),
+            "{e}"
+        );
+        // Read no further than the limit: /dev/zero would otherwise fill memory.
+        if Path::new("/dev/zero").exists() {
+            let e = ScenarioFile::load(Path::new("/dev/zero")).unwrap_err();
+            assert!(e.message.contains("larger than 16 MiB"), "{e}");
+        }
+        let dir = std::env::temp_dir().join(format!("csfq-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("binary.toml");
+        std::fs::write(&p, b"name = \"t\"\n\xff\xfe").unwrap();
+        let e = ScenarioFile::load(&p).unwrap_err();
+        assert_eq!((e.line, e.column), (2, 1), "{e}");
+        assert!(e.message.contains("not UTF-8"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,0 +1,663 @@
+//! Validation of a parsed scenario: every value in a range the simulator handles exactly,
+//! every name known, every flow routable. The first fault is reported with the file, the
+//! line and the field.
+
+use std::ops::Range;
+use std::path::Path;
+
+use super::*;
+
+impl ScenarioFile {
+    /// Checks every value of a parsed scenario; `text` is what it was parsed from.
+    pub(super) fn validate(&self, text: &str, file: &Path) -> Result<(), ScenarioError> {
+        let at = Locate { text, file };
+        let err =
+            |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
+        let top = 0..0;
+        let table_key = |table: &str, key: &str| at.table_key(table, key);
+        self.validate_top(&at)?;
+        let c = &self.csfq;
+        for (v, name) in [
+            (Some(c.k_ms), "csfq.k_ms"),
+            (c.k_alpha_ms, "csfq.k_alpha_ms"),
+            (c.k_c_ms, "csfq.k_c_ms"),
+        ] {
+            if v.is_some_and(|v| !within(v, MIN_TIME_MS, 1000.0)) {
+                return Err(err(
+                    table_key("csfq", name.trim_start_matches("csfq.")),
+                    name,
+                    "must be a number of ms in [0.001, 1000]".into(),
+                ));
+            }
+        }
+        let r = &self.red;
+        if r.min_th_bytes == 0 || r.min_th_bytes >= r.max_th_bytes {
+            return Err(err(
+                table_key("red", "min_th_bytes"),
+                "red.min_th_bytes",
+                "must be positive and below max_th_bytes".into(),
+            ));
+        }
+        if !(r.w_q > 0.0 && r.w_q <= 1.0 && r.max_p > 0.0 && r.max_p <= 1.0) {
+            return Err(err(
+                table_key("red", "w_q"),
+                "red.w_q / red.max_p",
+                "must be in (0, 1]".into(),
+            ));
+        }
+        if self.drr.quantum_bytes == 0 || self.drr.quantum_bytes > 1 << 24 {
+            return Err(err(
+                table_key("drr", "quantum_bytes"),
+                "drr.quantum_bytes",
+                "must be 1..=16777216".into(),
+            ));
+        }
+        if !(1..=65_535).contains(&self.fred.min_q_packets) {
+            return Err(err(
+                table_key("fred", "min_q_packets"),
+                "fred.min_q_packets",
+                "must be 1..=65535".into(),
+            ));
+        }
+        let u = &self.tuf;
+        if !(within(u.k_ms, MIN_TIME_MS, 1000.0) && (0.0..=1.0).contains(&u.untagged_buffer_share))
+            || u.tagged_weight == 0
+            || u.untagged_weight == 0
+        {
+            return Err(err(
+                table_key("tuf", "untagged_buffer_share"),
+                "tuf",
+                "k_ms must be 0.001..=1000 ms, untagged_buffer_share in [0, 1], weights at least 1"
+                    .into(),
+            ));
+        }
+        let c = &self.csfne;
+        if !(within(c.win_ms, MIN_TIME_MS, 1e6) && within(c.k_ms, MIN_TIME_MS, 1e6)) {
+            return Err(err(
+                table_key("csfne", "win_ms"),
+                "csfne.win_ms",
+                "win_ms and k_ms must be 0.001..=1000000 ms".into(),
+            ));
+        }
+        let t = &self.tcp;
+        if t.segment_bytes < 64 || t.segment_bytes > 65_535 || t.ack_bytes == 0 {
+            return Err(err(
+                table_key("tcp", "segment_bytes"),
+                "tcp.segment_bytes",
+                "must be 64..=65535 bytes (and ack_bytes > 0)".into(),
+            ));
+        }
+        if !(1..=MAX_WINDOW).contains(&t.max_window_segments)
+            || !(1..=t.max_window_segments).contains(&t.initial_window_segments)
+        {
+            return Err(err(
+                table_key("tcp", "max_window_segments"),
+                "tcp.max_window_segments",
+                format!("windows must be 1..={MAX_WINDOW} segments, the initial one at most the maximum"),
+            ));
+        }
+        let timer_ok = |ms: f64| within(ms, MIN_TIME_MS, MAX_DURATION_S * 1e3);
+        if !(timer_ok(t.min_rto_ms)
+            && timer_ok(t.initial_rto_ms)
+            && timer_ok(t.delayed_ack_ms)
+            && (t.clock_granularity_ms == 0.0 || timer_ok(t.clock_granularity_ms)))
+        {
+            return Err(err(
+                table_key("tcp", "min_rto_ms"),
+                "tcp.min_rto_ms",
+                "timers must be 0.001 ms..=1000000 s".into(),
+            ));
+        }
+        let m = &self.may;
+        let may_checks = [
+            (
+                within(m.update_interval_ms, MIN_TIME_MS, MAX_DURATION_S * 1e3),
+                "update_interval_ms",
+                "must be 0.001 ms..=1000000 s",
+            ),
+            (
+                m.target_utilization > 0.0 && m.target_utilization <= 1.0,
+                "target_utilization",
+                "must be in (0, 1]",
+            ),
+            (
+                m.gain.is_finite() && m.gain > 0.0,
+                "gain",
+                "must be positive",
+            ),
+            (m.q_w > 0.0 && m.q_w <= 1.0, "q_w", "must be in (0, 1]"),
+            (
+                within(m.timeout_s, MIN_TIME_MS / 1e3, MAX_DURATION_S),
+                "timeout_s",
+                "must be a positive number of seconds",
+            ),
+            (
+                m.s0.is_finite() && m.s0 >= 1.0,
+                "s0",
+                "must be at least 1 (packets)",
+            ),
+            (
+                m.table_capacity >= 1,
+                "table_capacity",
+                "must be at least 1 entry",
+            ),
+        ];
+        for (ok, name, what) in may_checks {
+            if !ok {
+                return Err(err(
+                    table_key("may", name),
+                    &format!("may.{name}"),
+                    what.into(),
+                ));
+            }
+        }
+        let a = &self.ared;
+        if !within(a.target_delay_ms, MIN_TIME_MS, 1e6) {
+            return Err(err(
+                table_key("ared", "target_delay_ms"),
+                "ared.target_delay_ms",
+                "must be 0.001..=1000000 ms".into(),
+            ));
+        }
+        let q = &self.fq_codel;
+        let fq_checks = [
+            (
+                (1..=65_536).contains(&q.flows),
+                "flows",
+                "must be 1..=65536 buckets",
+            ),
+            (
+                (1..=1 << 24).contains(&q.quantum_bytes),
+                "quantum_bytes",
+                "must be 1..=16777216",
+            ),
+            (
+                within(q.target_ms, MIN_TIME_MS, 1e6),
+                "target_ms",
+                "must be a positive number of ms, at most 1e6",
+            ),
+            (
+                within(q.interval_ms, MIN_TIME_MS, 1e6),
+                "interval_ms",
+                "must be a positive number of ms, at most 1e6",
+            ),
+        ];
+        for (ok, name, what) in fq_checks {
+            if !ok {
+                return Err(err(
+                    table_key("fq_codel", name),
+                    &format!("fq_codel.{name}"),
+                    what.into(),
+                ));
+            }
+        }
+        let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
+        if total > MAX_FLOWS {
+            let s = self.flows[0].span();
+            return Err(err(
+                s,
+                "count",
+                format!("{total} flows in all; at most {MAX_FLOWS}"),
+            ));
+        }
+        let known = |n: &str| self.routers.iter().any(|r| r == n);
+        for l in &self.links {
+            let s = l.span();
+            let spec = l.get_ref();
+            for end in &spec.between {
+                if !known(end) {
+                    return Err(err(
+                        s,
+                        "between",
+                        format!(
+                            "unknown router `{end}` (routers: {})",
+                            self.routers.join(", ")
+                        ),
+                    ));
+                }
+            }
+            if spec.between[0] == spec.between[1] {
+                return Err(err(
+                    s,
+                    "between",
+                    "a link joins two different routers".into(),
+                ));
+            }
+            if !within(spec.rate_mbps, MIN_RATE_MBPS, MAX_RATE_MBPS) {
+                return Err(err(s, "rate_mbps", RATE_RANGE.into()));
+            }
+            if !within(spec.delay_ms, 0.0, MAX_DELAY_MS) {
+                return Err(err(s, "delay_ms", DELAY_RANGE.into()));
+            }
+            if spec.buffer_bytes < 1500 {
+                return Err(err(
+                    s,
+                    "buffer_bytes",
+                    "must hold at least one 1500-byte packet".into(),
+                ));
+            }
+        }
+        if self.flows.is_empty() {
+            return Err(err(top, "flow", "at least one [[flow]] is needed".into()));
+        }
+        for f in &self.flows {
+            let s = f.span();
+            let spec = f.get_ref();
+            for (end, name) in [(&spec.from, "from"), (&spec.to, "to")] {
+                if !known(end) {
+                    return Err(err(s.clone(), name, format!("unknown router `{end}`")));
+                }
+            }
+            if spec.count == 0 {
+                return Err(err(s, "count", "must be at least 1".into()));
+            }
+            if spec.from == spec.to && spec.access.is_none() {
+                return Err(err(
+                    s,
+                    "to",
+                    "a flow between a router and itself needs `access` links".into(),
+                ));
+            }
+            match spec.kind {
+                FlowKind::Udp | FlowKind::Onoff => {
+                    let Some(rate) = spec.rate_mbps else {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            format!("a {} flow needs a rate", spec.kind.name()),
+                        ));
+                    };
+                    let last = rate + spec.rate_step_mbps * (spec.count - 1) as f64;
+                    if !(within(rate, MIN_RATE_MBPS, MAX_RATE_MBPS)
+                        && within(last, MIN_RATE_MBPS, MAX_RATE_MBPS))
+                    {
+                        let field = if within(rate, MIN_RATE_MBPS, MAX_RATE_MBPS) {
+                            "rate_step_mbps"
+                        } else {
+                            "rate_mbps"
+                        };
+                        return Err(err(s, field, format!("every flow's rate: {RATE_RANGE}")));
+                    }
+                    if spec.packet_bytes < 20 || spec.packet_bytes > 65_535 {
+                        return Err(err(s, "packet_bytes", "must be 20..=65535".into()));
+                    }
+                    // Sources send at most one packet per ns (time is kept in whole ns).
+                    let fastest = spec.packet_bytes as f64 * 8e3;
+                    if rate.max(last) > fastest {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            format!(
+                                "{} Mbit/s would send {}-byte packets less than 1 ns apart; \
+                                 at most {fastest} Mbit/s at this packet size",
+                                rate.max(last),
+                                spec.packet_bytes
+                            ),
+                        ));
+                    }
+                    if !(0.0..1.0).contains(&spec.jitter) {
+                        return Err(err(s, "jitter", "must be in [0, 1)".into()));
+                    }
+                }
+                FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm => {
+                    if spec.rate_mbps.is_some() {
+                        return Err(err(
+                            s,
+                            "rate_mbps",
+                            format!(
+                                "a {} flow has no sending rate; its window sets it",
+                                spec.kind.name()
+                            ),
+                        ));
+                    }
+                }
+            }
+            if spec.kind != FlowKind::Rlm
+                && (spec.layers.is_some() || spec.layer_base_kbps.is_some())
+            {
+                return Err(err(s, "layers", "only rlm flows have layers".into()));
+            }
+            if spec.layers.is_some_and(|l| !(1..=16).contains(&l)) {
+                return Err(err(s, "layers", "must be 1..=16".into()));
+            }
+            if spec
+                .layer_base_kbps
+                .is_some_and(|b| !(b.is_finite() && b > 0.0 && b < 1e9))
+            {
+                return Err(err(s, "layer_base_kbps", "must be positive".into()));
+            }
+            if spec.size_pkts.is_some() && spec.kind != FlowKind::Tcp {
+                return Err(err(
+                    s,
+                    "size_pkts",
+                    "only tcp flows have a transfer size".into(),
+                ));
+            }
+            if spec.size_pkts == Some(0) {
+                return Err(err(s, "size_pkts", "must be at least 1 segment".into()));
+            }
+            let uniform = spec.size_min_pkts.is_some() || spec.size_max_pkts.is_some();
+            let web_fields = [
+                (spec.arrival_mean_ms, "arrival_mean_ms", 0.0, true),
+                (spec.size_mean_pkts, "size_mean_pkts", 1.0, !uniform),
+                (spec.size_shape, "size_shape", 1.0, !uniform),
+            ];
+            for (v, name, above, needed) in web_fields {
+                match (spec.kind, v, needed) {
+                    (FlowKind::Web, Some(_), false) => {
+                        return Err(err(
+                            s,
+                            name,
+                            "a web table has Pareto sizes (size_mean_pkts, size_shape) or uniform ones (size_min_pkts, size_max_pkts), not both".into(),
+                        ));
+                    }
+                    (FlowKind::Web, Some(v), true) if v.is_finite() && v > above && v < 1e9 => {}
+                    (FlowKind::Web, None, false) => {}
+                    (FlowKind::Web, _, _) => {
+                        return Err(err(
+                            s,
+                            name,
+                            format!("a web flow needs {name} above {above}"),
+                        ));
+                    }
+                    (_, Some(_), _) => {
+                        return Err(err(s, name, format!("only web flows have {name}")));
+                    }
+                    (_, None, _) => {}
+                }
+            }
+            if uniform {
+                if spec.kind != FlowKind::Web {
+                    return Err(err(
+                        s,
+                        "size_min_pkts",
+                        "only web flows have size_min_pkts and size_max_pkts".into(),
+                    ));
+                }
+                match (spec.size_min_pkts, spec.size_max_pkts) {
+                    (Some(lo), Some(hi)) if lo >= 1 && lo <= hi && hi <= 10_000_000 => {}
+                    _ => {
+                        return Err(err(
+                            s,
+                            "size_min_pkts",
+                            "uniform sizes need 1 <= size_min_pkts <= size_max_pkts <= 10000000"
+                                .into(),
+                        ))
+                    }
+                }
+            }
+            if spec.kind != FlowKind::Web && spec.arrivals != Arrivals::default() {
+                return Err(err(s, "arrivals", "only web flows have arrivals".into()));
+            }
+            if spec.kind == FlowKind::Onoff {
+                for (v, name) in [(spec.on_ms, "on_ms"), (spec.off_ms, "off_ms")] {
+                    match v {
+                        Some(v) if within(v, MIN_PERIOD_MS, MAX_DURATION_S * 1e3) => {}
+                        _ => {
+                            return Err(err(
+                                s,
+                                name,
+                                format!(
+                                    "an onoff flow needs a mean period of {MIN_PERIOD_MS} ms \
+                                     (1 us) to {} ms",
+                                    MAX_DURATION_S * 1e3
+                                ),
+                            ))
+                        }
+                    }
+                }
+            } else if spec.on_ms.is_some() || spec.off_ms.is_some() {
+                return Err(err(
+                    s,
+                    "on_ms",
+                    "only onoff flows have ON/OFF periods".into(),
+                ));
+            }
+            if !within(spec.weight, MIN_WEIGHT, MAX_WEIGHT) {
+                return Err(err(
+                    s,
+                    "weight",
+                    format!("must be {MIN_WEIGHT}..={MAX_WEIGHT}"),
+                ));
+            }
+            let stop = spec.stop_s.unwrap_or(self.duration_s);
+            if !(within(spec.start_s, 0.0, MAX_DURATION_S)
+                && within(stop, 0.0, MAX_DURATION_S)
+                && stop > spec.start_s)
+            {
+                let field = if spec.stop_s.is_some() && !within(stop, 0.0, MAX_DURATION_S) {
+                    "stop_s"
+                } else {
+                    "start_s"
+                };
+                return Err(err(
+                    s,
+                    field,
+                    format!("need 0 <= start_s < stop_s <= {MAX_DURATION_S} s"),
+                ));
+            }
+            if let Some(a) = spec.access {
+                let last = a.delay_ms + a.delay_step_ms * (spec.count - 1) as f64;
+                if !(within(a.rate_mbps, MIN_RATE_MBPS, MAX_RATE_MBPS)
+                    && within(a.delay_ms, 0.0, MAX_DELAY_MS)
+                    && a.delay_step_ms.is_finite()
+                    && within(last, 0.0, MAX_DELAY_MS))
+                {
+                    return Err(err(
+                        s,
+                        "access",
+                        format!(
+                            "rate_mbps: {RATE_RANGE}; delay_ms (plus delay_step_ms per flow): \
+                             {DELAY_RANGE}"
+                        ),
+                    ));
+                }
+            }
+        }
+        self.validate_routes(&at)?;
+        crate::overlay::validate(self).map_err(|(span, field, message)| {
+            let short = field.trim_start_matches("overlay.").to_string();
+            let span = span.unwrap_or_else(|| table_key("overlay", &short));
+            let key = if field.starts_with("overlay.") {
+                short
+            } else {
+                field.clone()
+            };
+            let mut e = err(span, &key, message);
+            e.field = Some(field);
+            e
+        })
+    }
+}
+
+impl ScenarioFile {
+    /// The scenario's own fields: its name, length, sampling and routers.
+    fn validate_top(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let bad = |key: &str, message: String| Err(at.in_table(at.top_key(key), key, message));
+        if let Err(why) = check_name(&self.name) {
+            return bad("name", why);
+        }
+        if !within(self.duration_s, MIN_TIME_MS / 1e3, MAX_DURATION_S) {
+            return bad(
+                "duration_s",
+                format!("must be 0.000001..={MAX_DURATION_S} seconds"),
+            );
+        }
+        if let Some(ms) = self.sample_interval {
+            let least = self.least_sample_interval_ms();
+            if !(within(ms, MIN_TIME_MS, MAX_DURATION_S * 1e3) && ms >= least) {
+                return bad(
+                    "sample_interval_ms",
+                    format!(
+                        "must be at least {least} ms here: {} flows and {} link(s) over {} s keep \
+                         at most {MAX_SAMPLES} samples per series and {MAX_SAMPLE_POINTS} values \
+                         in all (leave it out for the smallest allowed multiple of 100 ms)",
+                        self.flow_count(),
+                        self.links.len(),
+                        self.duration_s
+                    ),
+                );
+            }
+        }
+        if self.routers.is_empty() {
+            return bad("routers", "at least one router is needed".into());
+        }
+        for (i, r) in self.routers.iter().enumerate() {
+            if r.is_empty() || r.len() > MAX_NAME_BYTES {
+                return bad(
+                    "routers",
+                    format!("router names must be 1..={MAX_NAME_BYTES} bytes"),
+                );
+            }
+            if self.routers[..i].contains(r) {
+                return bad("routers", format!("router `{r}` is listed twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every flow's endpoints are joined by links (links are duplex).
+    fn validate_routes(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let n = self.routers.len();
+        let index = |name: &str| self.routers.iter().position(|r| r == name);
+        // Connected components by repeated relaxation over the link list (small: routers).
+        let mut comp: Vec<usize> = (0..n).collect();
+        let ends: Vec<(usize, usize)> = self
+            .links
+            .iter()
+            .filter_map(|l| {
+                let l = l.get_ref();
+                Some((index(&l.between[0])?, index(&l.between[1])?))
+            })
+            .collect();
+        loop {
+            let mut changed = false;
+            for &(a, b) in &ends {
+                let m = comp[a].min(comp[b]);
+                if comp[a] != m || comp[b] != m {
+                    comp[a] = m;
+                    comp[b] = m;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for f in &self.flows {
+            let spec = f.get_ref();
+            if let (Some(a), Some(b)) = (index(&spec.from), index(&spec.to)) {
+                if comp[a] != comp[b] {
+                    return Err(at.in_table(
+                        f.span(),
+                        "to",
+                        format!(
+                            "no route from `{}` to `{}`: no chain of [[link]] tables joins them",
+                            spec.from, spec.to
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A scenario's name becomes a directory name (`out/NAME`): one path component of
+/// letters, digits, `-`, `_` and `.`, not starting with `.`.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        Err(format!("must be 1..={MAX_NAME_BYTES} characters"))
+    } else if name.starts_with('.') || !name.chars().all(ok_char) {
+        Err(format!(
+            "`{name}` is used as a directory name: letters, digits, `-`, `_` and `.` only, \
+             not starting with `.`"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `v` lies in `lo..=hi` (false for NaN).
+pub(super) fn within(v: f64, lo: f64, hi: f64) -> bool {
+    v >= lo && v <= hi
+}
+
+/// Finds where a field is written, to point errors at its line.
+pub(super) struct Locate<'a> {
+    pub text: &'a str,
+    pub file: &'a Path,
+}
+
+impl Locate<'_> {
+    /// An error at `field` inside the table spanning `span` (at the table's header if the
+    /// field is not written there).
+    pub fn in_table(&self, span: Range<usize>, field: &str, message: String) -> ScenarioError {
+        let text = self.text;
+        // A table's span covers its header; its keys run to the next header.
+        let mut at = span.start;
+        let mut pos = span.start;
+        for (i, l) in text[span.start.min(text.len())..]
+            .split_inclusive('\n')
+            .enumerate()
+        {
+            if i > 0 && l.trim_start().starts_with('[') {
+                break;
+            }
+            let key = l.split('=').next().unwrap_or("").trim();
+            if key == field {
+                at = pos + (l.len() - l.trim_start().len());
+                break;
+            }
+            pos += l.len();
+        }
+        let (line, column) = line_col(text, at);
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            field: Some(field.to_string()),
+            message,
+        }
+    }
+
+    /// The line of a top-level `key`, else the file's start.
+    pub fn top_key(&self, key: &str) -> Range<usize> {
+        let mut pos = 0usize;
+        for l in self.text.split_inclusive('\n') {
+            let t = l.trim_start();
+            if t.starts_with('[') {
+                break;
+            }
+            if t.split('=').next().unwrap_or("").trim() == key {
+                return pos..pos;
+            }
+            pos += l.len();
+        }
+        0..0
+    }
+
+    /// The line of `key` inside the `[table]` section, else the section's header.
+    pub fn table_key(&self, table: &str, key: &str) -> Range<usize> {
+        let header = format!("[{table}]");
+        let mut pos = 0usize;
+        let mut inside = false;
+        let mut found = None;
+        for l in self.text.split_inclusive('\n') {
+            let t = l.trim_start();
+            if t.starts_with('[') {
+                inside = t.trim_end().starts_with(&header);
+                if inside && found.is_none() {
+                    found = Some(pos);
+                }
+            } else if inside && t.split('=').next().unwrap_or("").trim() == key {
+                found = Some(pos + (l.len() - t.len()));
+                break;
+            }
+            pos += l.len();
+        }
+        let at = found.unwrap_or(0);
+        at..at
+    }
+}
