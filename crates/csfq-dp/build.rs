@@ -20,6 +20,20 @@ fn main() {
     println!("cargo::rerun-if-changed=bpf");
     println!("cargo::rerun-if-env-changed=CSFQ_BPF_REQUIRED");
     println!("cargo::rerun-if-env-changed=CLANG");
+    println!("cargo::rerun-if-env-changed=PATH");
+    // Installing clang or libbpf-dev after a first build must take effect at the next
+    // build, with no `cargo clean`. Their files keep the package's old timestamps, so
+    // watching them is not enough: on Debian, watch the package database, which every
+    // install rewrites; elsewhere, rerun while the programs cannot be built.
+    for tool in [PathBuf::from(HELPERS), clang_path()] {
+        if tool.exists() {
+            println!("cargo::rerun-if-changed={}", tool.display());
+        }
+    }
+    let dpkg = Path::new(DPKG_STATUS).exists();
+    if dpkg {
+        println!("cargo::rerun-if-changed={DPKG_STATUS}");
+    }
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     fs::write(out.join("csfq_tables.h"), tables_header()).expect("write csfq_tables.h");
     match build_programs(&out) {
@@ -29,6 +43,10 @@ fn main() {
                 panic!("CSFQ_BPF_REQUIRED is set but the eBPF programs cannot be built: {why}");
             }
             println!("cargo::warning=building without the eBPF dataplane: {why}");
+            if !dpkg {
+                // A path that never exists: Cargo reruns this script at every build.
+                println!("cargo::rerun-if-changed={}", out.join("retry").display());
+            }
             for p in PROGRAMS {
                 // Empty objects keep include_bytes! valid; AVAILABLE says they are absent.
                 fs::write(out.join(format!("{p}.bpf.o")), b"").expect("write placeholder");
@@ -58,10 +76,31 @@ fn tables_header() -> String {
     h
 }
 
+/// Debian's package database, rewritten by every `apt-get install`.
+const DPKG_STATUS: &str = "/var/lib/dpkg/status";
+
+/// libbpf's helpers header (Debian: libbpf-dev).
+const HELPERS: &str = "/usr/include/bpf/bpf_helpers.h";
+
+/// The clang that will be run: `$CLANG`, else the first `clang` on `PATH`, else where
+/// Debian's package puts it.
+fn clang_path() -> PathBuf {
+    let name = env::var("CLANG").unwrap_or_else(|_| "clang".into());
+    if name.contains('/') {
+        return PathBuf::from(name);
+    }
+    env::var_os("PATH")
+        .iter()
+        .flat_map(env::split_paths)
+        .map(|dir| dir.join(&name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| Path::new("/usr/bin").join(name))
+}
+
 fn build_programs(out: &Path) -> Result<(), String> {
     let clang = env::var("CLANG").unwrap_or_else(|_| "clang".into());
     let arch_include = format!("/usr/include/{}-linux-gnu", arch());
-    let helpers = Path::new("/usr/include/bpf/bpf_helpers.h");
+    let helpers = Path::new(HELPERS);
     if !helpers.exists() {
         return Err(format!(
             "{} not found (Debian: apt-get install libbpf-dev)",

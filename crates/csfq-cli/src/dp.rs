@@ -118,6 +118,8 @@ fn outcome(o: AttachOutcome, what: &str, dev: &str) {
 pub fn dp(args: Dp) -> Result<()> {
     if let Some(ns) = &args.netns {
         csfq_dp::enter_netns(ns)?;
+    } else {
+        csfq_dp::adopt_current_netns()?;
     }
     match args.cmd {
         DpCommand::Edge {
@@ -152,8 +154,15 @@ pub fn dp(args: Dp) -> Result<()> {
                     estimator,
                 },
         } => {
-            let mut s = CoreSettings::with_limit(rate, u32::try_from(limit).unwrap_or(u32::MAX));
-            s.threshold_bytes = threshold.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
+            let bytes = |what: &str, v: u64| {
+                u32::try_from(v).map_err(|_| {
+                    anyhow::anyhow!(
+                        "invalid {what}: {v} bytes is out of range: must be from 1500 bytes to 1gb"
+                    )
+                })
+            };
+            let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);
+            s.threshold_bytes = threshold.map(|t| bytes("threshold", t)).transpose()?;
             s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
             s.k_c_ns = k_c.or(k_alpha).unwrap_or(s.k_c_ns);
             s.estimator = if estimator == "paper" {

@@ -405,5 +405,100 @@ fn dp_errors_name_what_is_missing() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no network namespace `csfq-nosuch-ns`"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no network namespace `csfq-nosuch-ns`"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("os error 2").count(),
+        1,
+        "the cause once: {err}"
+    );
+    // Values tc would parse but the core cannot run with: a range error with the value.
+    for (args, needle) in [
+        (
+            ["--rate", "0mbit", "--limit", "64kb"],
+            "invalid rate: 0 bit/s is out of range: must be from 8bit to 4tbit",
+        ),
+        (
+            ["--rate", "10mbit", "--limit", "10gb"],
+            "invalid limit: 10737418240 bytes is out of range",
+        ),
+    ] {
+        let o = Command::new(CSFQ)
+            .args(["dp", "core", "attach", "--dev", "lo"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// `ip netns exec NS csfq dp ...` gives the command a private /sys, whose BPF filesystem
+/// (and every pin in it) vanished with the command: "attached" was printed and nothing
+/// stayed. Now it acts as `csfq dp --netns NS ...`: the programs stay, both forms see them,
+/// and either detaches them.
+#[test]
+fn attach_under_ip_netns_exec_persists() {
+    if !runnable("attach_under_ip_netns_exec_persists") {
+        return;
+    }
+    let net = Net::new("x");
+    let exec = |args: &[&str]| {
+        let ns = net.ns("c");
+        let mut a = vec!["netns", "exec", ns.as_str(), CSFQ, "dp"];
+        a.extend_from_slice(args);
+        Command::new("ip").args(&a).output().unwrap()
+    };
+    let o = exec(&["core", "attach", "--dev", "c1", "--rate", "10mbit"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("csfq core attached to c1"));
+    let scope = format!("netns-{}", net.ns("c"));
+    for o in [
+        net.csfq("c", &["stats", "--json"]),
+        exec(&["stats", "--json"]),
+    ] {
+        let stats: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        assert!(
+            stats
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["scope"] == scope.as_str() && s["role"] == "core"),
+            "the core stays attached after the command exits: {stats}"
+        );
+    }
+    // The program runs on the interface, not only sits in our pins: packets sent through
+    // the core router after the command exited are counted.
+    net.x(
+        "s",
+        &[
+            "bash",
+            "-c",
+            "for i in 1 2 3 4 5; do echo x > /dev/udp/10.77.3.2/9; sleep 0.1; done",
+        ],
+    );
+    let stats: serde_json::Value =
+        serde_json::from_slice(&net.csfq("c", &["stats", "--json"]).stdout).unwrap();
+    let core = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scope"] == scope.as_str() && s["role"] == "core")
+        .unwrap();
+    let seen: u64 = core["counters"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c["packets"].as_u64().unwrap())
+        .sum();
+    assert!(seen >= 5, "{core}");
+    let o = exec(&["detach", "--dev", "c1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = net.csfq("c", &["detach", "--dev", "c1"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
 }

@@ -8,7 +8,8 @@
 //! /sys/fs/bpf/csfq/<scope>/<interface>/<edge|core>/{link,config,counters,state|flows,weights}
 //! ```
 //!
-//! `<scope>` is `host`, or `netns-<name>` when a command entered a named network namespace.
+//! `<scope>` is `host`, or `netns-<name>` when a command runs in a named network namespace
+//! (entered with `--netns NAME`, or started in it by `ip netns exec NAME`).
 //! Detaching removes the pins, which removes the link; nothing else on the interface is
 //! touched (its qdiscs, tc filters and other tcx programs stay).
 
@@ -39,6 +40,91 @@ static SCOPE: OnceLock<String> = OnceLock::new();
 
 fn scope() -> &'static str {
     SCOPE.get().map_or("host", String::as_str)
+}
+
+/// The namespace inode of `path` (`/proc/PID/ns/...`, or a bind mount of one).
+fn ns_id(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path)?;
+    Ok((m.dev(), m.ino()))
+}
+
+/// Makes a command started inside a named network namespace (`ip netns exec NAME csfq dp
+/// ...`, `nsenter --net=/run/netns/NAME ...`) act as `csfq dp --netns NAME ...` would: its
+/// pins go under that namespace's scope, in a BPF filesystem that outlives the command.
+///
+/// `ip netns exec` gives its command a private mount namespace with a fresh /sys, where no
+/// BPF filesystem is mounted; pins made in one mounted there vanish when the command exits,
+/// and the programs with them. Then this moves the process back into the mount namespace
+/// of the nearest ancestor outside that private one (the shell that ran `ip netns exec`),
+/// or refuses, saying what to run instead. Call it before any other thread starts.
+pub fn adopt_current_netns() -> Result<(), DpError> {
+    let here = ns_id(Path::new("/proc/self/ns/net")).map_err(|source| DpError::Io {
+        what: "reading",
+        path: "/proc/self/ns/net".into(),
+        source,
+    })?;
+    let Some(name) = fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|e| ns_id(&e.path()).is_ok_and(|id| id == here))
+        .and_then(|e| e.file_name().into_string().ok())
+    else {
+        // Not a named namespace: the host's, or one csfq cannot name.
+        return Ok(());
+    };
+    if !is_bpffs(Path::new(BPFFS)) {
+        let refused = |source| DpError::PrivateMounts {
+            netns: name.clone(),
+            source,
+        };
+        let mine = ns_id(Path::new("/proc/self/ns/mnt")).map_err(refused)?;
+        let mut pid = std::process::id();
+        let outside = loop {
+            match parent_of(pid) {
+                Some(p) if p > 1 => pid = p,
+                _ => {
+                    break Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no ancestor process outside this mount namespace",
+                    ))
+                }
+            }
+            let ns = PathBuf::from(format!("/proc/{pid}/ns/mnt"));
+            if ns_id(&ns).is_ok_and(|id| id != mine) {
+                break Ok(ns);
+            }
+        }
+        .map_err(refused)?;
+        let f = fs::File::open(&outside).map_err(refused)?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: setns on a descriptor we own; the process is single-threaded here (the
+        // kernel refuses a mount namespace change otherwise, which is then reported).
+        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
+            return Err(refused(std::io::Error::last_os_error()));
+        }
+    }
+    let _ = SCOPE.set(format!("netns-{name}"));
+    Ok(())
+}
+
+/// The parent of a process, from `/proc/PID/stat`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether a BPF filesystem is mounted at `path`.
+fn is_bpffs(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs into a zeroed struct we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == BPF_FS_MAGIC }
 }
 
 /// Moves this process into the named network namespace (`ip netns add NAME`), so that
@@ -215,14 +301,29 @@ impl CoreSettings {
             why: why.to_string(),
         };
         if !(8..=4_000_000_000_000).contains(&self.rate_bps) {
-            return Err(invalid("rate", "must be from 8bit to 4tbit"));
+            return Err(invalid(
+                "rate",
+                &format!(
+                    "{} bit/s is out of range: must be from 8bit to 4tbit",
+                    self.rate_bps
+                ),
+            ));
         }
         if !(1500..=1 << 30).contains(&self.limit_bytes) {
-            return Err(invalid("limit", "must be from 1500 bytes to 1gb"));
+            return Err(invalid(
+                "limit",
+                &format!(
+                    "{} bytes is out of range: must be from 1500 bytes to 1gb",
+                    self.limit_bytes
+                ),
+            ));
         }
         for (field, v) in [("k-alpha", self.k_alpha_ns), ("k-c", self.k_c_ns)] {
             if !(1_000..=1_000_000_000).contains(&v) {
-                return Err(invalid(field, "must be from 1us to 1s"));
+                return Err(invalid(
+                    field,
+                    &format!("{v} ns is out of range: must be from 1us to 1s"),
+                ));
             }
         }
         let threshold = self.threshold_bytes.unwrap_or(self.limit_bytes / 2);
@@ -308,12 +409,10 @@ fn ifindex(dev: &str) -> Result<u32, DpError> {
 
 /// Mounts the BPF filesystem at /sys/fs/bpf unless it is there.
 fn ensure_bpffs() -> Result<(), DpError> {
-    let path = CString::new(BPFFS).expect("path");
-    // SAFETY: statfs into a zeroed struct we own.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(path.as_ptr(), &mut st) } == 0 && st.f_type as i64 == BPF_FS_MAGIC {
+    if is_bpffs(Path::new(BPFFS)) {
         return Ok(());
     }
+    let path = CString::new(BPFFS).expect("path");
     let bpf = CString::new("bpf").expect("fstype");
     // SAFETY: mount with valid NUL-terminated strings and no data.
     let r = unsafe {

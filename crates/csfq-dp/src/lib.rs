@@ -18,8 +18,8 @@ mod loader;
 pub mod units;
 
 pub use dataplane::{
-    attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome, CoreSettings, CoreStats,
-    EdgeSettings, EdgeStats, InterfaceStats, WeightClass,
+    adopt_current_netns, attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome,
+    CoreSettings, CoreStats, EdgeSettings, EdgeStats, InterfaceStats, WeightClass,
 };
 pub use loader::TestProgram;
 
@@ -99,11 +99,23 @@ pub enum DpError {
     #[error("no interface `{0}` in this network namespace (see `ip link`)")]
     NoSuchInterface(String),
     /// No such named network namespace.
-    #[error("no network namespace `{name}` (see `ip netns list`): {source}")]
+    #[error("no network namespace `{name}` (see `ip netns list`)")]
     NoSuchNetns {
         /// The name given.
         name: String,
         /// What opening or entering it said.
+        source: std::io::Error,
+    },
+    /// This process runs in a network namespace with a private mount of /sys (as under
+    /// `ip netns exec`), and cannot reach the BPF filesystem that outlives it.
+    #[error(
+        "pins made here would vanish when this command exits (`ip netns exec` gives it a \
+         private /sys), and the programs with them; run `csfq dp --netns {netns} ...` instead"
+    )]
+    PrivateMounts {
+        /// The namespace's name, or a placeholder if it has none.
+        netns: String,
+        /// Why the shared mount namespace could not be entered.
         source: std::io::Error,
     },
     /// Nothing of csfq's is attached there.
@@ -118,7 +130,7 @@ pub enum DpError {
         why: String,
     },
     /// The kernel refused to load, attach or pin something.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Kernel {
         /// What was being done.
         what: String,
@@ -126,7 +138,7 @@ pub enum DpError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A filesystem operation on the BPF filesystem failed.
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {}", path.display())]
     Io {
         /// What was being done.
         what: &'static str,

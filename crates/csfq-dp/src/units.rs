@@ -5,8 +5,8 @@
 //! - Rate: a number and a case-insensitive unit. `bit` or none: bit/s; `kbit`, `mbit`,
 //!   `gbit`, `tbit`: powers of 1000; `kibit`, `mibit`, `gibit`, `tibit`: powers of 1024;
 //!   `bps`, `kbps`, `mbps`, `gbps`, `tbps`: *bytes* per second (powers of 1000);
-//!   `kibps` ... `tibps`: bytes per second, powers of 1024. Like tc, a rate must come to a
-//!   whole number of bytes per second.
+//!   `kibps` ... `tibps`: bytes per second, powers of 1024. Like tc, a rate is kept in
+//!   whole bytes per second, rounded down (`10` is 8 bit/s, `12bit` too).
 //! - Size: bytes; `b`; `k`/`kb`, `m`/`mb`, `g`/`gb`: powers of 1024 bytes; `kbit`, `mbit`,
 //!   `gbit`: powers of 1024 bits.
 //! - Time: `s`/`sec`/`secs`, `ms`/`msec`/`msecs`, `us`/`usec`/`usecs`, or none: microseconds.
@@ -91,9 +91,10 @@ pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
     } else {
         v * scale(unit, UNITS).ok_or_else(err)?
     };
-    let bytes = bits / 8.0;
-    // tc: the rate in bytes/s must be whole, positive here, and fit in 64 bits.
-    if !(bytes >= 1.0 && bytes.fract() == 0.0 && bytes < (u64::MAX / 8) as f64) {
+    // tc keeps whole bytes per second, rounding down (`10` is 8 bit/s to tc, as to us).
+    // Ranges (zero included) are the caller's to check, with its own message.
+    let bytes = (bits / 8.0).floor();
+    if !(bytes >= 0.0 && bytes < (u64::MAX / 8) as f64) {
         return Err(err());
     }
     Ok(bytes as u64 * 8)
@@ -124,7 +125,7 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     } else {
         v * scale(unit, UNITS).ok_or_else(err)?
     };
-    if !(bytes >= 0.0 && bytes < u32::MAX as f64) {
+    if !(bytes >= 0.0 && bytes < u64::MAX as f64) {
         return Err(err());
     }
     Ok(bytes as u64)
@@ -176,16 +177,13 @@ mod tests {
         assert_eq!(parse_rate("2kibps"), Ok(16_384));
         assert_eq!(parse_rate("800"), Ok(800)); // a bare number is bit/s
         assert_eq!(parse_rate("1e3kbit"), Ok(1_000_000));
-        for bad in [
-            "",
-            "mbit",
-            "10 parsecs",
-            "10mbits",
-            "-1mbit",
-            "0",
-            "100bit/s",
-            "12bit",
-        ] {
+        // As `tc qdisc add ... tbf rate 10` shows `rate 8bit`: whole bytes, rounded down.
+        assert_eq!(parse_rate("10"), Ok(8));
+        assert_eq!(parse_rate("12bit"), Ok(8));
+        assert_eq!(parse_rate("1001"), Ok(1000));
+        // Zero parses; a range check is the caller's (the core's: 8bit..=4tbit).
+        assert_eq!(parse_rate("0mbit"), Ok(0));
+        for bad in ["", "mbit", "10 parsecs", "10mbits", "-1mbit", "100bit/s"] {
             let e = parse_rate(bad).unwrap_err();
             assert!(e.to_string().contains("expected"), "{bad}: {e}");
         }

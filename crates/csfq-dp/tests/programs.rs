@@ -483,3 +483,28 @@ fn core_virtual_queue_overflows() {
     assert!(verdicts[16..].iter().all(|&v| v == SHOT), "{verdicts:?}");
     assert_eq!(count(&p, Counter::DropOverflow), 4);
 }
+
+/// Installing clang or libbpf-dev after a first build takes effect at the next build: the
+/// build script watches Debian's package database (every install rewrites it; the tools'
+/// own files keep old timestamps), or reruns at every build while the programs cannot be
+/// built elsewhere. Read from the build script's recorded output.
+#[test]
+fn the_build_script_reruns_when_the_tools_may_have_changed() {
+    let out_dir = std::path::Path::new(env!("OUT_DIR"));
+    let output = std::fs::read_to_string(out_dir.parent().unwrap().join("output"))
+        .expect("the build script's output is recorded beside OUT_DIR");
+    let watches = |p: &str| {
+        output
+            .lines()
+            .any(|l| l.ends_with(&format!("rerun-if-changed={p}")))
+    };
+    assert!(output.contains("rerun-if-env-changed=PATH"), "{output}");
+    if std::path::Path::new("/var/lib/dpkg/status").exists() {
+        assert!(watches("/var/lib/dpkg/status"), "{output}");
+    } else if !csfq_dp::AVAILABLE {
+        assert!(
+            watches(&out_dir.join("retry").display().to_string()),
+            "{output}"
+        );
+    }
+}
