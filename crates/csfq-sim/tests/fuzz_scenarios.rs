@@ -1,0 +1,280 @@
+//! The scenario parser, validator and simulator on mutated scenario files: every shipped
+//! scenario with numbers replaced by extremes (0, -1, 1e300, 1e-300, nan, inf, 2^64, ...),
+//! lines deleted, duplicated or inserted, names replaced and the text cut short. Each case
+//! either fails to load with a `FILE:LINE:COLUMN` error, or builds, gets its reference
+//! allocations and runs a few simulated milliseconds: never a panic (a panic is a failed
+//! case, which proptest shrinks and prints).
+//!
+//! Cases: `CSFQ_FUZZ_CASES` (default 1500; the README gives the long run).
+
+use std::path::{Path, PathBuf};
+
+use csfq_sim::{ScenarioFile, Simulation, Topology};
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::{Config, TestRunner};
+
+fn cases() -> u32 {
+    std::env::var("CSFQ_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500)
+}
+
+fn shipped() -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+const NUMBERS: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "0.5",
+    "1e300",
+    "-1e300",
+    "1e-300",
+    "4e-7",
+    "nan",
+    "inf",
+    "-inf",
+    "4294967295",
+    "4294967296",
+    "18446744073709551615",
+    "9223372036854775807",
+    "65535",
+    "65536",
+    "1048576",
+    "1e6",
+    "1e9",
+    "0.001",
+    "100000",
+    "\"x\"",
+    "[]",
+    "{}",
+    "true",
+];
+const STRINGS: &[&str] = &[
+    "\"\"",
+    "\"../x\"",
+    "\"/tmp/x\"",
+    "\"r1\"",
+    "\"r2\"",
+    "\"nosuch\"",
+    "\"a b\"",
+    "\"csfq\"",
+    "\"drr\"",
+    "\"tcp\"",
+    "\"udp\"",
+    "\"onoff\"",
+    "\"web\"",
+    "\"rlm\"",
+    "\"fq_codel\"",
+];
+const LINES: &[&str] = &[
+    "[[flow]]\nkind = \"udp\"\nfrom = \"r1\"\nto = \"r2\"\nrate_mbps = 1",
+    "[[flow]]\nkind = \"tcp\"\nfrom = \"r1\"\nto = \"r2\"\ncount = 50",
+    "[[flow]]\nkind = \"onoff\"\nfrom = \"r1\"\nto = \"r2\"\nrate_mbps = 5\non_ms = 1\noff_ms = 1",
+    "[[link]]\nbetween = [\"r1\", \"r2\"]\nrate_mbps = 1",
+    "[[loop]]\nname = \"l\"\ningress = \"r1\"\negress = \"r2\"",
+    "[csfq]\nk_ms = 1e-9",
+    "[tcp]\nmax_window_segments = 1",
+    "count = 3",
+    "weight = 1e-3",
+    "start_s = 0.001",
+    "stop_s = 0.002",
+    "rate_step_mbps = -1",
+    "access = { rate_mbps = 1e6, delay_ms = 0, delay_step_ms = -0.5 }",
+    "packet_bytes = 20",
+    "size_pkts = 1",
+    "sample_interval_ms = 0.001",
+    "discipline = \"fq_codel\"",
+    "buffer_bytes = 1500",
+    "jitter = 0.999",
+];
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Number(usize, &'static str),
+    String(usize, &'static str),
+    DeleteLine(usize),
+    DuplicateLine(usize),
+    InsertLines(usize, &'static str),
+    Cut(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        4 => (any::<usize>(), select(NUMBERS)).prop_map(|(i, n)| Edit::Number(i, n)),
+        2 => (any::<usize>(), select(STRINGS)).prop_map(|(i, s)| Edit::String(i, s)),
+        1 => any::<usize>().prop_map(Edit::DeleteLine),
+        1 => any::<usize>().prop_map(Edit::DuplicateLine),
+        2 => (any::<usize>(), select(LINES)).prop_map(|(i, l)| Edit::InsertLines(i, l)),
+        1 => any::<usize>().prop_map(Edit::Cut),
+    ]
+}
+
+/// Byte ranges of the tokens of one kind: numbers (after `= ` or in lists), or strings.
+fn tokens(text: &str, strings: bool) -> Vec<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if strings && b[i] == b'"' {
+            let end = text[i + 1..].find('"').map_or(b.len(), |e| i + 2 + e);
+            out.push(i..end);
+            i = end;
+        } else if !strings
+            && (b[i].is_ascii_digit() || b[i] == b'-')
+            && i > 0
+            && matches!(b[i - 1], b' ' | b'[' | b',' | b'=')
+        {
+            let end = text[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_')))
+                .map_or(b.len(), |e| i + e);
+            out.push(i..end);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn apply(text: &str, e: &Edit) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let line_edit = |i: &usize, f: &dyn Fn(usize, &mut Vec<String>)| {
+        let mut v: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        if !v.is_empty() {
+            let at = i % v.len();
+            f(at, &mut v);
+        }
+        v.join("\n") + "\n"
+    };
+    match e {
+        Edit::Number(i, n) | Edit::String(i, n) => {
+            let t = tokens(text, matches!(e, Edit::String(..)));
+            if t.is_empty() {
+                return text.to_string();
+            }
+            let r = t[i % t.len()].clone();
+            format!("{}{}{}", &text[..r.start], n, &text[r.end..])
+        }
+        Edit::DeleteLine(i) => line_edit(i, &|at, v| {
+            v.remove(at);
+        }),
+        Edit::DuplicateLine(i) => line_edit(i, &|at, v| {
+            let l = v[at].clone();
+            v.insert(at, l);
+        }),
+        Edit::InsertLines(i, l) => line_edit(i, &|at, v| v.insert(at, l.to_string())),
+        Edit::Cut(i) => {
+            let mut at = i % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text[..at].to_string()
+        }
+    }
+}
+
+/// One case: load, and if it loads, build, allocate and simulate a few milliseconds.
+fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
+    let s = match ScenarioFile::parse(text, file) {
+        Ok(s) => s,
+        Err(e) => {
+            prop_assert!(e.line >= 1 && e.column >= 1, "{e}");
+            let shown = e.to_string();
+            prop_assert!(
+                shown.starts_with(&format!("{}:", file.display())),
+                "{}",
+                shown
+            );
+            return Ok(());
+        }
+    };
+    // Very large flow counts are checked for loading only: building and allocating them
+    // costs seconds per case (time, not safety; the performance suite measures them).
+    if s.flow_count() > 20_000 {
+        return Ok(());
+    }
+    let topo = Topology::build(&s).map_err(|e| TestCaseError::fail(format!("valid but {e}")))?;
+    let alloc = topo.max_min_allocation();
+    prop_assert_eq!(alloc.len(), topo.flows.len());
+    prop_assert!(alloc.iter().all(|a| *a >= 0.0), "{:?}", alloc);
+    let _ = topo.per_hop_allocation();
+    let _ = topo.reference_allocation();
+    // Simulate a little (large flow counts only load: their cost is time, not safety).
+    if s.flow_count() <= 2000 {
+        let mut short = s.clone();
+        short.duration_s = s.duration_s.min(0.005);
+        let mut sim =
+            Simulation::new(&short).map_err(|e| TestCaseError::fail(format!("valid but {e}")))?;
+        let end = sim.end();
+        sim.run_until(end);
+        let r = sim.report();
+        for l in &r.links {
+            prop_assert!(l.utilization <= 1.0 + 1e-9, "utilization {}", l.utilization);
+        }
+        prop_assert_eq!(s.to_toml().is_empty(), false);
+    }
+    Ok(())
+}
+
+#[test]
+fn mutated_scenarios_load_cleanly_or_fail_cleanly() {
+    let files = shipped();
+    assert!(files.len() >= 20);
+    let strategy = (
+        select((0..files.len()).collect::<Vec<_>>()),
+        proptest::collection::vec(edit(), 1..4),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&strategy, |(f, edits)| {
+        let (path, text) = &files[f];
+        let mutated = edits.iter().fold(text.clone(), |t, e| apply(&t, e));
+        let started = std::time::Instant::now();
+        let r = check(path, &mutated);
+        if std::env::var_os("CSFQ_FUZZ_SLOW").is_some() && started.elapsed().as_secs_f64() > 0.5 {
+            eprintln!(
+                "slow case ({:?}): {}\n{edits:?}",
+                started.elapsed(),
+                path.display()
+            );
+        }
+        r
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// The mutations do what they say (the harness itself can fail).
+#[test]
+fn mutations_change_the_text() {
+    let text = "name = \"t\"\nduration_s = 1.0\nrouters = [\"a\", \"b\"]\n";
+    assert_eq!(
+        apply(text, &Edit::Number(0, "nan")),
+        "name = \"t\"\nduration_s = nan\nrouters = [\"a\", \"b\"]\n"
+    );
+    assert_eq!(tokens(text, true).len(), 3);
+    assert_eq!(
+        apply(text, &Edit::DeleteLine(0)),
+        "duration_s = 1.0\nrouters = [\"a\", \"b\"]\n"
+    );
+}
