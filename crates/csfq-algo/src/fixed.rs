@@ -385,11 +385,33 @@ pub fn carried(rate_bps: u64) -> u64 {
 }
 
 /// The integer CSFQ edge: per-flow [`FixedRate`] and labels `r / w` through the carrier.
+///
+/// A new flow has no history for Eq. (3), and a rate of 0 would be a label the cores pass
+/// free. So new flows are priced as one flow: an Eq. (3) estimate over the first packets
+/// of all new flows (`fresh`). A flow's first packet carries that price, and its own
+/// estimate starts from it. In the dataplane, a flow the full flow table evicted returns
+/// as new: cycling through more flows than the table holds buys nothing, as every packet
+/// of such flows is priced at their aggregate rate. (Beyond the paper, which leaves a
+/// flow's first packet unspecified.)
 #[derive(Debug, Clone)]
 pub struct FixedEdge {
     k_ns: u64,
     /// Per flow: estimate and weight in thousandths.
     flows: Vec<(FixedRate, u64)>,
+    /// The rate of new flows' first packets, all new flows together.
+    fresh: FixedRate,
+}
+
+impl FixedRate {
+    /// A new flow's estimate: `price` from its first packet of `bytes` at `now_ns` (the
+    /// packet still pending, as for [`FixedRate::update`]'s first packet).
+    pub fn starting_at(price_bps: u64, now_ns: u64, bytes: u32) -> Self {
+        FixedRate {
+            rate_bps: price_bps,
+            last_ns: now_ns.max(1),
+            pending_bytes: bytes as u64,
+        }
+    }
 }
 
 impl FixedEdge {
@@ -398,6 +420,7 @@ impl FixedEdge {
         FixedEdge {
             k_ns: k.0.clamp(1, K_MAX_NS),
             flows: Vec::new(),
+            fresh: FixedRate::default(),
         }
     }
 
@@ -417,11 +440,22 @@ impl FixedEdge {
     /// Estimates and writes the label (as carried: encoded and decoded).
     #[inline]
     pub fn label<P: Packet>(&mut self, p: &mut P, now: Nanos) {
+        let r = self.estimate(p.flow(), now.0, p.size_bytes());
+        let w = self.slot(p.flow()).1;
+        p.set_label(carried(r * 1000 / w) as f64);
+    }
+
+    /// A flow's rate after a packet of `bytes` at `now_ns` (a new flow: the new flows'
+    /// price), bits/s.
+    pub fn estimate(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> u64 {
         let k = self.k_ns;
-        let size = p.size_bytes();
-        let (rate, w) = self.slot(p.flow());
-        let r = rate.update(tables(), now.0, size, k);
-        p.set_label(carried(r * 1000 / *w) as f64);
+        if self.slot(f).0 == FixedRate::default() {
+            let price = self.fresh.update(tables(), now_ns, bytes, k);
+            self.slot(f).0 = FixedRate::starting_at(price, now_ns, bytes);
+            price
+        } else {
+            self.slot(f).0.update(tables(), now_ns, bytes, k)
+        }
     }
 }
 
@@ -535,6 +569,17 @@ pub fn test_vectors() -> String {
         now += [0, 800, 12_000, 800_000, 3_000_000, 250_000_000][(i % 6) as usize] * ((i % 5) + 1);
         let rate = r.update(t, now, bytes, k);
         writeln!(out, "rate,{now},{bytes},{k},{rate}").unwrap();
+    }
+    // The edge on several flows: staggered starts (each new flow priced from the new
+    // flows' aggregate), different sizes and gaps. Flow ids are 0..8.
+    let mut e = FixedEdge::new(Nanos(k));
+    let mut now = 1_000u64;
+    for i in 0..96u64 {
+        let flow = if i < 24 { i / 3 } else { (i * 5) % 8 };
+        let bytes = 100 + ((i * 613) % 1400) as u32;
+        now += [0, 5_000, 70_000, 1_200_000][(i % 4) as usize];
+        let rate = e.estimate(crate::packet::FlowId(flow as u32), now, bytes);
+        writeln!(out, "edge,{now},{flow},{bytes},{k},{rate}").unwrap();
     }
     // The core with each estimator: 10 Mbps, 64 KB, a flow at 3x alpha, one below, and
     // every seventh packet unlabeled (a flow's first packet, or no edge).

@@ -36,6 +36,25 @@ struct {
 	__type(value, struct csfq_flow);
 } flows SEC(".maps");
 
+/*
+ * New flows are priced as one flow: Eq. (3) over the first packets of all new flows
+ * (fixed.rs FixedEdge). A flow's first packet carries that price and its own estimate
+ * starts from it, so a flow the LRU evicted returns priced, never at rate 0 (a label the
+ * core would pass free): cycling through more flows than the table holds buys nothing.
+ */
+struct csfq_fresh {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct fixed_rate rate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_fresh);
+} edge_fresh SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, 1024);
@@ -81,11 +100,23 @@ int csfq_edge(struct __sk_buff *skb)
 	now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
 
 	f = bpf_map_lookup_elem(&flows, &p.key);
-	if (!f) {
+	if (f) {
+		rate = rate_update(&f->rate, now, bytes, cfg->k_ns);
+	} else {
 		struct csfq_flow fresh;
+		struct csfq_fresh *agg = bpf_map_lookup_elem(&edge_fresh, &zero);
 
+		if (!agg)
+			return TC_ACT_UNSPEC;
+		bpf_spin_lock(&agg->lock);
+		rate = rate_update(&agg->rate, now, bytes, cfg->k_ns);
+		bpf_spin_unlock(&agg->lock);
+		/* fixed.rs FixedRate::starting_at. */
 		__builtin_memset(&fresh, 0, sizeof(fresh));
 		fresh.weight_milli = weight_of(&p.key, cfg->default_weight_milli);
+		fresh.rate.rate_bps = rate;
+		fresh.rate.last_ns = now > 1 ? now : 1;
+		fresh.rate.pending_bytes = bytes;
 		bpf_map_update_elem(&flows, &p.key, &fresh, BPF_NOEXIST);
 		count(CNT_NEW_FLOW, 0);
 		f = bpf_map_lookup_elem(&flows, &p.key);
@@ -94,7 +125,6 @@ int csfq_edge(struct __sk_buff *skb)
 			return TC_ACT_UNSPEC;
 		}
 	}
-	rate = rate_update(&f->rate, now, bytes, cfg->k_ns);
 
 	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1). */
 	rate = rate * 1000 / (f->weight_milli ? f->weight_milli : 1);

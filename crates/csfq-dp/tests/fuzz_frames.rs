@@ -4,7 +4,7 @@
 //! no byte changes but the label's carrier: the IPv4 Identification and header checksum
 //! (the checksum still verifying if it did), or the IPv6 flow label.
 //!
-//! Cases: `CSFQ_FUZZ_CASES` (default 3000 per program; the README gives the long run).
+//! Cases: `CSFQ_FUZZ_CASES` (default 20000 per program; the README gives the long run).
 //! Needs root; skipped with the reason elsewhere (failing when CSFQ_DP_REQUIRED is set).
 
 mod common;
@@ -22,7 +22,7 @@ fn cases() -> u32 {
     std::env::var("CSFQ_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3000)
+        .unwrap_or(20_000)
 }
 
 /// Frames: random bytes, or a valid frame with random fields and random bytes flipped.

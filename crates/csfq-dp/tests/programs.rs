@@ -261,6 +261,79 @@ fn edge_weight_classes() {
     }
 }
 
+/// New flows are priced as one flow, as the model does: on the shared vectors (eight flows
+/// with staggered starts), every packet's label equals the model's, the first packet of
+/// each flow carrying the new flows' aggregate price.
+#[test]
+fn edge_prices_new_flows_as_the_model_on_the_vectors() {
+    if !dataplane_or_skip("edge_prices_new_flows_as_the_model_on_the_vectors") {
+        return;
+    }
+    let lines = vectors("edge");
+    assert_eq!(lines.len(), 96);
+    let k = lines[0][3];
+    let mut p = edge(k);
+    for (i, l) in lines.iter().enumerate() {
+        let (now, flow, bytes, rate) = (l[0], l[1] as u16, l[2] as usize, l[4]);
+        edge_at(&mut p, k, now);
+        let frame = V4 {
+            sport: 4000 + flow,
+            frame_len: bytes.max(60),
+            ..Default::default()
+        }
+        .frame();
+        assert!(bytes >= 60, "vector sizes fit a frame");
+        let (ret, out) = p.run(&frame).unwrap();
+        assert_eq!(ret, PASS);
+        let want = encode_label(&LabelCodec::FLOAT16, rate) as u16;
+        assert_eq!(
+            v4_id(&out),
+            want,
+            "packet {i} (flow {flow}) at {now} ns: rate {rate}"
+        );
+    }
+    assert_eq!(count(&p, Counter::NewFlow), 8);
+}
+
+/// More flows than the table holds, round robin (each evicted before it returns): every
+/// packet arrives as a new flow and is priced at the new flows' aggregate rate, 80 Mbit/s
+/// here, never at 0 or at one flow's 1.25 Mbit/s (which a reset estimate would give, and
+/// which the core would pass almost free).
+#[test]
+fn edge_prices_flows_churning_through_a_full_table() {
+    if !dataplane_or_skip("edge_prices_flows_churning_through_a_full_table") {
+        return;
+    }
+    let mut p = TestProgram::load_edge(16).unwrap();
+    let k = 100_000_000;
+    let mut model = FixedRate::default();
+    let mut lowest_after_warmup = u64::MAX;
+    for i in 0..5000u64 {
+        let now = 1_000 + i * 100_000; // 1000 bytes every 100 us: 80 Mbit/s in all
+        edge_at(&mut p, k, now);
+        let frame = V4 {
+            sport: 10_000 + (i % 64) as u16,
+            frame_len: 1000,
+            ..Default::default()
+        }
+        .frame();
+        let (ret, out) = p.run(&frame).unwrap();
+        assert_eq!(ret, PASS);
+        let label = decode_label(&LabelCodec::FLOAT16, v4_id(&out) as u32);
+        let aggregate = model.update(tables(), now, 1000, k);
+        if now > 3 * k {
+            lowest_after_warmup = lowest_after_warmup.min(label);
+            assert!(aggregate > 75_000_000, "{aggregate}");
+        }
+    }
+    let new = count(&p, Counter::NewFlow);
+    assert!(new > 4000, "the table churns: {new} new of 5000");
+    assert!(
+        lowest_after_warmup > 40_000_000,
+        "lowest label after 3 K: {lowest_after_warmup} bit/s"
+    );
+}
+
 /// A full flow table evicts the least recently seen flow and never refuses a packet.
 #[test]
 fn edge_full_flow_table_evicts() {

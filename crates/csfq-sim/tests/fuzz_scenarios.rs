@@ -5,7 +5,7 @@
 //! allocations and runs a few simulated milliseconds: never a panic (a panic is a failed
 //! case, which proptest shrinks and prints).
 //!
-//! Cases: `CSFQ_FUZZ_CASES` (default 1500; the README gives the long run).
+//! Cases: `CSFQ_FUZZ_CASES` (default 5000; the README gives the long run).
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,7 @@ fn cases() -> u32 {
     std::env::var("CSFQ_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500)
+        .unwrap_or(5000)
 }
 
 fn shipped() -> Vec<(PathBuf, String)> {
@@ -204,9 +204,9 @@ fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
             return Ok(());
         }
     };
-    // Very large flow counts are checked for loading only: building and allocating them
-    // costs seconds per case (time, not safety; the performance suite measures them).
-    if s.flow_count() > 20_000 {
+    // Networks of more than 200 flows (the thousand-flow scale scenarios) are checked for
+    // loading only: building one costs 0.1 s, which would make a million cases take days.
+    if s.flow_count() > 200 {
         return Ok(());
     }
     let topo = Topology::build(&s).map_err(|e| TestCaseError::fail(format!("valid but {e}")))?;
@@ -215,8 +215,8 @@ fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
     prop_assert!(alloc.iter().all(|a| *a >= 0.0), "{:?}", alloc);
     let _ = topo.per_hop_allocation();
     let _ = topo.reference_allocation();
-    // Simulate a little (large flow counts only load: their cost is time, not safety).
-    if s.flow_count() <= 2000 {
+    // Simulate a few milliseconds.
+    {
         let mut short = s.clone();
         short.duration_s = s.duration_s.min(0.005);
         let mut sim =

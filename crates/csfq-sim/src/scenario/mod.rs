@@ -1013,6 +1013,12 @@ rate_mbps = 1
             ("rate_mbps = 1\n", "rate_mbps = 1e30\n", "rate_mbps", 15),
             (
                 "rate_mbps = 1\n",
+                "rate_mbps = 1\njitter = 1e-300\n",
+                "jitter",
+                16,
+            ),
+            (
+                "rate_mbps = 1\n",
                 "rate_mbps = 1\nstart_s = 1e300\n",
                 "start_s",
                 16,

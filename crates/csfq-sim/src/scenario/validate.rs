@@ -295,8 +295,9 @@ impl ScenarioFile {
                             ),
                         ));
                     }
-                    if !(0.0..1.0).contains(&spec.jitter) {
-                        return Err(err(s, "jitter", "must be in [0, 1)".into()));
+                    // A jitter below 1e-6 would make an empty range of gap factors.
+                    if !(spec.jitter == 0.0 || (1e-6..1.0).contains(&spec.jitter)) {
+                        return Err(err(s, "jitter", "must be 0, or in [0.000001, 1)".into()));
                     }
                 }
                 FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm => {
