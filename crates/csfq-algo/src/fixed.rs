@@ -219,6 +219,11 @@ pub struct FixedCore {
     pub overflow_left: u32,
     /// The window's labels ([`Estimator::Histogram`]; allocated by [`FixedCore::new`]).
     pub histogram: Option<Box<LabelHistogram>>,
+    /// Unlabeled traffic (label code 0: no edge priced it, or the packet has no carrier)
+    /// as one flow, Eq. (3) with `K_alpha`: its rate, through the carrier, is the label
+    /// it is judged by. Unknown is never free: together, unlabeled packets get about one
+    /// fair share. (Beyond the paper.)
+    pub unlabeled: FixedRate,
 }
 
 /// One packet arriving at a core.
@@ -271,16 +276,24 @@ impl FixedCore {
     /// One arrival: the drop decision with the 32-bit random `a.draw`, then `estimate_alpha`.
     #[inline]
     pub fn on_arrival(&mut self, t: &ExpTables, p: &FixedCoreParams, a: &Arrival) -> FixedVerdict {
+        let given = a.label_bps;
+        let mut a = *a;
+        // Label code 0 (what a packet no edge labeled carries, and rates below the
+        // carrier's smallest) is unlabeled: judged by the unlabeled traffic's price.
+        if encode_label(&CARRIER, given) == 0 {
+            a.label_bps = carried(self.unlabeled.update(t, a.now_ns, a.bytes, p.k_alpha_ns));
+        }
         let prob = self.drop_probability_q32(a.label_bps);
         let dropped = prob > 0 && a.draw < prob;
-        self.estimate_alpha(t, p, a, dropped);
+        self.estimate_alpha(t, p, &a, dropped);
         if dropped {
             return FixedVerdict::Drop;
         }
-        if prob > 0 && self.alpha_bps > 0 {
-            FixedVerdict::Forward(a.label_bps.min(self.alpha_bps))
+        // Relabeled to alpha when subject to dropping; otherwise the label it came with.
+        if prob > 0 && self.alpha_bps > 0 && self.alpha_bps < a.label_bps {
+            FixedVerdict::Forward(self.alpha_bps)
         } else {
-            FixedVerdict::Forward(a.label_bps)
+            FixedVerdict::Forward(given)
         }
     }
 
@@ -582,7 +595,7 @@ pub fn test_vectors() -> String {
         writeln!(out, "edge,{now},{flow},{bytes},{k},{rate}").unwrap();
     }
     // The core with each estimator: 10 Mbps, 64 KB, a flow at 3x alpha, one below, and
-    // every seventh packet unlabeled (a flow's first packet, or no edge).
+    // every seventh packet unlabeled (no edge labeled it: judged as one unlabeled flow).
     for (kind, estimator, rates) in [
         ("core", Estimator::Paper, [15_000_000u64, 2_000_000, 0]),
         ("hcore", Estimator::Histogram, [15_000_000, 2_500_000, 0]),

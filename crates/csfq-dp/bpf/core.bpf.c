@@ -14,9 +14,10 @@
  *
  * alpha is estimated as the paper does (alpha *= C/F per congested window) or, by
  * default, solved once per window from a fixed-size histogram of the labels that arrived
- * (label_histogram.rs). Packets labeled 0 (a flow's first packet, or traffic that did not
- * cross an edge) are never dropped by probability but count like any other in A, F, the
- * histogram and the virtual queue, as in the Rust model.
+ * (label_histogram.rs). Unlabeled packets (label 0: traffic that did not cross an edge,
+ * flows under 1 kbit/s; and IPv4 that cannot carry a label) are judged as one flow whose
+ * label is the rate of all of them, and count like any other in A, F, the histogram and
+ * the virtual queue, as in the Rust model.
  */
 #include "csfq.h"
 
@@ -292,36 +293,54 @@ static __always_inline void estimate_alpha(struct csfq_core_state *st, const str
 	}
 }
 
-SEC("classifier")
-int csfq_core(struct __sk_buff *skb)
+/* What the core decided for one packet. */
+struct core_decision {
+	__u64 out;     /* the label to write (RELABEL) */
+	__u32 verdict; /* enum verdict */
+	__u32 pad;
+};
+
+/*
+ * The price of unlabeled traffic (fixed.rs FixedCore::on_arrival): Eq. (3) over all of
+ * it, with K_alpha. Global functions are verified once, on their own, apart from the
+ * program's paths: together with core_decide this keeps the program within the
+ * verifier's limits.
+ */
+__noinline __u64 unlabeled_price(__u64 now, __u32 bytes, __u64 k)
 {
-	__u32 zero = 0, bytes = skb->len, draw, queue_bytes, prob, why;
+	struct csfq_core_state *st;
+	__u32 zero = 0;
+	__u64 price;
+
+	st = bpf_map_lookup_elem(&core_state, &zero);
+	if (!st)
+		return 0;
+	bpf_spin_lock(&st->lock);
+	price = rate_update(&st->unlabeled, now, bytes, k);
+	bpf_spin_unlock(&st->lock);
+	return price;
+}
+
+/* fixed.rs FixedCore::on_arrival and FixedCsfqCore::enqueue for one packet of `bytes`
+ * labeled `label` (bit/s, never 0 here) with the 32-bit random `draw`. */
+__noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
+			   struct core_decision *d)
+{
+	__u32 zero = 0, queue_bytes, prob;
 	struct csfq_core_config *p;
 	struct csfq_core_state *st;
 	enum verdict v = FORWARD;
-	__u64 now, label, out = 0, a;
 	struct window_end we = {};
-	struct parsed pk;
+	__u64 out = 0, a;
 
+	if (!d)
+		return 0;
+	d->verdict = FORWARD;
+	d->out = label;
 	p = bpf_map_lookup_elem(&core_config, &zero);
 	st = bpf_map_lookup_elem(&core_state, &zero);
 	if (!p || !st || p->capacity_bps == 0)
-		return TC_ACT_UNSPEC;
-	__builtin_memset(&pk, 0, sizeof(pk));
-	why = parse(skb, &pk, 0);
-	if (why) {
-		count(why, bytes);
-		return TC_ACT_UNSPEC;
-	}
-	label = pk.label_code ? label_rate_of(pk.family, pk.label_code) : 0;
-	if (p->test_mode) {
-		now = p->test_now_ns;
-		draw = p->test_draw;
-	} else {
-		now = bpf_ktime_get_ns();
-		draw = bpf_get_prandom_u32();
-	}
-
+		return 0;
 	if (p->estimator == CSFQ_EST_HISTOGRAM)
 		hist_add(st, label, bytes);
 	bpf_spin_lock(&st->lock);
@@ -332,7 +351,6 @@ int csfq_core(struct __sk_buff *skb)
 		queue_bytes = (st->vq_finish_ns - now) * p->capacity_bps / (8 * NSEC_PER_SEC);
 	else
 		queue_bytes = 0;
-	/* fixed.rs FixedCore::on_arrival. */
 	prob = drop_probability_q32(st->alpha_bps, label);
 	if (prob > 0 && draw < prob)
 		v = DROP_PROBABILISTIC;
@@ -365,8 +383,50 @@ int csfq_core(struct __sk_buff *skb)
 		}
 	}
 	bpf_spin_unlock(&st->lock);
+	d->verdict = v;
+	d->out = out;
+	return 0;
+}
 
-	switch (v) {
+SEC("classifier")
+int csfq_core(struct __sk_buff *skb)
+{
+	__u32 zero = 0, bytes = skb->len, draw, why, carrier = 1;
+	struct core_decision d = {};
+	struct csfq_core_config *p;
+	__u64 now, label;
+	struct parsed pk;
+
+	p = bpf_map_lookup_elem(&core_config, &zero);
+	if (!p || p->capacity_bps == 0)
+		return TC_ACT_UNSPEC;
+	__builtin_memset(&pk, 0, sizeof(pk));
+	why = parse(skb, &pk, 0);
+	/* IPv4 that may not carry a label (no DF, or a fragment; RFC 6864) is unlabeled
+	 * traffic, judged with the rest of it; it is never relabeled. */
+	if (why == CNT_PASS_NOT_ATOMIC) {
+		carrier = 0;
+		pk.label_code = 0;
+	} else if (why) {
+		count(why, bytes);
+		return TC_ACT_UNSPEC;
+	}
+	if (p->test_mode) {
+		now = p->test_now_ns;
+		draw = p->test_draw;
+	} else {
+		now = bpf_ktime_get_ns();
+		draw = bpf_get_prandom_u32();
+	}
+	/* Unlabeled traffic is judged as one flow, by the rate of all of it (unknown is never
+	 * free), as an IPv4 label would carry it. */
+	if (pk.label_code)
+		label = label_rate_of(pk.family, pk.label_code);
+	else
+		label = label_rate_of(4, label_code_of(4, unlabeled_price(now, bytes, p->k_alpha_ns)));
+	core_decide(now, bytes, label, draw, &d);
+
+	switch (d.verdict) {
 	case DROP_PROBABILISTIC:
 		count(CNT_DROP_PROBABILISTIC, bytes);
 		return TC_ACT_SHOT;
@@ -374,14 +434,18 @@ int csfq_core(struct __sk_buff *skb)
 		count(CNT_DROP_OVERFLOW, bytes);
 		return TC_ACT_SHOT;
 	case RELABEL:
-		if (write_label(skb, &pk, label_code_of(pk.family, out)) < 0) {
+		if (!carrier)
+			break;
+		if (write_label(skb, &pk, label_code_of(pk.family, d.out)) < 0) {
 			count(CNT_WRITE_FAILED, bytes);
 			return TC_ACT_UNSPEC;
 		}
 		count(CNT_RELABELED, bytes);
 		return TC_ACT_UNSPEC;
 	default:
-		count(label ? CNT_FORWARDED : CNT_PASS_UNLABELED, bytes);
-		return TC_ACT_UNSPEC;
+		break;
 	}
+	count(!carrier ? CNT_PASS_NOT_ATOMIC : pk.label_code ? CNT_FORWARDED : CNT_PASS_UNLABELED,
+	      bytes);
+	return TC_ACT_UNSPEC;
 }

@@ -19,10 +19,11 @@ enum csfq_counter {
 	CNT_RELABELED,          /* core: forwarded with label min(label, alpha) */
 	CNT_DROP_PROBABILISTIC, /* core: dropped with probability 1 - alpha/label */
 	CNT_DROP_OVERFLOW,      /* core: the virtual queue at rate C was full */
-	CNT_PASS_UNLABELED,     /* core: forwarded with label 0 (a flow's first packet, or no
-	                         * edge); counted in A, F, the histogram and the queue */
+	CNT_PASS_UNLABELED,     /* core: forwarded with label 0 (no edge, or under 1 kbit/s),
+	                         * judged as part of the unlabeled aggregate */
 	CNT_PASS_NOT_IP,        /* non-IP frame, or a bad IP version field */
-	CNT_PASS_NOT_ATOMIC,    /* IPv4 without DF, or a fragment: no room for a label */
+	CNT_PASS_NOT_ATOMIC,    /* IPv4 without DF, or a fragment: no room for a label (core:
+	                         * judged as unlabeled, forwarded as it came) */
 	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
 	CNT_WRITE_FAILED,       /* the label could not be written */
 	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
@@ -105,6 +106,7 @@ struct csfq_core_state {
 	struct fixed_rate arrival;  /* A */
 	struct fixed_rate accepted; /* F */
 	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
+	struct fixed_rate unlabeled; /* unlabeled traffic as one flow: its price */
 	struct csfq_hist_bin hist[HIST_BINS]; /* the window's labels (atomic adds) */
 };
 

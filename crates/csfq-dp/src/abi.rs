@@ -16,11 +16,13 @@ pub enum Counter {
     DropProbabilistic,
     /// Core: the virtual queue at rate `C` was full (the buffer-overflow amendment).
     DropOverflow,
-    /// Core: label 0 (a flow's first packet, or traffic that bypassed the edges).
+    /// Core: forwarded with label 0 as it came (traffic that bypassed the edges, flows
+    /// under 1 kbit/s), judged as part of the unlabeled aggregate.
     PassUnlabeled,
     /// Non-IP frame, or a bad IP version field.
     PassNotIp,
-    /// IPv4 without DF, or a fragment: no room for a label.
+    /// IPv4 without DF, or a fragment: no room for a label (the core judges it as part
+    /// of the unlabeled aggregate and forwards it as it came; the edge passes it).
     PassNotAtomic,
     /// Headers shorter than they claim.
     PassTruncated,
@@ -181,6 +183,8 @@ pub struct CoreStateRaw {
     pub accepted: FixedRate,
     /// When the virtual queue empties, ns (kernel monotonic clock).
     pub vq_finish_ns: u64,
+    /// Unlabeled traffic (label 0, or no label carrier) as one flow: its price.
+    pub unlabeled: FixedRate,
     /// The window's label histogram.
     pub hist: [HistBin; HIST_BINS],
 }
@@ -198,6 +202,7 @@ impl Default for CoreStateRaw {
             arrival: FixedRate::default(),
             accepted: FixedRate::default(),
             vq_finish_ns: 0,
+            unlabeled: FixedRate::default(),
             hist: [HistBin::default(); HIST_BINS],
         }
     }
@@ -222,6 +227,6 @@ mod tests {
         assert_eq!(size_of::<WeightKey>(), 20);
         assert_eq!(size_of::<EdgeConfigRaw>(), 24);
         assert_eq!(size_of::<CoreConfigRaw>(), 64);
-        assert_eq!(size_of::<CoreStateRaw>(), 96 + 16 * HIST_BINS);
+        assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
     }
 }

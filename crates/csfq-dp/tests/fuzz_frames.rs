@@ -92,10 +92,18 @@ fn fit_for_test_run(mut f: Vec<u8>) -> Vec<u8> {
     f
 }
 
-/// The bytes a program may change: the label's carrier, by the frame's own ethertype.
+/// The bytes a program may change: the label's carrier, by the frame's own ethertype
+/// (none in IPv4 that may not carry a label: no DF, or a fragment).
 fn may_change(frame: &[u8]) -> &'static [usize] {
     match u16::from_be_bytes([frame[12], frame[13]]) {
-        0x0800 => &[18, 19, 24, 25],
+        0x0800 => {
+            let frag = u16::from_be_bytes([frame[20], frame[21]]);
+            if frag & 0x4000 != 0 && frag & 0x3fff == 0 {
+                &[18, 19, 24, 25]
+            } else {
+                &[]
+            }
+        }
         0x86dd => &[15, 16, 17],
         _ => &[],
     }

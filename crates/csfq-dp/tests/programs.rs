@@ -402,12 +402,30 @@ fn core_histogram_equals_the_model_on_the_vectors() {
     replay_core_vectors("hcore", EST_HISTOGRAM);
 }
 
+/// IPv4 that cannot carry a label (no DF) is judged exactly as unlabeled traffic: the
+/// vectors again, with every unlabeled packet sent without DF. The same drops and the
+/// same alpha after every packet; such a packet is never rewritten (where the model
+/// relabels an unlabeled packet, it passes as it came). Before, all of them passed
+/// unpriced and uncounted: a sender clearing DF escaped the core.
+#[test]
+fn core_judges_packets_without_df_as_unlabeled() {
+    if !dataplane_or_skip("core_judges_packets_without_df_as_unlabeled") {
+        return;
+    }
+    replay_core_vectors_with("core", EST_PAPER, true);
+    replay_core_vectors_with("hcore", EST_HISTOGRAM, true);
+}
+
 fn replay_core_vectors(kind: &str, estimator: u32) {
+    replay_core_vectors_with(kind, estimator, false);
+}
+
+fn replay_core_vectors_with(kind: &str, estimator: u32, unlabeled_without_df: bool) {
     let lines = raw_vectors(kind);
     assert_eq!(lines.len(), 1500);
     let mut p = TestProgram::load(Role::Core).unwrap();
     let mut q_in = 0u32;
-    let (mut drops, mut relabels, mut unlabeled) = (0, 0, 0);
+    let (mut drops, mut relabels, mut unlabeled, mut unlabeled_in) = (0, 0, 0, 0);
     for (i, l) in lines.iter().enumerate() {
         let num = |k: usize| -> u64 { l[k].parse().expect("number") };
         let (now, bytes, label, q_after, draw, alpha) = (
@@ -426,25 +444,36 @@ fn replay_core_vectors(kind: &str, estimator: u32) {
             label,
             "vector labels are carried values"
         );
+        let no_df = unlabeled_without_df && code == 0;
         let frame = V4 {
             id: code,
             frame_len: bytes,
+            frag: if no_df { 0 } else { 0x4000 },
             ..Default::default()
         }
         .frame();
         let (ret, out) = p.run(&frame).unwrap();
+        if code == 0 {
+            unlabeled_in += 1;
+        }
         if l[5] == "drop" {
             assert_eq!(ret, SHOT, "{kind} {i} at {now}: the model drops it");
             drops += 1;
+        } else if no_df {
+            assert_eq!(ret, PASS, "{kind} {i} at {now}: the model forwards it");
+            assert_eq!(
+                out, frame,
+                "{kind} {i}: a packet without DF is never rewritten"
+            );
+            unlabeled += 1;
         } else {
             assert_eq!(ret, PASS, "{kind} {i} at {now}: the model forwards it");
             let want = encode_label(&LabelCodec::FLOAT16, num(5)) as u16;
             assert_eq!(v4_id(&out), want, "{kind} {i}: label");
             assert!(v4_checksum_ok(&out), "{kind} {i}: checksum");
             if want != code {
-                relabels += 1;
-            }
-            if code == 0 {
+                relabels += 1; // unlabeled packets priced above alpha too
+            } else if code == 0 {
                 unlabeled += 1;
             }
         }
@@ -456,12 +485,18 @@ fn replay_core_vectors(kind: &str, estimator: u32) {
         q_in = q_after;
     }
     assert!(
-        drops > 100 && relabels > 100 && unlabeled > 100,
-        "the vectors exercise all three: {drops} drops, {relabels} relabels, {unlabeled} unlabeled"
+        drops > 100 && relabels > 100 && unlabeled_in > 100 && unlabeled > 10,
+        "the vectors exercise all three: {drops} drops, {relabels} relabels, {unlabeled_in} \
+         unlabeled ({unlabeled} passed as they came)"
     );
     assert_eq!(count(&p, Counter::DropProbabilistic), drops);
     assert_eq!(count(&p, Counter::Relabeled), relabels);
-    assert_eq!(count(&p, Counter::PassUnlabeled), unlabeled);
+    let passed = if unlabeled_without_df {
+        Counter::PassNotAtomic
+    } else {
+        Counter::PassUnlabeled
+    };
+    assert_eq!(count(&p, passed), unlabeled);
 }
 
 /// Unlabeled (label 0), non-atomic and non-IP packets pass the core untouched (label 0
