@@ -212,6 +212,7 @@ impl Topology {
         }
         let secs = Nanos::from_secs_f64;
         let loops = build_loops(s, &ports);
+        let mut routes = RouterRoutes::new(s.routers.len(), &ports);
         let mut flows = Vec::new();
         for (table, spec) in s.flows.iter().enumerate() {
             let spec = spec.get_ref();
@@ -244,12 +245,17 @@ impl Topology {
                     _ => (secs(spec.start_s), spec.size_pkts),
                 };
                 let id = flows.len();
-                let (mut src, mut dst) = (index(&spec.from), index(&spec.to));
+                let (src_router, dst_router) = (index(&spec.from), index(&spec.to));
+                // Ports to and from the flow's hosts: (out of the source, into it) and
+                // (out of the destination, into it).
+                let mut ends = None;
                 if let Some(a) = spec.access {
                     let delay_ms = a.delay_ms + a.delay_step_ms * j as f64;
                     // A host of its own on each side, joined by drop-tail access links.
+                    // A host and its two ports; returns the first port's index.
                     let mut host = |name: String, router: usize| {
                         let h = nodes.len();
+                        let first = ports.len();
                         nodes.push(Node {
                             name,
                             is_router: false,
@@ -265,21 +271,29 @@ impl Topology {
                                 between_routers: false,
                             });
                         }
-                        h
+                        first
                     };
-                    let hs = host(format!("f{id}.src"), src);
-                    let hd = host(format!("f{id}.dst"), dst);
-                    src = hs;
-                    dst = hd;
+                    // host() adds (host -> router) and then (router -> host).
+                    let src_port = host(format!("f{id}.src"), src_router);
+                    let dst_port = host(format!("f{id}.dst"), dst_router);
+                    ends = Some(((src_port, src_port + 1), (dst_port, dst_port + 1)));
                 }
-                let route = |from: usize, to: usize| shortest_path(&nodes, &ports, from, to);
                 let no_route = || BuildError::NoRoute {
                     flow: id,
                     from: spec.from.clone(),
                     to: spec.to.clone(),
                 };
-                let fwd = route(src, dst).ok_or_else(no_route)?;
-                let rev = route(dst, src).ok_or_else(no_route)?;
+                let there = routes.path(src_router, dst_router).ok_or_else(no_route)?;
+                let back = routes.path(dst_router, src_router).ok_or_else(no_route)?;
+                // Hosts relay nothing: a flow's path is its own access ports around the
+                // shortest path between its routers.
+                let (fwd, rev) = match ends {
+                    None => (there, back),
+                    Some(((src_out, src_in), (dst_out, dst_in))) => (
+                        [&[src_out][..], &there, &[dst_in]].concat(),
+                        [&[dst_out][..], &back, &[src_in]].concat(),
+                    ),
+                };
                 if fwd.len().max(rev.len()) > u16::MAX as usize {
                     return Err(BuildError::PathTooLong {
                         flow: id,
@@ -493,47 +507,155 @@ pub(crate) fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32
     (scale / u.powf(1.0 / shape)).ceil().clamp(1.0, 1e7) as u32
 }
 
-/// Breadth-first search over ports, visiting each node's ports in index order.
-fn shortest_path(nodes: &[Node], ports: &[PortDef], from: usize, to: usize) -> Option<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-    for (i, p) in ports.iter().enumerate() {
-        out[p.from].push(i);
-    }
-    let mut via: Vec<Option<usize>> = vec![None; nodes.len()];
-    let mut seen = vec![false; nodes.len()];
-    seen[from] = true;
-    let mut queue = VecDeque::from([from]);
-    while let Some(n) = queue.pop_front() {
-        if n == to {
-            break;
+/// Shortest paths between routers over the links: breadth first, each router's ports in
+/// index order (so ties go to the link written first), computed once per pair of routers
+/// however many flows join them.
+struct RouterRoutes {
+    /// Per router: its ports to other routers, in index order.
+    out: Vec<Vec<usize>>,
+    /// Per port: the router it leads to.
+    to: Vec<usize>,
+    /// Per port: the router it leaves.
+    from: Vec<usize>,
+    cache: std::collections::HashMap<(usize, usize), Option<Vec<usize>>>,
+}
+
+impl RouterRoutes {
+    /// Over the router-to-router ports of `ports` (all of them, at this point of the build).
+    fn new(routers: usize, ports: &[PortDef]) -> Self {
+        let mut out = vec![Vec::new(); routers];
+        for (i, p) in ports.iter().enumerate() {
+            out[p.from].push(i);
         }
-        for &pi in &out[n] {
-            let next = ports[pi].to;
-            // Hosts relay nothing: only a flow's own endpoints may be hosts on its path.
-            if !seen[next] && (nodes[next].is_router || next == to) {
-                seen[next] = true;
-                via[next] = Some(pi);
-                queue.push_back(next);
+        RouterRoutes {
+            out,
+            to: ports.iter().map(|p| p.to).collect(),
+            from: ports.iter().map(|p| p.from).collect(),
+            cache: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The ports from router `a` to router `b` (empty if they are the same).
+    fn path(&mut self, a: usize, b: usize) -> Option<Vec<usize>> {
+        if let Some(p) = self.cache.get(&(a, b)) {
+            return p.clone();
+        }
+        let p = self.search(a, b);
+        self.cache.insert((a, b), p.clone());
+        p
+    }
+
+    fn search(&self, from: usize, to: usize) -> Option<Vec<usize>> {
+        let n = self.out.len();
+        let mut via: Vec<Option<usize>> = vec![None; n];
+        let mut seen = vec![false; n];
+        seen[from] = true;
+        let mut queue = VecDeque::from([from]);
+        while let Some(r) = queue.pop_front() {
+            if r == to {
+                break;
+            }
+            for &pi in &self.out[r] {
+                let next = self.to[pi];
+                if !seen[next] {
+                    seen[next] = true;
+                    via[next] = Some(pi);
+                    queue.push_back(next);
+                }
             }
         }
+        if !seen[to] {
+            return None;
+        }
+        let mut path = Vec::new();
+        let mut r = to;
+        while r != from {
+            let pi = via[r].expect("reached routers have a predecessor");
+            path.push(pi);
+            r = self.from[pi];
+        }
+        path.reverse();
+        Some(path)
     }
-    if !seen[to] {
-        return None;
-    }
-    let mut path = Vec::new();
-    let mut n = to;
-    while n != from {
-        let pi = via[n].expect("reached nodes have a predecessor");
-        path.push(pi);
-        n = ports[pi].from;
-    }
-    path.reverse();
-    Some(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Breadth first over every node and port, each node's ports in index order, hosts
+    /// relaying nothing: the definition the per-router-pair routes must agree with.
+    fn reference_path(t: &Topology, from: usize, to: usize) -> Vec<usize> {
+        let mut via = vec![None; t.nodes.len()];
+        let mut seen = vec![false; t.nodes.len()];
+        seen[from] = true;
+        let mut queue = VecDeque::from([from]);
+        while let Some(n) = queue.pop_front() {
+            for (pi, p) in t.ports.iter().enumerate().filter(|(_, p)| p.from == n) {
+                if !seen[p.to] && (t.nodes[p.to].is_router || p.to == to) {
+                    seen[p.to] = true;
+                    via[p.to] = Some(pi);
+                    queue.push_back(p.to);
+                }
+            }
+        }
+        let mut path = Vec::new();
+        let mut n = to;
+        while n != from {
+            let pi = via[n].expect("connected");
+            path.push(pi);
+            n = t.ports[pi].from;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Routes computed once per pair of routers equal a breadth-first search over the
+    /// whole network for every flow: random connected networks of 12 routers, flows with
+    /// and without access hosts.
+    #[test]
+    fn routes_per_router_pair_equal_a_search_over_all_nodes() {
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        for _ in 0..20 {
+            let n = 12;
+            let mut text = format!(
+                "name = \"r\"\nduration_s = 1.0\ndiscipline = \"fifo\"\nrouters = [{}]\n",
+                (0..n)
+                    .map(|i| format!("\"r{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            // A chain keeps it connected; extra links make ties and shortcuts.
+            let mut links: Vec<(usize, usize)> = (1..n).map(|i| (i - 1, i)).collect();
+            for _ in 0..10 {
+                let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+                if a != b {
+                    links.push((a, b));
+                }
+            }
+            for (a, b) in &links {
+                text += &format!("[[link]]\nbetween = [\"r{a}\", \"r{b}\"]\nrate_mbps = 10\n");
+            }
+            for i in 0..30 {
+                let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+                let access = if a == b || i % 2 == 0 {
+                    "access = { rate_mbps = 100, delay_ms = 1 }\n"
+                } else {
+                    ""
+                };
+                text += &format!(
+                    "[[flow]]\nkind = \"udp\"\nfrom = \"r{a}\"\nto = \"r{b}\"\nrate_mbps = 1\n{access}"
+                );
+            }
+            let s = ScenarioFile::parse(&text, std::path::Path::new("r.toml")).unwrap();
+            let t = Topology::build(&s).unwrap();
+            for f in &t.flows {
+                let (src, dst) = (t.ports[f.fwd[0]].from, t.ports[*f.fwd.last().unwrap()].to);
+                assert_eq!(f.fwd, reference_path(&t, src, dst));
+                assert_eq!(f.rev, reference_path(&t, dst, src));
+            }
+        }
+    }
 
     /// The Pareto sampler's mean matches the requested mean for a light tail (shape 2.5),
     /// and its median matches `x_m 2^(1/a)` (rounded up to whole segments) for the CSFQ
