@@ -204,12 +204,16 @@ fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
             return Ok(());
         }
     };
-    // Networks of more than 200 flows (the thousand-flow scale scenarios) are checked for
-    // loading only: building one costs 0.1 s, which would make a million cases take days.
-    if s.flow_count() > 200 {
+    // Networks of more than 2000 flows are checked for loading only, and those of more than
+    // 200 (the thousand-flow scale scenarios) are built but not allocated or run: their
+    // cost per case is time, not safety (a million cases must take minutes).
+    if s.flow_count() > 2000 {
         return Ok(());
     }
     let topo = Topology::build(&s).map_err(|e| TestCaseError::fail(format!("valid but {e}")))?;
+    if s.flow_count() > 200 {
+        return Ok(());
+    }
     let alloc = topo.max_min_allocation();
     prop_assert_eq!(alloc.len(), topo.flows.len());
     prop_assert!(alloc.iter().all(|a| *a >= 0.0), "{:?}", alloc);
