@@ -151,34 +151,7 @@ pub fn router_route(
         ports.push((a, b));
         ports.push((b, a));
     }
-    let mut via = vec![None; routers.len()];
-    let mut seen = vec![false; routers.len()];
-    seen[from] = true;
-    let mut queue = std::collections::VecDeque::from([from]);
-    while let Some(n) = queue.pop_front() {
-        if n == to {
-            break;
-        }
-        for (pi, &(a, b)) in ports.iter().enumerate() {
-            if a == n && !seen[b] {
-                seen[b] = true;
-                via[b] = Some(pi);
-                queue.push_back(b);
-            }
-        }
-    }
-    if !seen[to] {
-        return None;
-    }
-    let mut path = Vec::new();
-    let mut n = to;
-    while n != from {
-        let pi = via[n]?;
-        path.push(pi);
-        n = ports[pi].0;
-    }
-    path.reverse();
-    Some(path)
+    crate::topology::RouterRoutes::over(routers.len(), ports.into_iter()).search(from, to)
 }
 
 /// One loop's results.

@@ -510,7 +510,7 @@ pub(crate) fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32
 /// Shortest paths between routers over the links: breadth first, each router's ports in
 /// index order (so ties go to the link written first), computed once per pair of routers
 /// however many flows join them.
-struct RouterRoutes {
+pub(crate) struct RouterRoutes {
     /// Per router: its ports to other routers, in index order.
     out: Vec<Vec<usize>>,
     /// Per port: the router it leads to.
@@ -523,14 +523,20 @@ struct RouterRoutes {
 impl RouterRoutes {
     /// Over the router-to-router ports of `ports` (all of them, at this point of the build).
     fn new(routers: usize, ports: &[PortDef]) -> Self {
+        Self::over(routers, ports.iter().map(|p| (p.from, p.to)))
+    }
+
+    /// Over ports given as (from, to) router indices, in index order.
+    pub(crate) fn over(routers: usize, ports: impl Iterator<Item = (usize, usize)>) -> Self {
+        let (from, to): (Vec<usize>, Vec<usize>) = ports.unzip();
         let mut out = vec![Vec::new(); routers];
-        for (i, p) in ports.iter().enumerate() {
-            out[p.from].push(i);
+        for (i, &f) in from.iter().enumerate() {
+            out[f].push(i);
         }
         RouterRoutes {
             out,
-            to: ports.iter().map(|p| p.to).collect(),
-            from: ports.iter().map(|p| p.from).collect(),
+            to,
+            from,
             cache: std::collections::HashMap::new(),
         }
     }
@@ -545,7 +551,7 @@ impl RouterRoutes {
         p
     }
 
-    fn search(&self, from: usize, to: usize) -> Option<Vec<usize>> {
+    pub(crate) fn search(&self, from: usize, to: usize) -> Option<Vec<usize>> {
         let n = self.out.len();
         let mut via: Vec<Option<usize>> = vec![None; n];
         let mut seen = vec![false; n];
