@@ -278,9 +278,9 @@ impl FixedCore {
     pub fn on_arrival(&mut self, t: &ExpTables, p: &FixedCoreParams, a: &Arrival) -> FixedVerdict {
         let given = a.label_bps;
         let mut a = *a;
-        // Label code 0 (what a packet no edge labeled carries, and rates below the
-        // carrier's smallest) is unlabeled: judged by the unlabeled traffic's price.
-        if encode_label(&CARRIER, given) == 0 {
+        // Label code 0 (what a packet no edge labeled carries: rates up to the carrier's
+        // unit) is unlabeled: judged by the unlabeled traffic's price.
+        if given <= CARRIER.unit_bps {
             a.label_bps = carried(self.unlabeled.update(t, a.now_ns, a.bytes, p.k_alpha_ns));
         }
         let prob = self.drop_probability_q32(a.label_bps);
@@ -437,38 +437,44 @@ impl FixedEdge {
         }
     }
 
-    fn slot(&mut self, f: FlowId) -> &mut (FixedRate, u64) {
+    fn slot(flows: &mut Vec<(FixedRate, u64)>, f: FlowId) -> &mut (FixedRate, u64) {
         let i = f.index();
-        if i >= self.flows.len() {
-            self.flows.resize(i + 1, (FixedRate::default(), 1000));
+        if i >= flows.len() {
+            flows.resize(i + 1, (FixedRate::default(), 1000));
         }
-        &mut self.flows[i]
+        &mut flows[i]
     }
 
     /// Sets a flow's weight (kept in thousandths, at least 1).
     pub fn set_weight(&mut self, f: FlowId, weight: f64) {
-        self.slot(f).1 = ((weight * 1000.0).round() as u64).max(1);
+        Self::slot(&mut self.flows, f).1 = ((weight * 1000.0).round() as u64).max(1);
     }
 
     /// Estimates and writes the label (as carried: encoded and decoded).
     #[inline]
     pub fn label<P: Packet>(&mut self, p: &mut P, now: Nanos) {
-        let r = self.estimate(p.flow(), now.0, p.size_bytes());
-        let w = self.slot(p.flow()).1;
+        let (r, w) = self.estimate_weighted(p.flow(), now.0, p.size_bytes());
         p.set_label(carried(r * 1000 / w) as f64);
     }
 
     /// A flow's rate after a packet of `bytes` at `now_ns` (a new flow: the new flows'
     /// price), bits/s.
     pub fn estimate(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> u64 {
-        let k = self.k_ns;
-        if self.slot(f).0 == FixedRate::default() {
-            let price = self.fresh.update(tables(), now_ns, bytes, k);
-            self.slot(f).0 = FixedRate::starting_at(price, now_ns, bytes);
+        self.estimate_weighted(f, now_ns, bytes).0
+    }
+
+    /// The rate, and the flow's weight in thousandths.
+    fn estimate_weighted(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> (u64, u64) {
+        let (k, t) = (self.k_ns, tables());
+        let (rate, w) = Self::slot(&mut self.flows, f);
+        let r = if *rate == FixedRate::default() {
+            let price = self.fresh.update(t, now_ns, bytes, k);
+            *rate = FixedRate::starting_at(price, now_ns, bytes);
             price
         } else {
-            self.slot(f).0.update(tables(), now_ns, bytes, k)
-        }
+            rate.update(t, now_ns, bytes, k)
+        };
+        (r, *w)
     }
 }
 
@@ -719,6 +725,18 @@ mod tests {
             committed, now,
             "the model changed: regenerate the vectors and update the dataplane"
         );
+    }
+
+    /// The core's test for unlabeled traffic, `label <= unit`, is the carrier's code 0.
+    #[test]
+    fn code_zero_is_up_to_one_unit() {
+        for rate in (0..5_000).chain([u64::MAX / 4, 123_456_789]) {
+            assert_eq!(
+                encode_label(&CARRIER, rate) == 0,
+                rate <= CARRIER.unit_bps,
+                "{rate}"
+            );
+        }
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub enum DpError {
          private /sys), and the programs with them; run `csfq dp --netns {netns} ...` instead"
     )]
     PrivateMounts {
-        /// The namespace's name, or a placeholder if it has none.
+        /// The namespace's name.
         netns: String,
         /// Why the shared mount namespace could not be entered.
         source: std::io::Error,

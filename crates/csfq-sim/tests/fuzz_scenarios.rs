@@ -231,7 +231,7 @@ fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
         for l in &r.links {
             prop_assert!(l.utilization <= 1.0 + 1e-9, "utilization {}", l.utilization);
         }
-        prop_assert_eq!(s.to_toml().is_empty(), false);
+        prop_assert!(!s.to_toml().is_empty());
     }
     Ok(())
 }
@@ -252,16 +252,7 @@ fn mutated_scenarios_load_cleanly_or_fail_cleanly() {
     let result = runner.run(&strategy, |(f, edits)| {
         let (path, text) = &files[f];
         let mutated = edits.iter().fold(text.clone(), |t, e| apply(&t, e));
-        let started = std::time::Instant::now();
-        let r = check(path, &mutated);
-        if std::env::var_os("CSFQ_FUZZ_SLOW").is_some() && started.elapsed().as_secs_f64() > 0.5 {
-            eprintln!(
-                "slow case ({:?}): {}\n{edits:?}",
-                started.elapsed(),
-                path.display()
-            );
-        }
-        r
+        check(path, &mutated)
     });
     if let Err(e) = result {
         panic!("{e}");

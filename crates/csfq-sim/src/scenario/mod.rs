@@ -614,10 +614,8 @@ pub const MIN_RATE_MBPS: f64 = 1e-3;
 pub const MAX_RATE_MBPS: f64 = 1e6;
 /// The longest propagation delay, ms.
 pub const MAX_DELAY_MS: f64 = 1e6;
-/// The shortest mean ON or OFF period, ms (1 us; time is kept in whole ns).
-pub const MIN_PERIOD_MS: f64 = 1e-3;
-/// The shortest time constant, interval or timer of any table, ms (1 us), and the
-/// shortest run (`duration_s`), in ms.
+/// The shortest time constant, interval, timer or mean ON/OFF period of any table, ms
+/// (1 us; time is kept in whole ns), and the shortest run (`duration_s`), in ms.
 pub const MIN_TIME_MS: f64 = 1e-3;
 /// The smallest flow weight.
 pub const MIN_WEIGHT: f64 = 1e-3;

@@ -393,13 +393,13 @@ impl ScenarioFile {
             if spec.kind == FlowKind::Onoff {
                 for (v, name) in [(spec.on_ms, "on_ms"), (spec.off_ms, "off_ms")] {
                     match v {
-                        Some(v) if within(v, MIN_PERIOD_MS, MAX_DURATION_S * 1e3) => {}
+                        Some(v) if within(v, MIN_TIME_MS, MAX_DURATION_S * 1e3) => {}
                         _ => {
                             return Err(err(
                                 s,
                                 name,
                                 format!(
-                                    "an onoff flow needs a mean period of {MIN_PERIOD_MS} ms \
+                                    "an onoff flow needs a mean period of {MIN_TIME_MS} ms \
                                      (1 us) to {} ms",
                                     MAX_DURATION_S * 1e3
                                 ),
