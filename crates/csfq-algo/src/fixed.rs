@@ -403,8 +403,9 @@ pub fn carried(rate_bps: u64) -> u64 {
 /// free. So new flows are priced as one flow: an Eq. (3) estimate over the first packets
 /// of all new flows (`fresh`). A flow's first packet carries that price, and its own
 /// estimate starts from it. In the dataplane, a flow the full flow table evicted returns
-/// as new: cycling through more flows than the table holds buys nothing, as every packet
-/// of such flows is priced at their aggregate rate. (Beyond the paper, which leaves a
+/// as new: cycling through more flows than the table holds no longer buys a free pass, as
+/// such flows are priced at their aggregate rate (they are then judged as one pool, so
+/// the table should still hold the flows an edge sees). (Beyond the paper, which leaves a
 /// flow's first packet unspecified.)
 #[derive(Debug, Clone)]
 pub struct FixedEdge {

@@ -40,7 +40,8 @@ struct {
  * New flows are priced as one flow: Eq. (3) over the first packets of all new flows
  * (fixed.rs FixedEdge). A flow's first packet carries that price and its own estimate
  * starts from it, so a flow the LRU evicted returns priced, never at rate 0 (a label the
- * core would pass free): cycling through more flows than the table holds buys nothing.
+ * core would pass free): cycling through more flows than the table holds buys no free
+ * pass, only a place in one pool of evicted flows.
  */
 struct csfq_fresh {
 	struct bpf_spin_lock lock;
