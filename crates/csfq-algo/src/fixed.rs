@@ -601,6 +601,17 @@ pub fn test_vectors() -> String {
         let rate = e.estimate(crate::packet::FlowId(flow as u32), now, bytes);
         writeln!(out, "edge,{now},{flow},{bytes},{k},{rate}").unwrap();
     }
+    // The policer for traffic that cannot carry a label: 1 Mbit/s, 4000 bytes deep,
+    // packets of many sizes in bursts and gaps (policer.rs).
+    let mut b = crate::policer::TokenBucket::default();
+    let (rate, burst) = (1_000_000u64, 4_000u32);
+    let mut now = 1_000u64;
+    for i in 0..64u64 {
+        let bytes = 60 + ((i * 739) % 1455) as u32;
+        now += [0, 100_000, 1_000_000, 7_000_000][(i % 4) as usize] * ((i % 3) + 1);
+        let pass = b.admit(now, bytes, rate, burst) as u8;
+        writeln!(out, "police,{now},{bytes},{rate},{burst},{pass}").unwrap();
+    }
     // The core with each estimator: 10 Mbps, 64 KB, a flow at 3x alpha, one below, and
     // every seventh packet unlabeled (no edge labeled it: judged as one unlabeled flow).
     for (kind, estimator, rates) in [

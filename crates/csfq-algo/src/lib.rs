@@ -26,6 +26,7 @@
 //! | [`las`] | Least Attained Service | Rai, Urvoy-Keller & Biersack 2003 |
 //! | [`ared`] | Adaptive RED | Floyd, Gummadi & Shenker 2001 |
 //! | [`overlay`] | edge-to-edge loops: AIMD-ER on accumulation, assured rate, quasi-leased line | Harrison, Kalyanaraman & Ramakrishnan, §3–7 |
+//! | [`policer`] | token bucket for traffic that cannot carry a label (the dataplane edge's option) | |
 //! | [`alpha_fair`] | proportional fair, minimum potential delay (alpha-fair) allocations | Mo & Walrand 2000 |
 
 pub mod alpha_fair;
@@ -45,6 +46,7 @@ pub mod maxmin;
 pub mod may;
 pub mod overlay;
 pub mod packet;
+pub mod policer;
 pub mod queue;
 pub mod rate_estimator;
 pub mod red;

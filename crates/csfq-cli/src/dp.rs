@@ -75,7 +75,41 @@ enum EdgeCommand {
         /// Attach at the interface's egress instead of its ingress.
         #[arg(long)]
         egress: bool,
+        /// What makes a flow: `5-tuple` (the paper's), `host-pair` (source and
+        /// destination addresses) or `source` (one share per sending host).
+        #[arg(
+            long,
+            default_value = "5-tuple",
+            value_name = "5-tuple|host-pair|source"
+        )]
+        flow_key: csfq_dp::FlowKey,
+        /// IPv4 that cannot carry a label (no DF, or a fragment): `pass` it (the cores
+        /// judge all of it as one flow), `drop` it, or police all of it to a RATE in tc's
+        /// units (e.g. 2mbit).
+        #[arg(long, default_value = "pass", value_name = "pass|drop|RATE", value_parser = parse_unlabelable)]
+        unlabelable: UnlabelablePolicy,
+        /// The policer's bucket, in tc's size units [default: 10ms at the rate, at least
+        /// 3000 bytes].
+        #[arg(long, value_parser = parse_size, requires = "unlabelable")]
+        unlabelable_burst: Option<u64>,
     },
+}
+
+#[derive(Clone, Copy)]
+enum UnlabelablePolicy {
+    Pass,
+    Drop,
+    Police(u64),
+}
+
+fn parse_unlabelable(s: &str) -> Result<UnlabelablePolicy, String> {
+    match s {
+        "pass" => Ok(UnlabelablePolicy::Pass),
+        "drop" => Ok(UnlabelablePolicy::Drop),
+        _ => parse_rate(s).map(UnlabelablePolicy::Police).map_err(|e| {
+            format!("{e} (expected `pass`, `drop`, or a policing rate such as 2mbit)")
+        }),
+    }
 }
 
 #[derive(Subcommand)]
@@ -131,14 +165,37 @@ pub fn dp(args: Dp) -> Result<()> {
                     default_weight,
                     flows,
                     egress,
+                    unlabelable,
+                    unlabelable_burst,
+                    flow_key,
                 },
         } => {
+            let unlabelable = match (unlabelable, unlabelable_burst) {
+                (UnlabelablePolicy::Police(rate_bps), burst) => csfq_dp::Unlabelable::Police {
+                    rate_bps,
+                    burst_bytes: match burst {
+                        None => csfq_dp::Unlabelable::default_burst(rate_bps),
+                        Some(b) => u32::try_from(b).map_err(|_| {
+                            anyhow::anyhow!(
+                                "invalid unlabelable-burst: {b} bytes is out of range: must be from 1500 bytes to 1gb"
+                            )
+                        })?,
+                    },
+                },
+                (_, Some(_)) => anyhow::bail!(
+                    "invalid --unlabelable-burst: only with --unlabelable RATE (policing)"
+                ),
+                (UnlabelablePolicy::Pass, None) => csfq_dp::Unlabelable::Pass,
+                (UnlabelablePolicy::Drop, None) => csfq_dp::Unlabelable::Drop,
+            };
             let s = EdgeSettings {
                 k_ns: k,
                 default_weight,
                 weights,
                 flows,
                 ingress: !egress,
+                unlabelable,
+                flow_key,
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -237,8 +294,17 @@ fn print_stats(st: &[InterfaceStats]) {
             );
         }
         if let Some(e) = &s.edge {
+            let unlabelable = match e.unlabelable {
+                "police" => format!(
+                    "policed to {} Mbit/s, bucket {} B",
+                    mbps(e.police_rate_bps),
+                    e.police_burst_bytes
+                ),
+                other => other.to_string(),
+            };
             println!(
-                "  flows in table {}   K {} ms",
+                "  flows ({}) in table {}   K {} ms   unlabelable IPv4: {unlabelable}",
+                e.flow_key,
                 e.flows,
                 e.k_ns as f64 / 1e6
             );

@@ -235,6 +235,30 @@ fn dp_rejects_bad_units_with_what_it_expected() {
             "prefix length",
         ),
         (vec!["dp", "core", "attach", "--dev", "eth0"], "--rate"),
+        (
+            vec![
+                "dp",
+                "edge",
+                "attach",
+                "--dev",
+                "eth0",
+                "--unlabelable",
+                "police",
+            ],
+            "expected `pass`, `drop`, or a policing rate such as 2mbit",
+        ),
+        (
+            vec![
+                "dp",
+                "edge",
+                "attach",
+                "--dev",
+                "eth0",
+                "--unlabelable-burst",
+                "10kb",
+            ],
+            "--unlabelable",
+        ),
     ] {
         let o = csfq(&args, &d);
         let (_, err) = text(&o);

@@ -380,6 +380,135 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
 }
 
+/// Sends `n` UDP datagrams of `payload` bytes from namespace `ns` to `to`, without DF
+/// (IP_PMTUDISC_DONT), one every `gap`: from a thread that joined `ns` (setns acts on the
+/// calling thread only).
+fn send_without_df(ns: &str, to: &str, n: u32, payload: usize, gap: std::time::Duration) {
+    let (ns, to) = (ns.to_string(), to.to_string());
+    std::thread::spawn(move || {
+        use std::os::fd::AsRawFd as _;
+        let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("netns");
+        // SAFETY: setns on an open namespace file, for this thread only.
+        assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+        let sock = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        let dont: libc::c_int = libc::IP_PMTUDISC_DONT;
+        // SAFETY: an int option on a socket we own.
+        let r = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_MTU_DISCOVER,
+                &dont as *const _ as *const libc::c_void,
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0);
+        let buf = vec![0x5a; payload];
+        let start = std::time::Instant::now();
+        for i in 0..n {
+            if let Some(wait) = (gap * i).checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            sock.send_to(&buf, &to).unwrap();
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// The operator's choice for IPv4 that cannot carry a label, on real interfaces: with
+/// `--unlabelable 1mbit` the edge passes at most the token bucket's arrival curve (burst
+/// plus 1 Mbit/s over the time the packets took to send) of a 4 Mbit/s stream without DF,
+/// and drops the rest; `--unlabelable drop` passes none of it.
+#[test]
+fn edge_polices_traffic_that_cannot_carry_a_label() {
+    if !runnable("edge_polices_traffic_that_cannot_carry_a_label") {
+        return;
+    }
+    let net = Net::new("p");
+    let o = net.csfq(
+        "e",
+        &[
+            "edge",
+            "attach",
+            "--dev",
+            "e0",
+            "--unlabelable",
+            "1mbit",
+            "--unlabelable-burst",
+            "3000b",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let edge = |net: &Net| -> serde_json::Value {
+        let o = net.csfq("e", &["stats", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["role"] == "edge")
+            .cloned()
+            .expect("the edge")
+    };
+    let e = edge(&net);
+    assert_eq!(e["edge"]["unlabelable"], "police", "{e}");
+    assert_eq!(e["edge"]["police_rate_bps"], 1_000_000, "{e}");
+    assert_eq!(e["edge"]["police_burst_bytes"], 3000, "{e}");
+    // 1000 frames of 1442 bytes (1400 of payload), one every 2.884 ms: 4 Mbit/s.
+    let start = std::time::Instant::now();
+    send_without_df(
+        &net.ns("s"),
+        "10.77.3.2:9",
+        1000,
+        1400,
+        std::time::Duration::from_micros(2884),
+    );
+    let span = start.elapsed().as_secs_f64();
+    let e = edge(&net);
+    let (passed, dropped) = (
+        e["counters"]["pass_not_atomic"]["bytes"].as_u64().unwrap(),
+        e["counters"]["drop_policed"]["packets"].as_u64().unwrap(),
+    );
+    let bound = 3000.0 + 1e6 / 8.0 * span;
+    eprintln!("policed: {passed} bytes passed in {span:.2} s (bound {bound:.0}), {dropped} packets dropped");
+    assert!(passed as f64 <= bound, "{passed} > {bound}: {e}");
+    // The stream always had packets waiting: the bucket cannot have let much less
+    // through than its rate (the first 2.884 ms and one packet of slack).
+    assert!(
+        passed as f64 >= 1e6 / 8.0 * (span - 0.1) - 1442.0,
+        "{passed}: {e}"
+    );
+    assert!(dropped >= 600, "{e}");
+
+    let o = net.csfq(
+        "e",
+        &["edge", "attach", "--dev", "e0", "--unlabelable", "drop"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    send_without_df(
+        &net.ns("s"),
+        "10.77.3.2:9",
+        100,
+        1400,
+        std::time::Duration::from_micros(100),
+    );
+    let after = edge(&net);
+    assert_eq!(
+        after["counters"]["pass_not_atomic"]["bytes"]
+            .as_u64()
+            .unwrap(),
+        passed,
+        "{after}"
+    );
+    assert_eq!(
+        after["counters"]["drop_policed"]["packets"]
+            .as_u64()
+            .unwrap(),
+        dropped + 100,
+        "{after}"
+    );
+}
+
 /// Errors a user meets on a real system: a missing interface, a missing namespace.
 #[test]
 fn dp_errors_name_what_is_missing() {
@@ -428,6 +557,33 @@ fn dp_errors_name_what_is_missing() {
     ] {
         let o = Command::new(CSFQ)
             .args(["dp", "core", "attach", "--dev", "lo"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    for (args, needle) in [
+        (
+            &["--unlabelable", "0mbit"][..],
+            "invalid unlabelable: 0 bit/s is out of range: must be from 8bit to 4tbit",
+        ),
+        (
+            &["--unlabelable", "1mbit", "--unlabelable-burst", "1kb"][..],
+            "invalid unlabelable-burst: 1024 bytes is out of range",
+        ),
+        (
+            &["--unlabelable", "1mbit", "--unlabelable-burst", "5gb"][..],
+            "invalid unlabelable-burst: 5368709120 bytes is out of range",
+        ),
+        (
+            &["--unlabelable", "drop", "--unlabelable-burst", "10kb"][..],
+            "only with --unlabelable RATE",
+        ),
+    ] {
+        let o = Command::new(CSFQ)
+            .args(["dp", "edge", "attach", "--dev", "lo"])
             .args(args)
             .output()
             .unwrap();

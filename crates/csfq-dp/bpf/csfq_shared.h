@@ -27,6 +27,8 @@ enum csfq_counter {
 	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
 	CNT_WRITE_FAILED,       /* the label could not be written */
 	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
+	CNT_DROP_POLICED,       /* edge: IPv4 that cannot carry a label, over the rate the
+	                         * operator set for it (or all of it: unlabelable = drop) */
 	CSFQ_COUNTERS,
 };
 
@@ -65,6 +67,29 @@ struct csfq_edge_config {
 	__u32 default_weight_milli; /* weight of flows no class matches, thousandths */
 	__u32 test_mode;            /* nonzero: take the clock from test_now_ns */
 	__u64 test_now_ns;
+	__u64 police_rate_bps;      /* CSFQ_UNLABELABLE_POLICE: the rate, bit/s */
+	__u32 police_burst_bytes;   /* CSFQ_UNLABELABLE_POLICE: the bucket's depth (<= 2^30) */
+	__u32 unlabelable;          /* what to do with IPv4 that cannot carry a label */
+	__u32 flow_key;             /* what makes a flow: CSFQ_KEY_* */
+	__u32 pad;
+};
+
+/* What the edge counts as one flow. */
+#define CSFQ_KEY_FIVE_TUPLE 0 /* protocol, addresses and ports (the paper's flows) */
+#define CSFQ_KEY_HOST_PAIR 1  /* source and destination addresses */
+#define CSFQ_KEY_SOURCE 2     /* the source address: one share per sending host */
+
+/* The edge's choice for IPv4 without DF, and fragments (no room for a label). */
+#define CSFQ_UNLABELABLE_PASS 0   /* pass: the cores judge it as one unlabeled flow */
+#define CSFQ_UNLABELABLE_POLICE 1 /* police all of it to police_rate_bps (policer.rs) */
+#define CSFQ_UNLABELABLE_DROP 2   /* drop it */
+
+/* policer.rs TokenBucket: credit in nanobits. */
+struct csfq_police {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 credit;
+	__u64 last_ns;
 };
 
 struct csfq_core_config {

@@ -7,6 +7,13 @@
  * the label r / w into every packet, overwriting whatever label the packet carried: a label
  * from outside the island is never trusted. The flow table is an LRU hash, so a full table
  * evicts the least recently seen flow and never refuses one.
+ *
+ * A flow is a 5-tuple (the paper's), or, as the operator chooses, a pair of hosts or a
+ * sending host (`--flow-key`): one share per host, however many connections it opens.
+ *
+ * IPv4 that cannot carry a label (no DF, or a fragment) is passed (the cores judge it as
+ * one unlabeled flow), policed to a rate, or dropped, as the operator chose
+ * (`csfq dp edge attach --unlabelable`).
  */
 #include "csfq.h"
 
@@ -56,6 +63,76 @@ struct {
 	__type(value, struct csfq_fresh);
 } edge_fresh SEC(".maps");
 
+/* The policer for IPv4 that cannot carry a label (CSFQ_UNLABELABLE_POLICE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_police);
+} edge_police SEC(".maps");
+
+#define NANOBITS_PER_BYTE 8000000000ULL
+
+/* policer.rs TokenBucket::admit, operation for operation; the caller holds b->lock. */
+static __always_inline int police_admit(struct csfq_police *b, __u64 now, __u32 bytes,
+					__u64 rate, __u32 burst)
+{
+	__u64 full, gap, room, cost;
+
+	if (burst > (1U << 30))
+		burst = 1U << 30;
+	full = (__u64)burst * NANOBITS_PER_BYTE;
+	if (b->last_ns == 0) {
+		b->credit = full;
+	} else {
+		gap = now > b->last_ns ? now - b->last_ns : 0;
+		room = full > b->credit ? full - b->credit : 0;
+		if (rate == 0 || gap <= room / rate)
+			b->credit += gap * rate;
+		else
+			b->credit = full;
+		if (b->credit > full)
+			b->credit = full;
+	}
+	if (now > b->last_ns)
+		b->last_ns = now;
+	if (b->last_ns < 1)
+		b->last_ns = 1;
+	cost = (__u64)bytes * NANOBITS_PER_BYTE;
+	if (b->credit >= cost) {
+		b->credit -= cost;
+		return 1;
+	}
+	return 0;
+}
+
+/* IPv4 that cannot carry a label, as the operator chose: pass, police or drop. */
+static __always_inline int unlabelable(const struct csfq_edge_config *cfg, __u32 bytes)
+{
+	struct csfq_police *b;
+	__u32 zero = 0;
+	__u64 now;
+	int pass;
+
+	if (cfg->unlabelable == CSFQ_UNLABELABLE_POLICE) {
+		b = bpf_map_lookup_elem(&edge_police, &zero);
+		if (!b)
+			return TC_ACT_UNSPEC;
+		now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
+		bpf_spin_lock(&b->lock);
+		pass = police_admit(b, now, bytes, cfg->police_rate_bps, cfg->police_burst_bytes);
+		bpf_spin_unlock(&b->lock);
+	} else {
+		pass = cfg->unlabelable != CSFQ_UNLABELABLE_DROP;
+	}
+	if (!pass) {
+		count(CNT_DROP_POLICED, bytes);
+		return TC_ACT_SHOT;
+	}
+	count(CNT_PASS_NOT_ATOMIC, bytes);
+	return TC_ACT_UNSPEC;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, 1024);
@@ -94,11 +171,20 @@ int csfq_edge(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	__builtin_memset(&p, 0, sizeof(p));
 	why = parse(skb, &p, 1);
+	if (why == CNT_PASS_NOT_ATOMIC)
+		return unlabelable(cfg, bytes);
 	if (why) {
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
 	now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
+	if (cfg->flow_key != CSFQ_KEY_FIVE_TUPLE) {
+		p.key.proto = 0;
+		p.key.sport = 0;
+		p.key.dport = 0;
+		if (cfg->flow_key == CSFQ_KEY_SOURCE)
+			__builtin_memset(p.key.daddr, 0, sizeof(p.key.daddr));
+	}
 
 	f = bpf_map_lookup_elem(&flows, &p.key);
 	if (f) {

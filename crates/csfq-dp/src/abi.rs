@@ -30,11 +30,14 @@ pub enum Counter {
     WriteFailed,
     /// Edge: a flow entered the table (packets only; bytes stay 0).
     NewFlow,
+    /// Edge: IPv4 that cannot carry a label, over the rate the operator set for it (or
+    /// all of it, when the operator chose to drop it).
+    DropPoliced,
 }
 
 impl Counter {
     /// Every counter, in index order.
-    pub const ALL: [Counter; 11] = [
+    pub const ALL: [Counter; 12] = [
         Counter::Labeled,
         Counter::Forwarded,
         Counter::Relabeled,
@@ -46,6 +49,7 @@ impl Counter {
         Counter::PassTruncated,
         Counter::WriteFailed,
         Counter::NewFlow,
+        Counter::DropPoliced,
     ];
 
     /// The name used in `csfq dp stats` and its JSON.
@@ -62,6 +66,7 @@ impl Counter {
             Counter::PassTruncated => "pass_truncated",
             Counter::WriteFailed => "write_failed",
             Counter::NewFlow => "new_flows",
+            Counter::DropPoliced => "drop_policed",
         }
     }
 }
@@ -110,7 +115,32 @@ pub struct EdgeConfigRaw {
     pub test_mode: u32,
     /// The clock in test mode, ns.
     pub test_now_ns: u64,
+    /// [`UNLABELABLE_POLICE`]: the rate, bit/s.
+    pub police_rate_bps: u64,
+    /// [`UNLABELABLE_POLICE`]: the bucket's depth, bytes (at most 2^30).
+    pub police_burst_bytes: u32,
+    /// What the edge does with IPv4 that cannot carry a label: [`UNLABELABLE_PASS`],
+    /// [`UNLABELABLE_POLICE`] or [`UNLABELABLE_DROP`].
+    pub unlabelable: u32,
+    /// What makes a flow: [`KEY_FIVE_TUPLE`], [`KEY_HOST_PAIR`] or [`KEY_SOURCE`].
+    pub flow_key: u32,
+    /// Padding.
+    pub pad: u32,
 }
+
+/// `CSFQ_KEY_FIVE_TUPLE`: protocol, addresses and ports (the paper's flows).
+pub const KEY_FIVE_TUPLE: u32 = 0;
+/// `CSFQ_KEY_HOST_PAIR`: source and destination addresses.
+pub const KEY_HOST_PAIR: u32 = 1;
+/// `CSFQ_KEY_SOURCE`: the source address.
+pub const KEY_SOURCE: u32 = 2;
+
+/// `CSFQ_UNLABELABLE_PASS`: pass it; the cores judge it as one unlabeled flow.
+pub const UNLABELABLE_PASS: u32 = 0;
+/// `CSFQ_UNLABELABLE_POLICE`: police all of it to one rate (`csfq_algo::policer`).
+pub const UNLABELABLE_POLICE: u32 = 1;
+/// `CSFQ_UNLABELABLE_DROP`: drop it.
+pub const UNLABELABLE_DROP: u32 = 2;
 
 /// `struct csfq_core_config`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -225,7 +255,7 @@ mod tests {
     fn layouts_match_the_c_header() {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
-        assert_eq!(size_of::<EdgeConfigRaw>(), 24);
+        assert_eq!(size_of::<EdgeConfigRaw>(), 48);
         assert_eq!(size_of::<CoreConfigRaw>(), 64);
         assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
     }

@@ -27,7 +27,10 @@ use aya::programs::tc::TcAttachOptions;
 use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
 use serde::Serialize;
 
-use crate::abi::{CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, WeightKey};
+use crate::abi::{
+    CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR,
+    KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+};
 use crate::loader::{insert_weight, load, map, read_counters, set_core_config, set_edge_config};
 use crate::{DpError, Role};
 
@@ -241,6 +244,74 @@ pub struct EdgeSettings {
     /// Attach at the interface's ingress (traffic entering the router on it: the default)
     /// or egress.
     pub ingress: bool,
+    /// What to do with IPv4 that cannot carry a label (no DF, or a fragment). Default:
+    /// pass it, for the cores to judge as one unlabeled flow.
+    pub unlabelable: Unlabelable,
+    /// What makes a flow. Default: the 5-tuple.
+    pub flow_key: FlowKey,
+}
+
+/// What the edge counts as one flow, to estimate its rate and label its packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlowKey {
+    /// Protocol, addresses and ports: the paper's flows. A host that opens many
+    /// connections gets a share for each.
+    #[default]
+    FiveTuple,
+    /// Source and destination addresses: one share per pair of hosts.
+    HostPair,
+    /// The source address: one share per sending host, however many connections or
+    /// destinations it has (and a table entry per host, not per connection).
+    Source,
+}
+
+impl FlowKey {
+    /// The name `csfq dp` takes and shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKey::FiveTuple => "5-tuple",
+            FlowKey::HostPair => "host-pair",
+            FlowKey::Source => "source",
+        }
+    }
+}
+
+impl FromStr for FlowKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [FlowKey::FiveTuple, FlowKey::HostPair, FlowKey::Source]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("`{s}`: expected 5-tuple, host-pair or source"))
+    }
+}
+
+/// The edge's choice for IPv4 that cannot carry a label (no DF, or a fragment: the
+/// Identification field is not free, RFC 6864). Such packets cross the island unlabeled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unlabelable {
+    /// Pass it: every core judges all unlabeled traffic as one flow, priced at its
+    /// aggregate rate, so together it gets one fair share.
+    #[default]
+    Pass,
+    /// Police all of it at this edge to `rate_bps` with a bucket of `burst_bytes`
+    /// (`csfq_algo::policer`); what exceeds it is dropped here.
+    Police {
+        /// bit/s, 8 bit/s to 4 Tbit/s.
+        rate_bps: u64,
+        /// bytes, 1500 to 1 GiB.
+        burst_bytes: u32,
+    },
+    /// Drop it at this edge.
+    Drop,
+}
+
+impl Unlabelable {
+    /// The default bucket for a policing rate: 10 ms at the rate, at least 3000 bytes
+    /// (two full-size packets).
+    pub fn default_burst(rate_bps: u64) -> u32 {
+        (rate_bps / 800).clamp(3000, csfq_algo::policer::MAX_BURST_BYTES as u64) as u32
+    }
 }
 
 impl Default for EdgeSettings {
@@ -251,6 +322,8 @@ impl Default for EdgeSettings {
             weights: Vec::new(),
             flows: 65_536,
             ingress: true,
+            unlabelable: Unlabelable::Pass,
+            flow_key: FlowKey::FiveTuple,
         }
     }
 }
@@ -366,9 +439,43 @@ impl EdgeSettings {
                 why: "must be from 16 to 16777216".into(),
             });
         }
+        let (unlabelable, police_rate_bps, police_burst_bytes) = match self.unlabelable {
+            Unlabelable::Pass => (UNLABELABLE_PASS, 0, 0),
+            Unlabelable::Drop => (UNLABELABLE_DROP, 0, 0),
+            Unlabelable::Police {
+                rate_bps,
+                burst_bytes,
+            } => {
+                if !(8..=4_000_000_000_000).contains(&rate_bps) {
+                    return Err(DpError::Invalid {
+                        field: "unlabelable",
+                        why: format!(
+                            "{rate_bps} bit/s is out of range: must be from 8bit to 4tbit"
+                        ),
+                    });
+                }
+                if !(1500..=csfq_algo::policer::MAX_BURST_BYTES).contains(&burst_bytes) {
+                    return Err(DpError::Invalid {
+                        field: "unlabelable-burst",
+                        why: format!(
+                            "{burst_bytes} bytes is out of range: must be from 1500 bytes to 1gb"
+                        ),
+                    });
+                }
+                (UNLABELABLE_POLICE, rate_bps, burst_bytes)
+            }
+        };
         Ok(EdgeConfigRaw {
             k_ns: self.k_ns,
             default_weight_milli: milli(self.default_weight),
+            police_rate_bps,
+            police_burst_bytes,
+            unlabelable,
+            flow_key: match self.flow_key {
+                FlowKey::FiveTuple => KEY_FIVE_TUPLE,
+                FlowKey::HostPair => KEY_HOST_PAIR,
+                FlowKey::Source => KEY_SOURCE,
+            },
             ..Default::default()
         })
     }
@@ -693,6 +800,15 @@ pub struct EdgeStats {
     pub flows: u64,
     /// `K`, ns.
     pub k_ns: u64,
+    /// What the edge does with IPv4 that cannot carry a label: `pass`, `police` or
+    /// `drop`.
+    pub unlabelable: &'static str,
+    /// `police`: the rate, bit/s (0 otherwise).
+    pub police_rate_bps: u64,
+    /// `police`: the bucket, bytes (0 otherwise).
+    pub police_burst_bytes: u32,
+    /// What makes a flow: `5-tuple`, `host-pair` or `source`.
+    pub flow_key: &'static str,
 }
 
 /// The core's state: `A`, `F` and `alpha` as of its last packet.
@@ -745,6 +861,19 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
             edge = Some(EdgeStats {
                 flows: n,
                 k_ns: c.k_ns,
+                unlabelable: match c.unlabelable {
+                    UNLABELABLE_POLICE => "police",
+                    UNLABELABLE_DROP => "drop",
+                    _ => "pass",
+                },
+                police_rate_bps: c.police_rate_bps,
+                police_burst_bytes: c.police_burst_bytes,
+                flow_key: match c.flow_key {
+                    KEY_HOST_PAIR => FlowKey::HostPair,
+                    KEY_SOURCE => FlowKey::Source,
+                    _ => FlowKey::FiveTuple,
+                }
+                .name(),
             });
         }
         Role::Core => {

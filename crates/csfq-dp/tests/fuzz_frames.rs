@@ -10,7 +10,9 @@
 mod common;
 
 use common::*;
-use csfq_dp::abi::{CoreConfigRaw, EdgeConfigRaw, EST_HISTOGRAM, EST_PAPER};
+use csfq_dp::abi::{
+    CoreConfigRaw, EdgeConfigRaw, EST_HISTOGRAM, EST_PAPER, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+};
 use csfq_dp::{Role, TestProgram};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -148,14 +150,25 @@ fn edge_takes_any_frame() {
         return;
     }
     let mut p = TestProgram::load_edge(64).unwrap();
-    p.set_edge_config(&EdgeConfigRaw {
-        k_ns: 100_000_000,
-        default_weight_milli: 1000,
-        test_mode: 1,
-        test_now_ns: 1_000_000,
-    })
-    .unwrap();
-    run("edge", &p, &[PASS]);
+    // Passing what cannot carry a label, then policing it (a bucket of two packets that
+    // never refills: both verdicts occur).
+    for (unlabelable, verdicts) in [
+        (UNLABELABLE_PASS, &[PASS][..]),
+        (UNLABELABLE_POLICE, &[PASS, SHOT][..]),
+    ] {
+        p.set_edge_config(&EdgeConfigRaw {
+            k_ns: 100_000_000,
+            default_weight_milli: 1000,
+            test_mode: 1,
+            test_now_ns: 1_000_000,
+            police_rate_bps: 8,
+            police_burst_bytes: 3000,
+            unlabelable,
+            ..Default::default()
+        })
+        .unwrap();
+        run("edge", &p, verdicts);
+    }
 }
 
 #[test]

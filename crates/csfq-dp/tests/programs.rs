@@ -6,9 +6,12 @@
 mod common;
 
 use common::*;
-use csfq_algo::fixed::{decode_label, encode_label, tables, FixedRate};
+use csfq_algo::fixed::{decode_label, encode_label, tables, FixedEdge, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
-use csfq_dp::abi::{CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, EST_HISTOGRAM, EST_PAPER};
+use csfq_dp::abi::{
+    CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, EST_HISTOGRAM, EST_PAPER, KEY_FIVE_TUPLE,
+    KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+};
 use csfq_dp::{Role, TestProgram};
 
 const PASS: i32 = -1; // TC_ACT_UNSPEC: on to the next filter / the qdisc
@@ -20,7 +23,7 @@ fn edge(k_ns: u64) -> TestProgram {
         k_ns,
         default_weight_milli: 1000,
         test_mode: 1,
-        test_now_ns: 0,
+        ..Default::default()
     })
     .unwrap();
     p
@@ -32,6 +35,7 @@ fn edge_at(p: &mut TestProgram, k_ns: u64, now: u64) {
         default_weight_milli: 1000,
         test_mode: 1,
         test_now_ns: now,
+        ..Default::default()
     })
     .unwrap();
 }
@@ -209,6 +213,128 @@ fn edge_passes_what_it_cannot_label() {
     assert_eq!(count(&p, Counter::Labeled), 1);
 }
 
+/// The operator's choice for IPv4 that cannot carry a label: policed, the edge passes and
+/// drops exactly as the model's token bucket (`csfq_algo::policer`) on the shared vectors,
+/// for packets without DF and fragments alike, leaving what it passes untouched; `drop`
+/// drops all of it; labelable packets are never policed.
+#[test]
+fn edge_polices_or_drops_what_cannot_carry_a_label() {
+    if !dataplane_or_skip("edge_polices_or_drops_what_cannot_carry_a_label") {
+        return;
+    }
+    let lines = vectors("police");
+    assert_eq!(lines.len(), 64);
+    let (rate, burst) = (lines[0][2], lines[0][3] as u32);
+    let cfg = |now: u64, unlabelable: u32| EdgeConfigRaw {
+        k_ns: 100_000_000,
+        default_weight_milli: 1000,
+        test_mode: 1,
+        test_now_ns: now,
+        police_rate_bps: rate,
+        police_burst_bytes: burst,
+        unlabelable,
+        ..Default::default()
+    };
+    let mut p = TestProgram::load(Role::Edge).expect("load edge");
+    let (mut passed, mut dropped) = (0, 0);
+    for (i, v) in lines.iter().enumerate() {
+        let (now, bytes, pass) = (v[0], v[1] as usize, v[4] == 1);
+        p.set_edge_config(&cfg(now, UNLABELABLE_POLICE)).unwrap();
+        let frame = V4 {
+            frag: if i % 3 == 0 { 0x2000 } else { 0 }, // a first fragment, or no DF
+            sport: 1000 + i as u16, // many flows: the bucket is one for all of them
+            frame_len: bytes,
+            ..Default::default()
+        }
+        .frame();
+        let (ret, out) = p.run(&frame).unwrap();
+        assert_eq!(ret, if pass { PASS } else { SHOT }, "packet {i}: {v:?}");
+        assert_eq!(out, frame, "packet {i}: changed");
+        if pass {
+            passed += 1;
+        } else {
+            dropped += 1;
+        }
+        // A labelable packet at the same instant is labeled, and takes no credit.
+        let (ret, _) = p.run(&V4::default().frame()).unwrap();
+        assert_eq!(ret, PASS);
+    }
+    assert!(
+        dropped > 0 && passed > 0,
+        "the vectors exercise both verdicts"
+    );
+    assert_eq!(count(&p, Counter::DropPoliced), dropped);
+    assert_eq!(count(&p, Counter::PassNotAtomic), passed);
+    assert_eq!(count(&p, Counter::Labeled), 64);
+
+    p.set_edge_config(&cfg(1, UNLABELABLE_DROP)).unwrap();
+    let no_df = V4 {
+        frag: 0,
+        ..Default::default()
+    }
+    .frame();
+    assert_eq!(p.run(&no_df).unwrap().0, SHOT);
+    assert_eq!(count(&p, Counter::DropPoliced), dropped + 1);
+    p.set_edge_config(&cfg(1, UNLABELABLE_PASS)).unwrap();
+    assert_eq!(p.run(&no_df).unwrap().0, PASS);
+    assert_eq!(count(&p, Counter::PassNotAtomic), passed + 1);
+}
+
+/// What makes a flow, as the operator chooses: one host sending over two ports to two
+/// hosts is four flows by 5-tuple, two by host pair, one by source. Each packet carries
+/// exactly the label of the model's edge (`FixedEdge`) fed with that key's flows.
+#[test]
+fn edge_flow_keys() {
+    if !dataplane_or_skip("edge_flow_keys") {
+        return;
+    }
+    let k = 100_000_000;
+    for (key, flows_of) in [
+        (KEY_FIVE_TUPLE, [0u32, 1, 2, 3]),
+        (KEY_HOST_PAIR, [0, 0, 1, 1]),
+        (KEY_SOURCE, [0, 0, 0, 0]),
+    ] {
+        let mut p = TestProgram::load(Role::Edge).expect("load edge");
+        let mut model = FixedEdge::new(csfq_algo::Nanos(k));
+        let mut now = 1_000_000;
+        for i in 0..400usize {
+            now += 250_000 + (i as u64 % 5) * 10_000;
+            p.set_edge_config(&EdgeConfigRaw {
+                k_ns: k,
+                default_weight_milli: 1000,
+                test_mode: 1,
+                test_now_ns: now,
+                flow_key: key,
+                ..Default::default()
+            })
+            .unwrap();
+            // (dst, sport) in the order host x port: flows 0..4 by 5-tuple.
+            let which = i % 4;
+            let frame = V4 {
+                dst: [10, 0, 2, 1 + (which / 2) as u8],
+                sport: 4000 + (which % 2) as u16,
+                frame_len: 700 + (i % 3) * 100,
+                ..Default::default()
+            }
+            .frame();
+            let (ret, out) = p.run(&frame).unwrap();
+            assert_eq!(ret, PASS);
+            let rate = model.estimate(csfq_algo::FlowId(flows_of[which]), now, frame.len() as u32);
+            assert_eq!(
+                v4_id(&out),
+                encode_label(&LabelCodec::FLOAT16, rate) as u16,
+                "key {key}, packet {i}"
+            );
+        }
+        let distinct = flows_of.iter().collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(
+            count(&p, Counter::NewFlow),
+            distinct.len() as u64,
+            "key {key}"
+        );
+    }
+}
+
 /// Weighted CSFQ: a flow in a class of weight 2 carries half its rate as its label.
 #[test]
 fn edge_weight_classes() {
@@ -347,6 +473,7 @@ fn edge_full_flow_table_evicts() {
             default_weight_milli: 1000,
             test_mode: 1,
             test_now_ns: 1_000 + i as u64,
+            ..Default::default()
         })
         .unwrap();
         let f = V4 {
