@@ -1,16 +1,11 @@
 //! `csfq`: run scenarios, reproduce the papers' experiments, compute max-min allocations,
 //! measure the simulator's speed, and run CSFQ on real interfaces (`csfq dp`).
 
-mod bench;
-mod dp;
-mod plot;
-mod reproduce;
-mod run;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use csfq_cli::{bench, dp, parse_discipline, reproduce, run};
 use csfq_sim::DisciplineKind;
 
 /// Core-stateless fair queueing: simulator and experiments.
@@ -72,34 +67,6 @@ enum Command {
     },
     /// The eBPF dataplane on real interfaces: attach, stats, detach (needs root).
     Dp(dp::Dp),
-}
-
-/// A table in the style every command prints.
-fn table<T: Into<comfy_table::Row>>(header: T) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header(header);
-    t
-}
-
-/// Makes sure `dir` exists and takes files, before any simulation runs: a bad `--out`
-/// fails in a moment, not after minutes of work whose results it would lose.
-fn prepare_out_dir(dir: &std::path::Path) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
-    let probe = dir.join(format!(".csfq-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("cannot write into the output directory {}", dir.display()))?;
-    std::fs::remove_file(&probe).with_context(|| format!("cannot remove {}", probe.display()))?;
-    Ok(())
-}
-
-fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
-    DisciplineKind::from_name(s).ok_or_else(|| {
-        let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();
-        format!("expected one of {}", names.join(", "))
-    })
 }
 
 fn main() -> ExitCode {

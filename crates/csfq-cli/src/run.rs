@@ -30,7 +30,8 @@ pub struct References {
 }
 
 impl References {
-    fn of(topo: &Topology) -> Self {
+    /// The allocations of a built network's flows.
+    pub fn of(topo: &Topology) -> Self {
         References {
             max_min: topo.max_min_allocation(),
             per_hop: topo.per_hop_allocation(),

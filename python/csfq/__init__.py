@@ -1,0 +1,302 @@
+"""csfq: core-stateless fair queueing, the simulator in Python.
+
+The simulation runs in-process (Rust, with the interpreter released: threads run in
+parallel) and its results come back as pandas DataFrames::
+
+    import csfq
+    r = csfq.run("scenarios/csfq-fig3b.toml", discipline="drr", seed=2)
+    r.flows[["kind", "reference_mbps", "throughput_mbps"]]
+    r.throughput().plot()
+
+Scenarios are the files of the ``csfq`` command (a path), their text, or a dict of the
+same fields; ``**overrides`` change any field by its dotted path
+(``**{"link.0.rate_mbps": 20}``, or ``link__0__rate_mbps=20`` as a keyword).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pathlib
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import pandas as pd
+import tomli_w
+
+from . import _csfq
+from ._csfq import ScenarioError, SimulationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__version__: str = _csfq.__version__
+
+__all__ = [
+    "Result",
+    "Reproduction",
+    "ScenarioError",
+    "SimulationError",
+    "disciplines",
+    "experiments",
+    "load_scenario",
+    "maxmin",
+    "reproduce",
+    "run",
+]
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+#: The largest scenario file read, bytes (as the ``csfq`` command).
+MAX_FILE_BYTES = 16 << 20
+
+
+def disciplines() -> List[str]:
+    """The discipline names a scenario (and ``discipline=``) takes."""
+    return list(_csfq.disciplines())
+
+
+def _whole_file_error(file: str, message: str) -> ScenarioError:
+    e = ScenarioError(f"{file}: {message}")
+    e.file, e.line, e.column, e.field, e.message = file, 0, 0, None, message
+    return e
+
+
+def _looks_like_toml(s: str) -> bool:
+    return "\n" in s or "=" in s
+
+
+def _read(path: Union[str, "os.PathLike[str]"]) -> tuple:
+    p = pathlib.Path(path)
+    name = str(path)
+    try:
+        with open(p, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise _whole_file_error(name, f"cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _whole_file_error(name, f"larger than {MAX_FILE_BYTES >> 20} MiB: not a scenario file")
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        before = data[: e.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        err = ScenarioError(f"{name}:{line}:{col}: not UTF-8 text: a scenario is a TOML file")
+        err.file, err.line, err.column, err.field = name, line, col, None
+        err.message = "not UTF-8 text: a scenario is a TOML file"
+        raise err from None
+
+
+def _set(doc: Dict[str, Any], key: str, value: Any) -> None:
+    """Sets a field by its dotted path; list items by index (``link.0.rate_mbps``)."""
+    parts = key.replace("__", ".").split(".")
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            try:
+                node = node[int(part)]
+            except (ValueError, IndexError):
+                raise KeyError(f"override `{key}`: `{where}` is not an item of a list of {len(node)}") from None
+        elif isinstance(node, dict):
+            if part not in node:
+                raise KeyError(f"override `{key}`: the scenario has no `{where}`")
+            node = node[part]
+        else:
+            raise KeyError(f"override `{key}`: `{'.'.join(parts[:i])}` is a value, not a table")
+    last = parts[-1]
+    if isinstance(node, list):
+        try:
+            node[int(last)] = value
+        except (ValueError, IndexError):
+            raise KeyError(f"override `{key}`: `{last}` is not an item of a list of {len(node)}") from None
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise KeyError(f"override `{key}`: its parent is a value, not a table")
+
+
+def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
+    """Resolves a scenario to ``(toml_text, name)``: a path is read, a dict serialized, and
+    overrides applied by dotted path. Errors in the result name ``name`` and its lines."""
+    if isinstance(scenario, Mapping):
+        doc = copy.deepcopy(dict(scenario))
+        name = "<dict>"
+        text = None
+    elif isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and not _looks_like_toml(scenario)):
+        text, name = _read(scenario)
+        doc = None
+    elif isinstance(scenario, str):
+        text, name, doc = scenario, "<string>", None
+    else:
+        raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+    if not overrides and text is not None:
+        return text, name
+    if doc is None:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            # Let the simulator's parser report it, with the file, line and field.
+            return text, name
+        name = f"{name} (with overrides)"
+    for k, v in overrides.items():
+        _set(doc, k, v)
+    return tomli_w.dumps(doc), name
+
+
+_FLOW_COLUMNS = [
+    "flow", "kind", "src", "dst", "weight", "offered_mbps", "max_min_mbps", "per_hop_mbps",
+    "reference_mbps", "throughput_mbps", "sent_pkts", "delivered_pkts", "dropped_pkts",
+    "ack_drops", "retransmits", "timeouts", "size_pkts", "fct_s",
+]
+_LINK_COLUMNS = [
+    "from", "to", "discipline", "rate_mbps", "tx_pkts", "utilization", "dropped_pkts",
+    "mean_queue_bytes", "peak_queue_pkts",
+]
+
+
+def _flows_frame(records: List[Dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for r in records:
+        r = dict(r)
+        for why, n in r.pop("drops").items():
+            r[f"drops_{why}"] = n
+        rows.append(r)
+    df = pd.DataFrame(rows)
+    drop_cols = sorted(c for c in df.columns if c.startswith("drops_"))
+    df = df.reindex(columns=_FLOW_COLUMNS + drop_cols)
+    df[drop_cols] = df[drop_cols].fillna(0).astype("int64")
+    return df.set_index("flow")
+
+
+@dataclass
+class Result:
+    """One run: ``summary`` (dict), ``flows`` (one row per flow, indexed by flow; rates in
+    Mbit/s, with the flow's max-min, per-hop and reference allocations), ``links`` (one row
+    per router-to-router link direction) and ``series`` (one row per sample: ``time_s`` at
+    the end of each sample interval, ``kind`` flow or link, ``id``, ``metric``, ``value``)."""
+
+    summary: Dict[str, Any]
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    series: pd.DataFrame = field(repr=False)
+
+    def throughput(self) -> pd.DataFrame:
+        """Each flow's throughput in each sample interval, Mbit/s: rows ``time_s``,
+        columns flow."""
+        s = self.series[(self.series["kind"] == "flow") & (self.series["metric"] == "throughput_mbps")]
+        return s.pivot(index="time_s", columns="id", values="value").rename_axis(columns="flow")
+
+    def _repr_html_(self) -> str:  # pragma: no cover - notebooks
+        s = self.summary
+        head = f"<p><b>{s['scenario']}</b>: {s['discipline']}, seed {s['seed']}, {s['duration_s']} s, Jain {s['jain_index']:.4f}</p>"
+        return head + self.flows._repr_html_()
+
+
+def _series_frame(data: Dict[str, Any], links: pd.DataFrame) -> pd.DataFrame:
+    dt = data["summary"]["sample_interval_s"]
+    parts = []
+    for i, values in enumerate(data["flow_series"]):
+        if values:
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "time_s": [(k + 1) * dt for k in range(len(values))],
+                        "kind": "flow",
+                        "id": str(i),
+                        "metric": "throughput_mbps",
+                        "value": values,
+                    }
+                )
+            )
+    for (_, link), series in zip(links.iterrows(), data["link_series"]):
+        lid = f"{link['from']}->{link['to']}"
+        for metric, values in series.items():
+            if values:
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "time_s": [(k + 1) * dt for k in range(len(values))],
+                            "kind": "link",
+                            "id": lid,
+                            "metric": metric,
+                            "value": [float(v) for v in values],
+                        }
+                    )
+                )
+    if not parts:
+        return pd.DataFrame(columns=["time_s", "kind", "id", "metric", "value"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def run(
+    scenario: Scenario,
+    discipline: Optional[str] = None,
+    seed: Optional[int] = None,
+    **overrides: Any,
+) -> Result:
+    """Runs a scenario in-process and returns its :class:`Result`.
+
+    ``discipline`` runs every link with that discipline (see :func:`disciplines`); ``seed``
+    replaces the scenario's. A scenario that does not load raises :class:`ScenarioError`
+    (``file``, ``line``, ``column``, ``field``, ``message``)."""
+    text, name = load_scenario(scenario, **overrides)
+    data = json.loads(_csfq.run(text, name, discipline, seed))
+    flows = _flows_frame(data["flows"])
+    links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)
+    series = _series_frame(data, links)
+    flow_ids = series["kind"] == "flow"
+    series["id"] = series["id"].astype(object)
+    series.loc[flow_ids, "id"] = series.loc[flow_ids, "id"].astype(int)
+    return Result(summary=data["summary"], flows=flows, links=links, series=series)
+
+
+def maxmin(scenario: Scenario, **overrides: Any) -> pd.DataFrame:
+    """The exact allocations of a scenario's flows, Mbit/s: end-to-end max-min (TCP flows
+    greedy), per hop (where it settles), and the reference each flow is judged by."""
+    text, name = load_scenario(scenario, **overrides)
+    return pd.DataFrame(json.loads(_csfq.maxmin(text, name))).set_index("flow")
+
+
+def experiments() -> pd.DataFrame:
+    """The published experiments ``reproduce`` runs: id, setup, what the paper reports,
+    the disciplines compared and the number of runs."""
+    return pd.DataFrame(json.loads(_csfq.experiments())).set_index("id")
+
+
+_VERDICT_COLUMNS = ["what", "ours", "published", "tolerance", "lo", "hi", "outcome", "source", "note"]
+
+
+@dataclass
+class Reproduction:
+    """One experiment reproduced: ``table`` (our numbers beside the paper's, as the
+    ``csfq reproduce`` table), ``verdicts`` (one row per check: our value, the paper's,
+    the tolerance, the outcome), ``notes`` and ``numbers`` (the values behind the table)."""
+
+    id: str
+    setup: str
+    published: str
+    table: pd.DataFrame
+    verdicts: pd.DataFrame
+    notes: List[str]
+    numbers: Any = field(repr=False)
+
+
+def reproduce(id: str, seed: Optional[int] = None) -> Reproduction:
+    """Runs a published experiment (its runs on all cores) and judges it against the
+    paper's numbers, as ``csfq reproduce ID`` does."""
+    data = json.loads(_csfq.reproduce(id, seed))
+    return Reproduction(
+        id=data["id"],
+        setup=data["setup"],
+        published=data["published"],
+        table=pd.DataFrame(data["rows"], columns=data["header"]),
+        verdicts=pd.DataFrame(data["checks"]).reindex(columns=_VERDICT_COLUMNS),
+        notes=data["notes"],
+        numbers=data["numbers"],
+    )

@@ -1,0 +1,285 @@
+//! `csfq._csfq`: the simulator in-process, for the `csfq` Python package.
+//!
+//! Each function takes plain values (scenario text, names, seeds), runs with the
+//! interpreter released, and returns JSON text that `csfq/__init__.py` turns into pandas
+//! DataFrames. A scenario that fails to load raises `csfq.ScenarioError` with the file,
+//! line, column and field; anything else that fails raises `csfq.SimulationError`.
+
+use std::path::Path;
+
+use csfq_cli::reproduce::{analyze, run_experiments};
+use csfq_cli::run::References;
+use csfq_sim::experiments::{find, EXPERIMENTS};
+use csfq_sim::{DisciplineKind, ScenarioError, ScenarioFile, Simulation, Topology};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+create_exception!(
+    _csfq,
+    ScenarioFileError,
+    PyValueError,
+    "A scenario that failed to load: `file`, `line`, `column` (1-based; 0 when the error is about the whole file), `field` (or None) and `message`."
+);
+create_exception!(
+    _csfq,
+    SimulationError,
+    PyRuntimeError,
+    "A run that could not be built or finished (a network without a route, an unknown experiment)."
+);
+
+fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
+    let err = ScenarioFileError::new_err(e.to_string());
+    let v = err.value(py);
+    let set = |k: &str, o: Bound<'_, PyAny>| v.setattr(k, o);
+    let result = (|| -> PyResult<()> {
+        set(
+            "file",
+            e.file.display().to_string().into_pyobject(py)?.into_any(),
+        )?;
+        set("line", e.line.into_pyobject(py)?.into_any())?;
+        set("column", e.column.into_pyobject(py)?.into_any())?;
+        set("field", e.field.clone().into_pyobject(py)?.into_any())?;
+        set("message", e.message.clone().into_pyobject(py)?.into_any())?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => err,
+        Err(other) => other,
+    }
+}
+
+fn sim_error(e: impl std::fmt::Display) -> PyErr {
+    SimulationError::new_err(e.to_string())
+}
+
+fn discipline(name: Option<&str>) -> PyResult<Option<DisciplineKind>> {
+    name.map(|n| {
+        DisciplineKind::from_name(n).ok_or_else(|| {
+            let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();
+            PyValueError::new_err(format!(
+                "unknown discipline `{n}`: expected one of {}",
+                names.join(", ")
+            ))
+        })
+    })
+    .transpose()
+}
+
+/// Loads scenario text; `file` names it in errors.
+fn load(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    d: Option<&str>,
+    seed: Option<u64>,
+) -> PyResult<ScenarioFile> {
+    let d = discipline(d)?;
+    let mut s = ScenarioFile::parse(text, Path::new(file)).map_err(|e| scenario_error(py, &e))?;
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
+    if let Some(d) = d {
+        s = s.with_discipline(d);
+    }
+    Ok(s)
+}
+
+fn finite(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// Runs scenario text and returns the report as JSON: `summary`, `flows` (records, with
+/// each flow's reference allocations), `links` (records) and the time series.
+#[pyfunction]
+#[pyo3(signature = (text, file, discipline=None, seed=None))]
+fn run(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    discipline: Option<&str>,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let s = load(py, text, file, discipline, seed)?;
+    py.detach(move || {
+        let sim = Simulation::new(&s).map_err(sim_error)?;
+        let refs = References::of(sim.topology());
+        let started = std::time::Instant::now();
+        let r = sim.run();
+        let wall = started.elapsed().as_secs_f64();
+        let flows: Vec<Value> = r
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut drops = serde_json::Map::new();
+                for (why, n) in &f.drops {
+                    drops.insert(why.to_string(), json!(n));
+                }
+                json!({
+                    "flow": f.flow,
+                    "kind": f.kind,
+                    "src": f.src,
+                    "dst": f.dst,
+                    "weight": f.weight,
+                    "offered_mbps": f.offered_mbps,
+                    "max_min_mbps": finite(refs.max_min[i] / 1e6),
+                    "per_hop_mbps": refs.per_hop.as_ref().map(|h| finite(h[i] / 1e6)),
+                    "reference_mbps": finite(refs.reference[i] / 1e6),
+                    "throughput_mbps": f.throughput_mbps,
+                    "sent_pkts": f.sent_pkts,
+                    "delivered_pkts": f.delivered_pkts,
+                    "dropped_pkts": f.dropped_pkts,
+                    "ack_drops": f.ack_drops,
+                    "retransmits": f.retransmits,
+                    "timeouts": f.timeouts,
+                    "size_pkts": f.size_pkts,
+                    "fct_s": f.fct_s,
+                    "drops": drops,
+                })
+            })
+            .collect();
+        let links: Vec<Value> = r
+            .links
+            .iter()
+            .map(|l| {
+                json!({
+                    "from": l.from,
+                    "to": l.to,
+                    "discipline": l.discipline,
+                    "rate_mbps": l.rate_mbps,
+                    "tx_pkts": l.tx_pkts,
+                    "utilization": l.utilization,
+                    "dropped_pkts": l.dropped_pkts,
+                    "mean_queue_bytes": l.mean_queue_bytes,
+                    "peak_queue_pkts": l.peak_queue_pkts,
+                })
+            })
+            .collect();
+        let flow_series: Vec<&Vec<f64>> = r.flows.iter().map(|f| &f.series_mbps).collect();
+        let link_series: Vec<Value> = r
+            .links
+            .iter()
+            .map(|l| {
+                json!({
+                    "queue_bytes": l.queue_bytes,
+                    "alpha_mbps": l.alpha_mbps,
+                    "table_entries": l.table_entries,
+                })
+            })
+            .collect();
+        let out = json!({
+            "summary": {
+                "scenario": r.scenario,
+                "discipline": r.discipline,
+                "seed": r.seed,
+                "duration_s": r.duration_s,
+                "sample_interval_s": r.sample_interval_s,
+                "jain_index": r.jain_index,
+                "events": r.events,
+                "packet_hops": r.packet_hops,
+                "wall_s": wall,
+            },
+            "flows": flows,
+            "links": links,
+            "flow_series": flow_series,
+            "link_series": link_series,
+        });
+        Ok(out.to_string())
+    })
+}
+
+/// The exact allocations of scenario text's flows, as JSON records.
+#[pyfunction]
+fn maxmin(py: Python<'_>, text: &str, file: &str) -> PyResult<String> {
+    let s = load(py, text, file, None, None)?;
+    py.detach(move || {
+        let topo = Topology::build(&s).map_err(sim_error)?;
+        let refs = References::of(&topo);
+        let rows: Vec<Value> = (0..refs.max_min.len())
+            .map(|i| {
+                json!({
+                    "flow": i,
+                    "max_min_mbps": finite(refs.max_min[i] / 1e6),
+                    "per_hop_mbps": refs.per_hop.as_ref().map(|h| finite(h[i] / 1e6)),
+                    "reference_mbps": finite(refs.reference[i] / 1e6),
+                })
+            })
+            .collect();
+        Ok(Value::Array(rows).to_string())
+    })
+}
+
+/// The published experiments, as JSON records.
+#[pyfunction]
+fn experiments() -> String {
+    let rows: Vec<Value> = EXPERIMENTS
+        .iter()
+        .map(|e| {
+            json!({
+                "id": e.id,
+                "setup": e.setup,
+                "published": e.published,
+                "disciplines": e.disciplines.iter().map(|d| d.name()).collect::<Vec<_>>(),
+                "runs": e.disciplines.iter().map(|&d| e.runs(d).len()).sum::<usize>(),
+            })
+        })
+        .collect();
+    Value::Array(rows).to_string()
+}
+
+/// Runs one experiment (its runs on all cores) and returns its analysis as JSON: the
+/// table beside the paper's numbers, the verdicts, the notes and the numbers.
+#[pyfunction]
+#[pyo3(signature = (id, seed=None))]
+fn reproduce(py: Python<'_>, id: &str, seed: Option<u64>) -> PyResult<String> {
+    let Some(e) = find(id) else {
+        let ids: Vec<_> = EXPERIMENTS.iter().map(|e| e.id).collect();
+        return Err(SimulationError::new_err(format!(
+            "unknown experiment `{id}`; expected one of: {}",
+            ids.join(", ")
+        )));
+    };
+    py.detach(move || {
+        let results = run_experiments(&[e], seed, e.id)
+            .map_err(|e| sim_error(format!("{e:#}")))?
+            .remove(0);
+        let a = analyze(e, &results);
+        Ok(json!({
+            "id": e.id,
+            "setup": e.setup,
+            "published": e.published,
+            "header": a.header,
+            "rows": a.rows,
+            "checks": a.checks.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
+            "notes": a.notes,
+            "numbers": a.json,
+        })
+        .to_string())
+    })
+}
+
+/// The discipline names a scenario takes.
+#[pyfunction]
+fn disciplines() -> Vec<&'static str> {
+    DisciplineKind::ALL.iter().map(|d| d.name()).collect()
+}
+
+/// The native module.
+#[pymodule]
+fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(maxmin, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(disciplines, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioFileError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,209 @@
+"""The Python package against independent references: hand-computed max-min allocations,
+the `csfq` command's own output for the same run, and the scenario errors the files
+contain."""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import threading
+
+import pandas as pd
+import pytest
+
+import csfq
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "scenarios"
+
+
+def csfq_bin() -> str:
+    """The `csfq` command built from this tree (CSFQ_BIN, else target/{release,debug})."""
+    for c in [os.environ.get("CSFQ_BIN"), REPO / "target/release/csfq", REPO / "target/debug/csfq"]:
+        if c and pathlib.Path(c).is_file():
+            return str(c)
+    pytest.fail("no csfq binary: build it with `cargo build --release` or set CSFQ_BIN")
+
+
+def three_udp(discipline="drr", rate=6.0):
+    """Three UDP flows of `rate` Mbit/s over one 10 Mbit/s link."""
+    return {
+        "name": "three-udp",
+        "duration_s": 5.0,
+        "discipline": discipline,
+        "routers": ["a", "b"],
+        "link": [{"between": ["a", "b"], "rate_mbps": 10.0}],
+        "flow": [{"kind": "udp", "from": "a", "to": "b", "rate_mbps": rate, "count": 3}],
+    }
+
+
+def test_a_dict_scenario_reaches_its_hand_computed_max_min():
+    r = csfq.run(three_udp())
+    assert list(r.flows.index) == [0, 1, 2]
+    # Hand-computed: 10 Mbit/s shared by three flows that each want 6: 10/3 each.
+    assert r.flows["max_min_mbps"].tolist() == pytest.approx([10 / 3] * 3, rel=1e-9)
+    # DRR is fair to within a few percent over 5 s (packet granularity, start-up).
+    assert r.flows["throughput_mbps"].tolist() == pytest.approx([10 / 3] * 3, rel=0.05)
+    assert r.summary["discipline"] == "drr"
+    assert r.summary["jain_index"] > 0.999
+    link = r.links.iloc[0]
+    assert (link["from"], link["to"], link["rate_mbps"]) == ("a", "b", 10.0)
+    assert 0.97 < link["utilization"] <= 1.0
+
+
+def test_flows_equal_the_csfq_command_on_the_same_run(tmp_path):
+    path = SCENARIOS / "csfq-fig3b.toml"
+    r = csfq.run(path, discipline="csfq", seed=3)
+    subprocess.run(
+        [csfq_bin(), "run", str(path), "--discipline", "csfq", "--seed", "3", "--out", str(tmp_path)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    cli = json.loads((tmp_path / "summary.json").read_text())
+    assert r.summary["events"] == cli["events"]
+    assert r.summary["jain_index"] == cli["jain_index"]
+    ours = r.flows
+    for f in cli["flows"]:
+        row = ours.loc[f["flow"]]
+        assert row["throughput_mbps"] == f["throughput_mbps"]
+        assert row["delivered_pkts"] == f["delivered_pkts"]
+        assert row["dropped_pkts"] == f["dropped_pkts"]
+        for why, n in f["drops"]:
+            assert row[f"drops_{why}"] == n
+    # The series: one row per flow and sample, the CLI's numbers.
+    tp = r.throughput()
+    assert tp.shape == (len(cli["flows"][0]["series_mbps"]), len(cli["flows"]))
+    assert tp[0].tolist() == cli["flows"][0]["series_mbps"]
+    dt = cli["sample_interval_s"]
+    assert tp.index[0] == pytest.approx(dt) and tp.index[-1] == pytest.approx(dt * len(tp))
+    q = r.series[(r.series["kind"] == "link") & (r.series["metric"] == "queue_bytes")]
+    assert q[q["id"] == "r1->r2"]["value"].tolist() == [float(v) for v in cli["links"][0]["queue_bytes"]]
+
+
+def test_runs_are_deterministic_and_seeds_matter():
+    a = csfq.run(SCENARIOS / "csfq-fig3b.toml", seed=5)
+    b = csfq.run(SCENARIOS / "csfq-fig3b.toml", seed=5)
+    c = csfq.run(SCENARIOS / "csfq-fig3b.toml", seed=6)
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    pd.testing.assert_frame_equal(a.series, b.series)
+    assert not a.flows["throughput_mbps"].equals(c.flows["throughput_mbps"])
+
+
+def test_threads_give_the_sequential_results():
+    seeds = [1, 2, 3, 4]
+    alone = {s: csfq.run(three_udp("csfq"), seed=s).flows for s in seeds}
+    together = {}
+
+    def one(s):
+        together[s] = csfq.run(three_udp("csfq"), seed=s).flows
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in seeds]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in seeds:
+        pd.testing.assert_frame_equal(alone[s], together[s])
+
+
+def test_overrides_by_dotted_path_and_keyword():
+    r = csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=2.0, **{"link.0.rate_mbps": 20.0})
+    assert r.summary["duration_s"] == 2.0
+    assert r.links.iloc[0]["rate_mbps"] == 20.0
+    r = csfq.run(three_udp(), flow__0__rate_mbps=1.0)
+    # 1 Mbit/s each, 3 Mbit/s in all: under capacity, every flow gets what it sends.
+    assert r.flows["max_min_mbps"].tolist() == pytest.approx([1.0] * 3)
+    with pytest.raises(KeyError, match="the scenario has no `nosuch`"):
+        csfq.run(three_udp(), **{"nosuch.rate": 1})
+    with pytest.raises(KeyError, match="not an item of a list of 1"):
+        csfq.run(three_udp(), **{"link.3.rate_mbps": 1})
+
+
+def test_maxmin_of_a_parking_lot_is_the_hand_computed_one():
+    # Flow 0 crosses both links; flow 1 only a-b (10 Mbit/s), flow 2 only b-c (4 Mbit/s):
+    # b-c is the bottleneck of 0 and 2 (2 each), and flow 1 takes the rest of a-b (8).
+    s = {
+        "name": "parking-lot",
+        "duration_s": 1.0,
+        "discipline": "fifo",
+        "routers": ["a", "b", "c"],
+        "link": [
+            {"between": ["a", "b"], "rate_mbps": 10.0},
+            {"between": ["b", "c"], "rate_mbps": 4.0},
+        ],
+        "flow": [
+            {"kind": "tcp", "from": "a", "to": "c"},
+            {"kind": "tcp", "from": "a", "to": "b"},
+            {"kind": "tcp", "from": "b", "to": "c"},
+        ],
+    }
+    m = csfq.maxmin(s)
+    assert m["max_min_mbps"].tolist() == pytest.approx([2.0, 8.0, 2.0])
+
+
+def test_scenario_errors_carry_file_line_column_and_field(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text((SCENARIOS / "csfq-fig3b.toml").read_text().replace("rate_mbps = 10", "rate_mbps = -10", 1))
+    line = next(i + 1 for i, l in enumerate(bad.read_text().splitlines()) if "rate_mbps = -10" in l)
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(bad)
+    assert e.value.file == str(bad)
+    assert e.value.line == line
+    assert e.value.column > 0
+    assert e.value.field == "rate_mbps"
+    assert f"{bad}:{line}:" in str(e.value)
+    # A missing required field, named.
+    s = three_udp()
+    del s["discipline"]
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(s)
+    assert e.value.field == "discipline" and e.value.file == "<dict>"
+    # The whole file: unreadable, or not text.
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(tmp_path / "missing.toml")
+    assert e.value.line == 0 and "cannot read" in e.value.message
+    (tmp_path / "bin.toml").write_bytes(b'name = "x"\n\xff\xfe')
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(tmp_path / "bin.toml")
+    assert (e.value.line, e.value.column) == (2, 1)
+    # Errors are exceptions of the usual kinds too.
+    assert issubclass(csfq.ScenarioError, ValueError)
+    with pytest.raises(ValueError, match="unknown discipline `nosuch`: expected one of"):
+        csfq.run(three_udp(), discipline="nosuch")
+    # A network without a route is a scenario error at the flow's table.
+    s = three_udp()
+    s["routers"] = ["a", "b", "c"]
+    s["flow"][0]["to"] = "c"
+    with pytest.raises(csfq.ScenarioError, match="no route"):
+        csfq.run(s)
+
+
+def test_experiments_are_the_commands_list():
+    e = csfq.experiments()
+    listed = subprocess.run([csfq_bin(), "reproduce", "--list"], check=True, capture_output=True, text=True).stdout
+    # The table's first cell on each row (wrapped lines leave it empty).
+    ids = {m.group(1) for m in re.finditer(r"^│ ([a-z0-9]+(?:-[a-z0-9]+)+) ", listed, re.M)}
+    assert set(e.index) == ids
+    assert "csfq-fig3a" in e.index and e.loc["csfq-fig3a", "runs"] > 0
+    assert "drr" in e.loc["csfq-fig3a", "disciplines"]
+
+
+def test_reproduce_gives_the_commands_verdicts(tmp_path):
+    rep = csfq.reproduce("csfq-fig3b")
+    subprocess.run(
+        [csfq_bin(), "reproduce", "csfq-fig3b", "--out", str(tmp_path)], check=True, stdout=subprocess.DEVNULL
+    )
+    cli = json.loads((tmp_path / "summary.json").read_text())
+    assert rep.id == "csfq-fig3b"
+    assert len(rep.table) > 0 and list(rep.table.columns)[0] != 0
+    assert len(rep.verdicts) == len(cli["verdicts"]) > 0
+    assert rep.verdicts["outcome"].tolist() == [c["outcome"] for c in cli["verdicts"]]
+    assert rep.verdicts["ours"].tolist() == [c["ours"] for c in cli["verdicts"]]
+    assert list(rep.verdicts.columns[:4]) == ["what", "ours", "published", "tolerance"]
+    with pytest.raises(csfq.SimulationError, match="unknown experiment `nosuch`"):
+        csfq.reproduce("nosuch")
+
+
+def test_disciplines():
+    assert {"fifo", "drr", "csfq", "fq_codel"} <= set(csfq.disciplines())
