@@ -13,7 +13,11 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q "maturin>=1.9,<2" "pandas>=1.5" "tomli-w>=1.0" "pytest>=7"
+# The package's dependencies and its test extras (the Dask test starts a LocalCluster on
+# loopback; the example notebook runs in a Jupyter kernel).
+"$venv/bin/python" -m pip install -q "maturin>=1.9,<2" "pandas>=1.5" "pyarrow>=12" "tomli-w>=1.0" \
+    "tqdm>=4.60" "pytest>=7" "dask[distributed]>=2023.1" "xarray>=2023.1" "nbclient>=0.8" \
+    "nbformat>=5" "ipykernel>=6" "matplotlib>=3.6"
 (cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" \
     CARGO_TARGET_DIR="$PWD/../target" maturin develop --release -q)
 CSFQ_BIN="$PWD/target/release/csfq" "$venv/bin/python" -m pytest -q python/tests

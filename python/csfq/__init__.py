@@ -37,6 +37,7 @@ else:  # pragma: no cover
 __version__: str = _csfq.__version__
 
 __all__ = [
+    "Campaign",
     "Result",
     "Reproduction",
     "ScenarioError",
@@ -47,6 +48,7 @@ __all__ = [
     "maxmin",
     "reproduce",
     "run",
+    "sweep",
 ]
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -300,3 +302,6 @@ def reproduce(id: str, seed: Optional[int] = None) -> Reproduction:
         notes=data["notes"],
         numbers=data["numbers"],
     )
+
+
+from .sweep import Campaign, sweep  # noqa: E402  (needs the definitions above)

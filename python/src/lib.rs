@@ -194,6 +194,14 @@ fn run(
     })
 }
 
+/// Checks scenario text as a run would (parse, validate, build the network) without
+/// running it.
+#[pyfunction]
+fn check(py: Python<'_>, text: &str, file: &str) -> PyResult<()> {
+    let s = load(py, text, file, None, None)?;
+    py.detach(move || Topology::build(&s).map(|_| ()).map_err(sim_error))
+}
+
 /// The exact allocations of scenario text's flows, as JSON records.
 #[pyfunction]
 fn maxmin(py: Python<'_>, text: &str, file: &str) -> PyResult<String> {
@@ -275,6 +283,7 @@ fn disciplines() -> Vec<&'static str> {
 fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;

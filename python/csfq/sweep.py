@@ -1,0 +1,219 @@
+"""Parameter sweeps: a campaign of scenario variants x seeds, run in parallel on all local
+cores or on a Dask cluster, each run's results stored once in a Parquet dataset.
+
+A campaign is a base scenario, a grid of overrides (any scenario field by its dotted path,
+and ``discipline``) and a list of seeds. Every combination is resolved to the scenario
+text the simulator will run; its key is a hash of that text, the discipline, the seed and
+the package version. Results are stored per run as ``STORE/KEY.parquet`` (one row per
+flow, with the run's parameters as columns), so a rerun computes only what is missing,
+and ``results()`` reads them all as one DataFrame (``pandas.read_parquet`` of the
+directory gives the same).
+
+Local runs use a thread pool (the simulator releases the interpreter, so threads use every
+core); ``backend="dask"`` submits the runs to a ``dask.distributed`` scheduler (a
+``LocalCluster``, or a cluster reached by address; SLURM, PBS and SGE through
+dask-jobqueue). Either way the results are written by the calling process, so both
+backends store the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import pathlib
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+import pandas as pd
+
+from . import __version__, _csfq, load_scenario, _flows_frame
+
+#: Columns every stored row has besides the flow's own.
+RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
+
+
+def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> pd.DataFrame:
+    """One run, as the rows it stores: its flows, with the run's summary. Deterministic
+    (no wall time), so any backend stores the same bytes."""
+    data = json.loads(_csfq.run(text, name, discipline, seed))
+    flows = _flows_frame(data["flows"]).reset_index()
+    s = data["summary"]
+    flows.insert(0, "events", s["events"])
+    flows.insert(0, "jain_index", s["jain_index"])
+    flows.insert(0, "seed", s["seed"])
+    flows.insert(0, "discipline", s["discipline"])
+    return flows
+
+
+class Campaign:
+    """A campaign: ``scenario`` (path, TOML text or dict) x ``grid`` x ``seeds``, stored
+    in ``store`` (a directory). ``grid`` maps a dotted field path, or ``discipline``, to
+    the values it takes; every combination runs once per seed."""
+
+    def __init__(
+        self,
+        scenario: Any,
+        grid: Optional[Mapping[str, Sequence[Any]]] = None,
+        seeds: Iterable[int] = (1,),
+        store: "os.PathLike[str] | str" = "campaign",
+    ) -> None:
+        self.scenario = scenario
+        self.grid = {k: list(v) for k, v in (grid or {}).items()}
+        for k, v in self.grid.items():
+            if not v:
+                raise ValueError(f"grid `{k}` has no values")
+            if k == "seed":
+                raise ValueError("grid `seed`: give seeds as `seeds`, not in the grid")
+            if k in RUN_COLUMNS and k != "discipline":
+                raise ValueError(f"grid `{k}`: a column of the results, not a scenario field")
+        self.seeds = [int(s) for s in seeds]
+        if not self.seeds:
+            raise ValueError("a campaign needs at least one seed")
+        self.store = pathlib.Path(store)
+
+    def runs(self) -> List[Dict[str, Any]]:
+        """Every run: its parameters, seed, resolved scenario text and key (scenario
+        errors surface here, before anything runs)."""
+        keys = list(self.grid)
+        out = []
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            params = dict(zip(keys, values))
+            discipline = params.get("discipline")
+            overrides = {k: v for k, v in params.items() if k != "discipline"}
+            text, name = load_scenario(self.scenario, **overrides)
+            _csfq.check(text, name)
+            for seed in self.seeds:
+                h = hashlib.sha256()
+                for part in (__version__, text, str(discipline), str(seed)):
+                    h.update(part.encode())
+                    h.update(b"\0")
+                out.append(
+                    {
+                        "params": params,
+                        "seed": seed,
+                        "discipline": discipline,
+                        "text": text,
+                        "name": name,
+                        "key": h.hexdigest()[:32],
+                    }
+                )
+        return out
+
+    def missing(self) -> List[Dict[str, Any]]:
+        """The runs whose results are not stored yet."""
+        return [r for r in self.runs() if not (self.store / f"{r['key']}.parquet").exists()]
+
+    def _store(self, run: Dict[str, Any], rows: pd.DataFrame) -> None:
+        rows = rows.copy()
+        rows.insert(0, "key", run["key"])
+        for i, (k, v) in enumerate(run["params"].items()):
+            if k != "discipline":
+                rows.insert(1 + i, k, v)
+        tmp = self.store / f".{run['key']}.parquet.tmp"
+        rows.to_parquet(tmp, index=False)
+        os.replace(tmp, self.store / f"{run['key']}.parquet")
+
+    def run(
+        self,
+        backend: str = "local",
+        workers: Optional[int] = None,
+        scheduler: Any = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Computes the missing runs and returns :meth:`results`.
+
+        ``backend="local"``: a pool of ``workers`` threads (default: every core).
+        ``backend="dask"``: ``scheduler`` is a ``dask.distributed.Client``, or the address
+        of a scheduler to connect to (default: a new ``LocalCluster``)."""
+        if backend not in ("local", "dask"):
+            raise ValueError(f"unknown backend `{backend}`: expected local or dask")
+        todo = self.missing()
+        self.store.mkdir(parents=True, exist_ok=True)
+        if todo:
+            if backend == "local":
+                self._run_local(todo, workers, progress)
+            else:
+                self._run_dask(todo, scheduler, progress)
+        return self.results()
+
+    def _bar(self, total: int, progress: bool):
+        if not progress:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover
+            return None
+        return tqdm(total=total, desc="csfq sweep", unit="run")
+
+    def _run_local(self, todo, workers, progress) -> None:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        bar = self._bar(len(todo), progress)
+        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+            futures = {
+                pool.submit(_run_rows, r["text"], r["name"], r["discipline"], r["seed"]): r for r in todo
+            }
+            for f in as_completed(futures):
+                self._store(futures[f], f.result())
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+
+    def _run_dask(self, todo, scheduler, progress) -> None:
+        from dask.distributed import Client, as_completed
+
+        own = None
+        if isinstance(scheduler, Client):
+            client = scheduler
+        else:
+            client = own = Client(scheduler) if scheduler is not None else Client(processes=True)
+        try:
+            bar = self._bar(len(todo), progress)
+            futures = {}
+            for r in todo:
+                f = client.submit(_run_rows, r["text"], r["name"], r["discipline"], r["seed"], pure=False)
+                futures[f] = r
+            for f in as_completed(list(futures)):
+                self._store(futures[f], f.result())
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.close()
+        finally:
+            if own is not None:
+                own.close()
+
+    def results(self) -> pd.DataFrame:
+        """Every stored run of this campaign, one row per (run, flow), in the campaign's
+        order (grid, then seed, then flow)."""
+        frames = []
+        for r in self.runs():
+            p = self.store / f"{r['key']}.parquet"
+            if p.exists():
+                frames.append(pd.read_parquet(p))
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, ignore_index=True)
+
+    def to_xarray(self, var: str = "throughput_mbps"):
+        """The results as an xarray Dataset over the grid's parameters, the seed and the
+        flow (needs xarray)."""
+        import xarray  # noqa: F401  (the error names what to install)
+
+        dims = [k for k in self.grid if k != "discipline"] + ["discipline", "seed", "flow"]
+        df = self.results()
+        return df.set_index(dims)[[var, "reference_mbps"]].to_xarray()
+
+
+def sweep(
+    scenario: Any,
+    grid: Optional[Mapping[str, Sequence[Any]]] = None,
+    seeds: Iterable[int] = (1,),
+    store: "os.PathLike[str] | str" = "campaign",
+    backend: str = "local",
+    **kwargs: Any,
+) -> pd.DataFrame:
+    """Runs a campaign (see :class:`Campaign`) and returns its results."""
+    return Campaign(scenario, grid, seeds, store).run(backend=backend, **kwargs)
