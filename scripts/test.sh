@@ -8,7 +8,8 @@ cargo test --workspace
 
 # The Python tests compare the package with the `csfq` command built from this tree.
 cargo build --release -p csfq-cli
-venv=target/py-venv
+target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+venv="$target/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
@@ -18,6 +19,6 @@ fi
 "$venv/bin/python" -m pip install -q "maturin>=1.9,<2" "pandas>=1.5" "pyarrow>=12" "tomli-w>=1.0" \
     "tqdm>=4.60" "pytest>=7" "dask[distributed]>=2023.1" "xarray>=2023.1" "nbclient>=0.8" \
     "nbformat>=5" "ipykernel>=6" "matplotlib>=3.6"
-(cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" \
-    CARGO_TARGET_DIR="$PWD/../target" maturin develop --release -q)
-CSFQ_BIN="$PWD/target/release/csfq" "$venv/bin/python" -m pytest -q python/tests
+(cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
+    CARGO_TARGET_DIR="$target" maturin develop --release -q)
+CSFQ_BIN="$target/release/csfq" "$venv/bin/python" -m pytest -q python/tests
