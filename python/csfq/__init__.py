@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import pathlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Union
@@ -53,74 +52,41 @@ __all__ = [
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
-#: The largest scenario file read, bytes (as the ``csfq`` command).
-MAX_FILE_BYTES = 16 << 20
-
-
 def disciplines() -> List[str]:
     """The discipline names a scenario (and ``discipline=``) takes."""
     return list(_csfq.disciplines())
-
-
-def _whole_file_error(file: str, message: str) -> ScenarioError:
-    e = ScenarioError(f"{file}: {message}")
-    e.file, e.line, e.column, e.field, e.message = file, 0, 0, None, message
-    return e
 
 
 def _looks_like_toml(s: str) -> bool:
     return "\n" in s or "=" in s
 
 
-def _read(path: Union[str, "os.PathLike[str]"]) -> tuple:
-    p = pathlib.Path(path)
-    name = str(path)
-    try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as e:
-        raise _whole_file_error(name, f"cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _whole_file_error(name, f"larger than {MAX_FILE_BYTES >> 20} MiB: not a scenario file")
-    try:
-        return data.decode("utf-8"), name
-    except UnicodeDecodeError as e:
-        before = data[: e.start]
-        line = before.count(b"\n") + 1
-        col = len(before) - (before.rfind(b"\n") + 1) + 1
-        err = ScenarioError(f"{name}:{line}:{col}: not UTF-8 text: a scenario is a TOML file")
-        err.file, err.line, err.column, err.field = name, line, col, None
-        err.message = "not UTF-8 text: a scenario is a TOML file"
-        raise err from None
-
-
 def _set(doc: Dict[str, Any], key: str, value: Any) -> None:
     """Sets a field by its dotted path; list items by index (``link.0.rate_mbps``)."""
     parts = key.replace("__", ".").split(".")
     node: Any = doc
-    for i, part in enumerate(parts[:-1]):
+    for i, part in enumerate(parts):
         where = ".".join(parts[: i + 1])
+        last = i == len(parts) - 1
         if isinstance(node, list):
             try:
-                node = node[int(part)]
+                index = int(part)
+                node[index]
             except (ValueError, IndexError):
                 raise KeyError(f"override `{key}`: `{where}` is not an item of a list of {len(node)}") from None
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
         elif isinstance(node, dict):
-            if part not in node:
+            if last:
+                node[part] = value
+            elif part not in node:
                 raise KeyError(f"override `{key}`: the scenario has no `{where}`")
-            node = node[part]
+            else:
+                node = node[part]
         else:
             raise KeyError(f"override `{key}`: `{'.'.join(parts[:i])}` is a value, not a table")
-    last = parts[-1]
-    if isinstance(node, list):
-        try:
-            node[int(last)] = value
-        except (ValueError, IndexError):
-            raise KeyError(f"override `{key}`: `{last}` is not an item of a list of {len(node)}") from None
-    elif isinstance(node, dict):
-        node[last] = value
-    else:
-        raise KeyError(f"override `{key}`: its parent is a value, not a table")
 
 
 def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
@@ -131,8 +97,8 @@ def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
         name = "<dict>"
         text = None
     elif isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and not _looks_like_toml(scenario)):
-        text, name = _read(scenario)
-        doc = None
+        name = str(scenario)
+        text, doc = _csfq.read_scenario(name), None
     elif isinstance(scenario, str):
         text, name, doc = scenario, "<string>", None
     else:

@@ -76,14 +76,15 @@ fn load(
     seed: Option<u64>,
 ) -> PyResult<ScenarioFile> {
     let d = discipline(d)?;
-    let mut s = ScenarioFile::parse(text, Path::new(file)).map_err(|e| scenario_error(py, &e))?;
-    if let Some(seed) = seed {
-        s.seed = seed;
-    }
-    if let Some(d) = d {
-        s = s.with_discipline(d);
-    }
-    Ok(s)
+    let s = ScenarioFile::parse(text, Path::new(file)).map_err(|e| scenario_error(py, &e))?;
+    Ok(s.with_run_options(seed, d))
+}
+
+/// The text of a scenario file, read as the `csfq` command reads it (at most 16 MiB,
+/// UTF-8; errors name the file, and the line of a bad byte).
+#[pyfunction]
+fn read_scenario(py: Python<'_>, path: &str) -> PyResult<String> {
+    ScenarioFile::read_text(Path::new(path)).map_err(|e| scenario_error(py, &e))
 }
 
 fn finite(x: f64) -> Value {
@@ -284,6 +285,7 @@ fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;

@@ -9,14 +9,7 @@ use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 
 fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<ScenarioFile> {
-    let mut s = ScenarioFile::load(path)?;
-    if let Some(seed) = seed {
-        s.seed = seed;
-    }
-    if let Some(d) = d {
-        s = s.with_discipline(d);
-    }
-    Ok(s)
+    Ok(ScenarioFile::load(path)?.with_run_options(seed, d))
 }
 
 /// The allocations a run is judged by (bits/s per flow).

@@ -809,6 +809,12 @@ impl ScenarioFile {
     /// Reads and parses a scenario file of at most [`MAX_FILE_BYTES`] (read no further, so
     /// `/dev/zero` or a runaway pipe is an error, not an exhausted memory).
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        Self::parse(&Self::read_text(path)?, path)
+    }
+
+    /// The text of a scenario file, read as [`ScenarioFile::load`] reads it: at most
+    /// [`MAX_FILE_BYTES`], UTF-8, errors with the file (and the line of a bad byte).
+    pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
         use std::io::Read as _;
         let whole = |message: String| ScenarioError {
             file: path.to_path_buf(),
@@ -828,7 +834,7 @@ impl ScenarioFile {
                 MAX_FILE_BYTES >> 20
             )));
         }
-        let text = String::from_utf8(bytes).map_err(|e| {
+        String::from_utf8(bytes).map_err(|e| {
             let (line, column) = line_col_bytes(e.as_bytes(), e.utf8_error().valid_up_to());
             ScenarioError {
                 file: path.to_path_buf(),
@@ -837,8 +843,7 @@ impl ScenarioFile {
                 field: None,
                 message: "not UTF-8 text: a scenario is a TOML file".into(),
             }
-        })?;
-        Self::parse(&text, path)
+        })
     }
 
     /// The interval of the time series, ms: the file's, else [`DEFAULT_SAMPLE_MS`] or the
@@ -870,6 +875,18 @@ impl ScenarioFile {
     /// Serializes back to TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a scenario always serializes")
+    }
+
+    /// The scenario with a run's overrides: another seed, every link on one discipline.
+    pub fn with_run_options(self, seed: Option<u64>, d: Option<DisciplineKind>) -> Self {
+        let mut s = match d {
+            Some(d) => self.with_discipline(d),
+            None => self,
+        };
+        if let Some(seed) = seed {
+            s.seed = seed;
+        }
+        s
     }
 
     /// The same scenario with every link's discipline set to `d`.
