@@ -31,6 +31,11 @@ enum Command {
         /// Run every link with this discipline instead of the file's.
         #[arg(long, value_parser = parse_discipline)]
         discipline: Option<DisciplineKind>,
+        /// Write every packet that crosses this link (both directions; its index in the
+        /// file or its routers as A-B; repeatable) to OUT/trace.pcapng, labels in the IPv4
+        /// Identification field as the dataplane writes them.
+        #[arg(long, value_name = "LINK")]
+        pcap: Vec<String>,
     },
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
@@ -85,7 +90,8 @@ fn main() -> ExitCode {
             out,
             seed,
             discipline,
-        } => run::run(&scenario, out, seed, discipline),
+            pcap,
+        } => run::run(&scenario, out, seed, discipline, &pcap),
         Command::Reproduce {
             id,
             list,

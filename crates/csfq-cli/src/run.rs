@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
+use csfq_sim::pcap::PcapTrace;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -43,12 +44,42 @@ impl References {
     }
 }
 
-/// Runs a simulation with a progress bar over simulated time; returns the report, the
-/// flows' reference allocations and the wall time.
+/// A packet trace to write: the file and the ports (both directions of each link).
+pub struct TraceRequest {
+    /// The pcapng file.
+    pub path: PathBuf,
+    /// Ports, indices into the topology's.
+    pub ports: Vec<usize>,
+}
+
+impl TraceRequest {
+    /// The ports of links named on the command line (deduplicated, in order).
+    pub fn of_links(s: &ScenarioFile, links: &[String], path: PathBuf) -> Result<Option<Self>> {
+        let mut ports = Vec::new();
+        for name in links {
+            for p in csfq_sim::trace::link_ports(s, name)? {
+                if !ports.contains(&p) {
+                    ports.push(p);
+                }
+            }
+        }
+        Ok((!ports.is_empty()).then_some(TraceRequest { path, ports }))
+    }
+}
+
+/// Runs a simulation with a progress bar over simulated time, writing the trace if one is
+/// asked for; returns the report, the flows' reference allocations, the wall time and the
+/// packets traced.
 pub fn simulate_with_progress(
     s: &ScenarioFile,
-) -> Result<(SimReport, References, std::time::Duration)> {
+    trace: Option<&TraceRequest>,
+) -> Result<(SimReport, References, std::time::Duration, Option<u64>)> {
     let mut sim = Simulation::new(s)?;
+    if let Some(t) = trace {
+        let pcap = PcapTrace::create(&t.path, sim.topology(), &t.ports, s.tcp.segment_bytes)
+            .with_context(|| format!("cannot create {}", t.path.display()))?;
+        sim.trace(&t.ports, Box::new(pcap))?;
+    }
     let fair = References::of(sim.topology());
     let end = sim.end();
     let bar = ProgressBar::new(end.0 / 1_000_000);
@@ -66,7 +97,14 @@ pub fn simulate_with_progress(
         bar.set_position(sim.now().0 / 1_000_000);
     }
     bar.finish_and_clear();
-    Ok((sim.report(), fair, started.elapsed()))
+    let traced = match trace {
+        Some(t) => Some(
+            sim.finish_trace()
+                .with_context(|| format!("cannot write {}", t.path.display()))?,
+        ),
+        None => None,
+    };
+    Ok((sim.report(), fair, started.elapsed(), traced))
 }
 
 /// `csfq run`.
@@ -75,11 +113,14 @@ pub fn run(
     out: Option<PathBuf>,
     seed: Option<u64>,
     d: Option<DisciplineKind>,
+    pcap: &[String],
 ) -> Result<()> {
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    // A misnamed link is an error before anything is written.
+    let trace = TraceRequest::of_links(&s, pcap, dir.join("trace.pcapng"))?;
     crate::prepare_out_dir(&dir)?;
-    let (report, refs, wall) = simulate_with_progress(&s)?;
+    let (report, refs, wall, traced) = simulate_with_progress(&s, trace.as_ref())?;
     write_outputs(&dir, &report, &refs.reference)?;
     println!("{}: {}", s.name, s.description);
     println!(
@@ -213,6 +254,27 @@ pub fn run(
         "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg",
         dir.display()
     );
+    if let (Some(t), Some(n)) = (&trace, traced) {
+        // Link i's ports are 2i (as listed) and 2i + 1 (back).
+        let names: Vec<String> = t
+            .ports
+            .iter()
+            .map(|&p| {
+                let [a, b] = &s.links[p / 2].get_ref().between;
+                if p % 2 == 0 {
+                    format!("{a}->{b}")
+                } else {
+                    format!("{b}->{a}")
+                }
+            })
+            .collect();
+        println!(
+            "wrote {} ({n} packets sent or dropped on {}; to see labels as rates: \
+             wireshark -X lua_script:contrib/wireshark/csfq.lua)",
+            t.path.display(),
+            names.join(", ")
+        );
+    }
     Ok(())
 }
 

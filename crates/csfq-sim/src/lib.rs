@@ -12,6 +12,7 @@ pub mod discipline;
 pub mod experiments;
 pub mod overlay;
 pub mod packet;
+pub mod pcap;
 pub mod report;
 pub mod rlm;
 pub mod scenario;
@@ -19,6 +20,7 @@ pub mod sim;
 pub mod source;
 pub mod tcp;
 pub mod topology;
+pub mod trace;
 
 pub use report::SimReport;
 pub use scenario::{DisciplineKind, ScenarioError, ScenarioFile};

@@ -26,6 +26,7 @@ use crate::scenario::{FlowKind, ScenarioFile};
 use crate::source::{CbrSource, OnOffSource};
 use crate::tcp::{AckAction, TcpReceiver, TcpSender};
 use crate::topology::{BuildError, Topology};
+use crate::trace::{NoSuchPort, Tracer};
 
 /// SplitMix64 finalizer: independent seeds for each component's random stream, so one
 /// change does not reshuffle every other draw.
@@ -106,6 +107,8 @@ struct Port {
     queue_series: Vec<u32>,
     alpha_series: Vec<f64>,
     table_series: Vec<u32>,
+    /// A [`Tracer`] is told of this port's packets.
+    traced: bool,
 }
 
 #[derive(Debug)]
@@ -217,6 +220,7 @@ pub struct Simulation {
     samples: usize,
     events: u64,
     hops: u64,
+    tracer: Option<Box<dyn Tracer>>,
 }
 
 impl Simulation {
@@ -240,6 +244,7 @@ impl Simulation {
                 queue_series: Vec::new(),
                 alpha_series: Vec::new(),
                 table_series: Vec::new(),
+                traced: false,
             })
             .collect();
         let mut flows = Vec::with_capacity(topo.flows.len());
@@ -371,6 +376,7 @@ impl Simulation {
             samples: 0,
             events: 0,
             hops: 0,
+            tracer: None,
         };
         for i in 0..sim.flows.len() {
             let start = sim.topo.flows[i].start;
@@ -382,6 +388,31 @@ impl Simulation {
         }
         sim.schedule(sim.sample_interval, EventKind::Sample);
         Ok(sim)
+    }
+
+    /// From now on, tells `tracer` of every packet that `ports` (indices into
+    /// [`Topology::ports`]) send or drop; replaces an earlier tracer. Call
+    /// [`Simulation::finish_trace`] after the run to flush it.
+    pub fn trace(&mut self, ports: &[usize], tracer: Box<dyn Tracer>) -> Result<(), NoSuchPort> {
+        if let Some(&port) = ports.iter().find(|&&p| p >= self.ports.len()) {
+            return Err(NoSuchPort {
+                port,
+                ports: self.ports.len(),
+            });
+        }
+        for p in &mut self.ports {
+            p.traced = false;
+        }
+        for &p in ports {
+            self.ports[p].traced = true;
+        }
+        self.tracer = Some(tracer);
+        Ok(())
+    }
+
+    /// Flushes the tracer (if any); returns the packets it recorded, or its first error.
+    pub fn finish_trace(&mut self) -> std::io::Result<u64> {
+        self.tracer.as_mut().map_or(Ok(0), |t| t.finish())
     }
 
     /// The network being simulated.
@@ -818,11 +849,9 @@ impl Simulation {
             port.disc.label_at_edge(&mut p, now, &mut port.rng);
         }
         if let Some(d) = port.disc.enqueue(p, now, &mut port.rng) {
-            port.drops += 1;
-            self.record_drop(d);
+            self.port_drop(port_id, d);
             while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
-                self.ports[port_id].drops += 1;
-                self.record_drop(d);
+                self.port_drop(port_id, d);
             }
         }
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
@@ -837,6 +866,18 @@ impl Simulation {
                 self.schedule(at, EventKind::TxDone(port_id as u32));
             }
         }
+    }
+
+    /// A drop at a port: counted there, traced if watched, and charged to its flow.
+    fn port_drop(&mut self, port_id: usize, d: Dropped<SimPacket>) {
+        let port = &mut self.ports[port_id];
+        port.drops += 1;
+        if port.traced {
+            if let Some(t) = &mut self.tracer {
+                t.dropped(self.now, port_id, &d.packet, d.reason);
+            }
+        }
+        self.record_drop(d);
     }
 
     fn record_drop(&mut self, d: Dropped<SimPacket>) {
@@ -858,13 +899,17 @@ impl Simulation {
         let next = port.disc.dequeue(now);
         // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
         while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
-            self.ports[port_id].drops += 1;
-            self.record_drop(d);
+            self.port_drop(port_id, d);
         }
         let port = &mut self.ports[port_id];
         let Some(mut p) = next else {
             return;
         };
+        if port.traced {
+            if let Some(t) = &mut self.tracer {
+                t.sent(now, port_id, &p);
+            }
+        }
         port.tx_pkts += 1;
         port.tx_bytes += p.size as u64;
         self.hops += 1;

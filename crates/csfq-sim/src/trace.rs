@@ -1,0 +1,95 @@
+//! Watching packets cross chosen ports: a [`Tracer`] is told of every packet a traced port
+//! starts to send and every packet it drops, with the simulated time.
+//!
+//! Tracing is off unless [`crate::Simulation::trace`] is called; an untraced port costs one
+//! branch per packet. [`crate::pcap::PcapTrace`] writes what it is told as a pcapng file.
+
+use csfq_algo::{DropReason, Nanos};
+
+use crate::packet::SimPacket;
+use crate::scenario::ScenarioFile;
+
+/// Receives the packets of traced ports, in simulated-time order.
+pub trait Tracer: Send + std::fmt::Debug {
+    /// `port` starts sending `p` at `now` (its first bit leaves; labels as written).
+    fn sent(&mut self, now: Nanos, port: usize, p: &SimPacket);
+
+    /// `port` dropped `p` at `now` (on arrival, or pushed out or dropped at the head later).
+    fn dropped(&mut self, now: Nanos, port: usize, p: &SimPacket, reason: DropReason);
+
+    /// The run is over (or stopped): flush; returns the packets recorded, or the first
+    /// error met.
+    fn finish(&mut self) -> std::io::Result<u64>;
+}
+
+/// [`crate::Simulation::trace`] was given a port the network does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("port {port} does not exist: the network has {ports} ports")]
+pub struct NoSuchPort {
+    /// The port asked for.
+    pub port: usize,
+    /// How many ports there are.
+    pub ports: usize,
+}
+
+/// A link named on the command line that the scenario does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no link `{name}`: give its index or its two routers as A-B; the links are {known}")]
+pub struct UnknownLink {
+    /// What was asked for.
+    pub name: String,
+    /// The scenario's links, `index (A-B)`, comma-separated.
+    pub known: String,
+}
+
+/// The two ports (both directions) of a scenario's link, named by its index in the file
+/// (`0` for the first `[[link]]`) or by its routers, `A-B` in either order.
+pub fn link_ports(s: &ScenarioFile, name: &str) -> Result<[usize; 2], UnknownLink> {
+    let links: Vec<_> = s.links.iter().map(|l| &l.get_ref().between).collect();
+    let by_index = name.parse::<usize>().ok().filter(|&i| i < links.len());
+    // Router names may contain '-': try every split.
+    let by_names = || {
+        name.match_indices('-').find_map(|(at, _)| {
+            let (a, b) = (&name[..at], &name[at + 1..]);
+            links
+                .iter()
+                .position(|[x, y]| (x == a && y == b) || (x == b && y == a))
+        })
+    };
+    match by_index.or_else(by_names) {
+        Some(i) => Ok([2 * i, 2 * i + 1]),
+        None => Err(UnknownLink {
+            name: name.to_string(),
+            known: links
+                .iter()
+                .enumerate()
+                .map(|(i, [a, b])| format!("{i} ({a}-{b})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_found_by_index_or_by_routers() {
+        let s = ScenarioFile::parse(
+            "name = \"t\"\nduration_s = 1\ndiscipline = \"fifo\"\nrouters = [\"a-1\", \"b\", \"c\"]\n\
+             [[link]]\nbetween = [\"a-1\", \"b\"]\nrate_mbps = 10\n\
+             [[link]]\nbetween = [\"b\", \"c\"]\nrate_mbps = 10\n\
+             [[flow]]\nkind = \"udp\"\nfrom = \"a-1\"\nto = \"c\"\nrate_mbps = 1\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        assert_eq!(link_ports(&s, "0"), Ok([0, 1]));
+        assert_eq!(link_ports(&s, "1"), Ok([2, 3]));
+        assert_eq!(link_ports(&s, "a-1-b"), Ok([0, 1]));
+        assert_eq!(link_ports(&s, "c-b"), Ok([2, 3]));
+        let e = link_ports(&s, "a-c").unwrap_err();
+        assert_eq!(e.known, "0 (a-1-b), 1 (b-c)");
+        assert!(link_ports(&s, "2").is_err());
+    }
+}
