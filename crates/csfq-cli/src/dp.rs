@@ -45,6 +45,12 @@ enum DpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the counters and the cores' A, F and alpha to Prometheus (until stopped).
+    Exporter {
+        /// Address and port to listen on (port 0: any free port, printed).
+        #[arg(long, default_value = "127.0.0.1:9713", value_name = "ADDR:PORT")]
+        listen: std::net::SocketAddr,
+    },
     /// Remove what csfq attached to an interface (nothing else).
     Detach {
         /// The interface.
@@ -257,6 +263,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 println!("{t}");
             }
         }
+        DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,
         DpCommand::Detach { dev } => {
             let removed = csfq_dp::detach(&dev)?;
             let names: Vec<_> = removed.iter().map(|r| r.name()).collect();

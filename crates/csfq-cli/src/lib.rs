@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod dp;
+pub mod exporter;
 pub mod plot;
 pub mod reproduce;
 pub mod run;

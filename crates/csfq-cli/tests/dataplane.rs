@@ -2,7 +2,8 @@
 //! core router (10 Mbit/s tbf) -> receiver, each in a network namespace this test makes,
 //! with GSO/TSO/GRO off on every veth. Four iperf3 TCP flows and one UDP flow at 5x its
 //! fair share: with `csfq dp` attached the UDP gets at most 1.5x its fair share and every
-//! TCP at least half of it; without, the UDP takes most of the link. Also the command's
+//! TCP at least half of it; without, the UDP takes most of the link; `csfq dp exporter` is
+//! scraped while the flows run. Also the command's
 //! errors on a real system. Needs root, iperf3, ethtool, ip and tc: skipped with the reason
 //! elsewhere, failing instead when CSFQ_DP_REQUIRED is set (CI sets it).
 
@@ -290,6 +291,65 @@ fn remove_tree(p: &Path) -> std::io::Result<()> {
     }
 }
 
+/// `csfq dp exporter` on a free loopback port, stopped on drop.
+struct Exporter {
+    child: Child,
+    addr: String,
+}
+
+impl Exporter {
+    fn start() -> Exporter {
+        use std::io::BufRead as _;
+        let mut child = Command::new(CSFQ)
+            .args(["dp", "exporter", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("csfq dp exporter");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("exporter said: {line}"))
+            .to_string();
+        Exporter { child, addr }
+    }
+
+    /// One scrape: every sample line as (series with its labels, value).
+    fn scrape(&self) -> Vec<(String, f64)> {
+        use std::io::{Read as _, Write as _};
+        let mut c = std::net::TcpStream::connect(&self.addr).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.0\r\nHost: csfq\r\n\r\n")
+            .unwrap();
+        let mut page = String::new();
+        c.read_to_string(&mut page).unwrap();
+        let (head, body) = page.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.starts_with("HTTP/1.") && head.contains(" 200 "),
+            "{head}"
+        );
+        assert!(head.contains("application/openmetrics-text"), "{head}");
+        assert!(body.ends_with("# EOF\n"), "{body}");
+        body.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let (series, v) = l.rsplit_once(' ').unwrap();
+                (series.to_string(), v.parse().unwrap())
+            })
+            .collect()
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// 10 Mbit/s shared by 5 flows that all want more: 2 Mbit/s each on the wire; iperf3
 /// counts payload, about 95% of a full-size frame.
 const FAIR_GOODPUT: f64 = 2e6 * 0.95;
@@ -323,11 +383,27 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let fair = net.traffic("10M", 8);
+    // Prometheus scrapes the exporter (in the host namespace; it reads every scope's
+    // pins) once a second while the flows run.
+    let exporter = Exporter::start();
+    let (fair, scrapes) = std::thread::scope(|s| {
+        let scraper = s.spawn(|| {
+            let mut scrapes = Vec::new();
+            for _ in 0..9 {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                scrapes.push(exporter.scrape());
+            }
+            scrapes
+        });
+        let fair = net.traffic("10M", 8);
+        (fair, scraper.join().unwrap())
+    });
+    let last_scrape = exporter.scrape();
     let stats = Command::new(CSFQ)
         .args(["dp", "stats", "--json"])
         .output()
         .unwrap();
+    let after_stats = exporter.scrape();
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
     let mine: Vec<&serde_json::Value> = stats
         .as_array()
@@ -358,6 +434,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
             > 100,
         "{core}"
     );
+    check_scrapes(&net.prefix, &scrapes, [&last_scrape, &after_stats], &mine);
     let udp = fair[4];
     assert!(
         udp <= 1.5 * FAIR_GOODPUT,
@@ -378,6 +455,96 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     let o = net.csfq("c", &["detach", "--dev", "c1"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
+}
+
+/// What Prometheus saw during the fairness run: every counter of both programs, never
+/// going back; the core's state during the run (congested, A above C, alpha near the fair
+/// share of 2 Mbit/s on the wire); and after it, the same counters `csfq dp stats` shows
+/// (read between two scrapes, `around`: a stray packet may land in between).
+fn check_scrapes(
+    prefix: &str,
+    scrapes: &[Vec<(String, f64)>],
+    around: [&[(String, f64)]; 2],
+    stats: &[&serde_json::Value],
+) {
+    let core_ns = format!("netns=\"{prefix}c\"");
+    let ours = |series: &str| series.contains(&format!("netns=\"{prefix}"));
+    let value = |scrape: &[(String, f64)], name: &str| {
+        scrape
+            .iter()
+            .find(|(s, _)| s.starts_with(name) && s.contains(&core_ns))
+            .map(|(_, v)| *v)
+    };
+    assert!(around[0]
+        .iter()
+        .any(|(s, v)| s == "csfq_dataplane_up" && *v == 1.0));
+    // Monotone counters.
+    for w in scrapes.windows(2) {
+        for (series, v) in w[0]
+            .iter()
+            .filter(|(s, _)| s.contains("_total{") && ours(s))
+        {
+            let later = w[1].iter().find(|(s, _)| s == series).map(|(_, v)| *v);
+            assert!(
+                later.is_some_and(|l| l >= *v),
+                "{series}: {v} then {later:?}"
+            );
+        }
+    }
+    // Mid-run (scrapes 2..=7 fall inside the 8 s of traffic, which starts 0.7 s in).
+    let mid = &scrapes[2..7];
+    let c = value(&mid[0], "csfq_core_capacity_bits_per_second").expect("core capacity");
+    assert_eq!(c, 10e6);
+    let mut alphas: Vec<f64> = mid
+        .iter()
+        .filter_map(|s| value(s, "csfq_core_fair_share_bits_per_second"))
+        .collect();
+    alphas.sort_by(f64::total_cmp);
+    eprintln!("alpha from the exporter, bit/s: {alphas:?}");
+    let alpha = alphas[alphas.len() / 2];
+    assert!(
+        (1e6..=4e6).contains(&alpha),
+        "median alpha {alpha} bit/s over {alphas:?}: the fair share is 2 Mbit/s (within a factor 2)"
+    );
+    let congested = mid
+        .iter()
+        .filter(|s| value(s, "csfq_core_congested") == Some(1.0))
+        .count();
+    assert!(congested >= 3, "congested in {congested} of 5 scrapes");
+    let arrivals = mid
+        .iter()
+        .filter(|s| value(s, "csfq_core_arrival_rate_bits_per_second").is_some_and(|a| a > c))
+        .count();
+    assert!(arrivals >= 3, "A > C in {arrivals} of 5 scrapes");
+    // After the run: the exporter's counters are `csfq dp stats`'s.
+    for st in stats {
+        let (iface, role) = (
+            st["interface"].as_str().unwrap(),
+            st["role"].as_str().unwrap(),
+        );
+        let netns = st["scope"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("netns-")
+            .unwrap();
+        for (counter, c) in st["counters"].as_object().unwrap() {
+            let series = format!(
+                "csfq_packets_total{{netns=\"{netns}\",interface=\"{iface}\",role=\"{role}\",counter=\"{counter}\"}}"
+            );
+            let [before, after] = around.map(|scrape| {
+                scrape
+                    .iter()
+                    .find(|(s, _)| *s == series)
+                    .map(|(_, v)| *v)
+                    .unwrap_or_else(|| panic!("no {series}"))
+            });
+            let shown = c["packets"].as_f64().unwrap();
+            assert!(
+                before <= shown && shown <= after,
+                "{series}: exporter {before} then {after}, stats {shown}"
+            );
+        }
+    }
 }
 
 /// Sends `n` UDP datagrams of `payload` bytes from namespace `ns` to `to`, without DF

@@ -19,8 +19,8 @@ pub mod units;
 
 pub use dataplane::{
     adopt_current_netns, attach_core, attach_edge, detach, enter_netns, stats, AttachOutcome,
-    CoreSettings, CoreStats, EdgeSettings, EdgeStats, FlowKey, InterfaceStats, Unlabelable,
-    WeightClass,
+    CoreSettings, CoreStats, CountJson, EdgeSettings, EdgeStats, FlowKey, InterfaceStats,
+    Unlabelable, WeightClass,
 };
 pub use loader::TestProgram;
 
