@@ -3,9 +3,9 @@
 //! with GSO/TSO/GRO off on every veth. Four iperf3 TCP flows and one UDP flow at 5x its
 //! fair share: with `csfq dp` attached the UDP gets at most 1.5x its fair share and every
 //! TCP at least half of it; without, the UDP takes most of the link; `csfq dp exporter` is
-//! scraped while the flows run. Also the command's
-//! errors on a real system. Needs root, iperf3, ethtool, ip and tc: skipped with the reason
-//! elsewhere, failing instead when CSFQ_DP_REQUIRED is set (CI sets it).
+//! scraped while the flows run. Also the command's errors on a real system. Needs root,
+//! iperf3, ethtool, ip and tc: skipped with the reason elsewhere, failing instead when
+//! CSFQ_DP_REQUIRED is set (CI sets it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
