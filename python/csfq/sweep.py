@@ -3,8 +3,9 @@ cores or on a Dask cluster, each run's results stored once in a Parquet dataset.
 
 A campaign is a base scenario, a grid of overrides (any scenario field by its dotted path,
 and ``discipline``) and a list of seeds. Every combination is resolved to the scenario
-text the simulator will run; its key is a hash of that text, the discipline, the seed and
-the package version. Results are stored per run as ``STORE/KEY.parquet`` (one row per
+the simulator will run; its key is a hash of that scenario as the simulator reads it
+(every default explicit, numbers as numbers), the discipline, the seed and the package
+version. Results are stored per run as ``STORE/KEY.parquet`` (one row per
 flow, with the run's parameters as columns), so a rerun computes only what is missing,
 and ``results()`` reads them all as one DataFrame (``pandas.read_parquet`` of the
 directory gives the same).
@@ -82,10 +83,12 @@ class Campaign:
             discipline = params.get("discipline")
             overrides = {k: v for k, v in params.items() if k != "discipline"}
             text, name = load_scenario(self.scenario, **overrides)
-            _csfq.check(text, name)
+            # The key hashes the scenario as the simulator reads it: `6` and `6.0`, or a
+            # default written out, are the same run.
+            canonical = _csfq.check(text, name)
             for seed in self.seeds:
                 h = hashlib.sha256()
-                for part in (__version__, text, str(discipline), str(seed)):
+                for part in (__version__, canonical, str(discipline), str(seed)):
                     h.update(part.encode())
                     h.update(b"\0")
                 out.append(

@@ -196,11 +196,15 @@ fn run(
 }
 
 /// Checks scenario text as a run would (parse, validate, build the network) without
-/// running it.
+/// running it; returns the scenario as the simulator read it, every default explicit
+/// (`6` and `6.0` read the same): what a campaign's keys hash.
 #[pyfunction]
-fn check(py: Python<'_>, text: &str, file: &str) -> PyResult<()> {
+fn check(py: Python<'_>, text: &str, file: &str) -> PyResult<String> {
     let s = load(py, text, file, None, None)?;
-    py.detach(move || Topology::build(&s).map(|_| ()).map_err(sim_error))
+    py.detach(move || {
+        Topology::build(&s).map_err(sim_error)?;
+        toml::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
+    })
 }
 
 /// The exact allocations of scenario text's flows, as JSON records.

@@ -7,6 +7,7 @@ pub mod exporter;
 pub mod plot;
 pub mod reproduce;
 pub mod run;
+pub mod sweep;
 
 use csfq_sim::DisciplineKind;
 

@@ -56,6 +56,15 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Run a campaign: a scenario x a grid of overrides x seeds, stored as Parquet, on all
+    /// local cores or a Dask cluster (runs `python3 -m csfq sweep`; needs the Python
+    /// package; `csfq sweep --help` for its options).
+    #[command(disable_help_flag = true)]
+    Sweep {
+        /// Everything `python -m csfq sweep` takes.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Print the exact max-min fair allocation of a scenario's flows (TCP flows greedy).
     Maxmin {
         /// The scenario (TOML).
@@ -109,6 +118,10 @@ fn main() -> ExitCode {
             }
         }
         Command::Maxmin { scenario } => run::maxmin(&scenario),
+        Command::Sweep { args } => match csfq_cli::sweep::sweep(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Bench { repeat, large } => bench::bench(repeat, large),
         Command::Dp(args) => dp::dp(args),
     };
