@@ -250,8 +250,13 @@ pub fn run(
     if loops {
         print_loops(&report);
     }
+    let png = if dir.join("throughput.png").exists() {
+        format!(", {}/throughput.png", dir.display())
+    } else {
+        String::new()
+    };
     println!(
-        "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg",
+        "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg{png}",
         dir.display()
     );
     if let (Some(t), Some(n)) = (&trace, traced) {
@@ -379,7 +384,7 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
         .with_context(|| format!("writing {}", p.display()))?;
     let chart = crate::plot::Chart {
         title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
-        x_label: "flow".into(),
+        x_label: "flow number".into(),
         y_label: "throughput (Mbps)".into(),
         series: vec![
             crate::plot::Series {
@@ -405,6 +410,7 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
         ],
         reference: None,
         log_y: false,
+        per_flow: true,
     };
     chart.write_svg(&dir.join("throughput.svg"))
 }

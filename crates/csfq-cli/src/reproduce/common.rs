@@ -38,8 +38,12 @@ pub(crate) fn per_flow_chart(
 ) -> Chart {
     Chart {
         title: s(title),
-        x_label: s("flow"),
-        y_label: s("throughput (Mbps)"),
+        x_label: s("flow number"),
+        y_label: s(if log_y {
+            "throughput (Mbps, log scale)"
+        } else {
+            "throughput (Mbps)"
+        }),
         series: results
             .iter()
             .map(|r| Series {
@@ -59,6 +63,7 @@ pub(crate) fn per_flow_chart(
             .collect(),
         reference: fair.map(|f| (f, format!("fair share {f:.4} Mbps"))),
         log_y,
+        per_flow: true,
     }
 }
 
@@ -98,6 +103,7 @@ pub(crate) fn sweep_chart(
             .collect(),
         reference: Some((1.0, s("fair share"))),
         log_y: false,
+        per_flow: false,
     }
 }
 

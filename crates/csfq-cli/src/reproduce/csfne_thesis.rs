@@ -128,6 +128,7 @@ pub(crate) fn csfne_table(id: &str, sweep: Sweep, results: &[RunResult]) -> Anal
             series,
             reference: None,
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(json),

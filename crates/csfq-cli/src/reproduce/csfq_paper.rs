@@ -494,6 +494,7 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
                     .collect(),
                 reference: Some((1.0, s("fair share 1 Mbps"))),
                 log_y: false,
+                per_flow: false,
             },
         ));
     }
@@ -652,6 +653,7 @@ pub(crate) fn table1(results: &[RunResult]) -> Analysis {
             series,
             reference: Some((0.5, s("fair share 0.5 Mbps"))),
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(frac
@@ -750,6 +752,7 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             series,
             reference: None,
             log_y: true,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(means
@@ -866,7 +869,7 @@ pub(crate) fn table4(results: &[RunResult]) -> Analysis {
         notes: Vec::new(),
         chart: Chart {
             title: s("csfq-table4: throughput on link 2 (flows 1, 2 relabeled at link 1)"),
-            x_label: s("flow"),
+            x_label: s("flow number"),
             y_label: s("throughput (Mbps)"),
             series: results
                 .iter()
@@ -874,6 +877,7 @@ pub(crate) fn table4(results: &[RunResult]) -> Analysis {
                 .collect(),
             reference: Some((10.0 / 3.0, s("fair share 3.33 Mbps"))),
             log_y: false,
+            per_flow: true,
         },
         extra_charts: Vec::new(),
         json: json!(results.iter().map(|r| json!({"variant": r.label, "mbps": r.report.flows.iter().map(|f| f.throughput_mbps).collect::<Vec<_>>()})).collect::<Vec<_>>()),

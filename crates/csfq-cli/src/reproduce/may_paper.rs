@@ -267,6 +267,7 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
             .collect(),
         reference: Some((2.0, s("fair share 2 Mbps"))),
         log_y: false,
+        per_flow: false,
     };
     Analysis {
         header,
@@ -393,6 +394,7 @@ pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
             series,
             reference: None,
             log_y: true,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(json_rows),
@@ -514,6 +516,7 @@ pub(crate) fn fig2() -> Analysis {
             series: mem_series,
             reference: Some((1.0, s("1 bit per flow"))),
             log_y: false,
+            per_flow: false,
         },
         extra_charts: vec![(
             s("lossless"),
@@ -524,6 +527,7 @@ pub(crate) fn fig2() -> Analysis {
                 series: loss_series,
                 reference: Some((0.99, s("0.99"))),
                 log_y: false,
+                per_flow: false,
             },
         )],
         json: json!(json_rows),

@@ -164,6 +164,7 @@ pub(crate) fn fig6(results: &[RunResult]) -> Analysis {
             ],
             reference: None,
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(json_rows),
@@ -295,6 +296,7 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
             series,
             reference: None,
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(json_rows),
@@ -396,6 +398,7 @@ pub(crate) fn fig8_9(id: &str, results: &[RunResult]) -> Analysis {
             series: chart_series,
             reference: Some((want_tcp, format!("TCP expected {want_tcp} Mbps"))),
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(json_rows),
@@ -490,6 +493,7 @@ pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
                 ],
                 reference: Some((50.0, s("leased rate 50 Mbps"))),
                 log_y: false,
+                per_flow: false,
             });
         }
     }
@@ -556,6 +560,7 @@ pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
             ],
             reference: None,
             log_y: false,
+            per_flow: false,
         },
         extra_charts: rates_chart.map(|c| vec![(s("rates"), c)]).unwrap_or_default(),
         json: json!(json_rows),

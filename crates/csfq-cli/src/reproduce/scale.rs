@@ -264,6 +264,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
             series: over_time(&|r: &SimReport| &r.flows[0].series_mbps, false),
             reference: Some((case.share.1, "fair share".into())),
             log_y: true,
+            per_flow: false,
         };
         rate.write_svg(&out.join(format!("{}-udp.svg", case.id)))?;
         let alpha = Chart {
@@ -273,6 +274,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
             series: over_time(&|r: &SimReport| &bottleneck(r).alpha_mbps, true),
             reference: Some((case.share.1, "fair share".into())),
             log_y: true,
+            per_flow: false,
         };
         alpha.write_svg(&out.join(format!("{}-alpha.svg", case.id)))?;
         writeln!(

@@ -179,6 +179,7 @@ pub(crate) fn tuf_fig4() -> Analysis {
             ],
             reference: None,
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!({"threshold": threshold, "loss_per_tag": loss}),
@@ -253,6 +254,7 @@ pub(crate) fn onoff_periods(id: &str, links: u32, results: &[RunResult]) -> Anal
                 .collect(),
             reference: Some((1.0, s("fair share"))),
             log_y: false,
+            per_flow: false,
         },
         extra_charts: Vec::new(),
         json: json!(by_d
