@@ -40,6 +40,11 @@ pub struct TswMeter {
 }
 
 impl TswMeter {
+    /// Per-flow records held: one per flow seen, up to the highest flow number.
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
+
     /// A meter with window `win` (the thesis leaves it open; 100 ms matches CSFQ's K).
     pub fn new(win: Nanos) -> Self {
         assert!(win.0 > 0, "window must be positive");

@@ -45,6 +45,11 @@ struct EdgeFlow {
 }
 
 impl CsfqEdge {
+    /// Per-flow records held: one per flow seen, up to the highest flow number.
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
+
     /// An edge with rate-averaging constant `k` (the paper's `K`, 100 ms by default).
     pub fn new(k: Nanos) -> Self {
         CsfqEdge {

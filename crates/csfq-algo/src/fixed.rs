@@ -429,6 +429,11 @@ impl FixedRate {
 }
 
 impl FixedEdge {
+    /// Per-flow records held: one per flow seen, up to the highest flow number.
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
+
     /// An edge with averaging constant `k` (at most 1 s).
     pub fn new(k: Nanos) -> Self {
         FixedEdge {

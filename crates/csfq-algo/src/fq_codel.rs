@@ -295,7 +295,7 @@ impl<P: Packet> QueueDisc<P> for FqCodel<P> {
             self.drops.push(Dropped::new(p, DropReason::BufferOverflow));
             return self.drops.finish();
         }
-        let i = self.bucket_of(p.flow());
+        let i = self.bucket_of(p.flow_hash_key());
         let b = &mut self.buckets[i];
         b.packets.push_back((p, now));
         b.bytes += size;

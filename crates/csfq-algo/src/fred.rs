@@ -187,6 +187,9 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
     fn reserved_slots(&self) -> usize {
         self.fifo.reserved_slots()
     }
+    fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
 }
 
 #[cfg(test)]

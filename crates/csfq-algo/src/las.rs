@@ -133,6 +133,9 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
     fn reserved_slots(&self) -> usize {
         self.flows.values().map(|f| f.packets.capacity()).sum()
     }
+    fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
 }
 
 #[cfg(test)]

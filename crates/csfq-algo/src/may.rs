@@ -289,7 +289,7 @@ impl<P: Packet> May<P> {
 
 impl<P: Packet> QueueDisc<P> for May<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
-        let verdict = self.decide(p.flow(), now, rng);
+        let verdict = self.decide(p.flow_hash_key(), now, rng);
         self.update(now);
         if let Some(reason) = verdict {
             return Some(Dropped::new(p, reason));
@@ -315,6 +315,9 @@ impl<P: Packet> QueueDisc<P> for May<P> {
     }
     fn reserved_slots(&self) -> usize {
         self.fifo.reserved_slots()
+    }
+    fn flow_slots(&self) -> usize {
+        self.table.len()
     }
 }
 

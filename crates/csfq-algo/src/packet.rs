@@ -16,8 +16,16 @@ impl FlowId {
 
 /// The fields of a packet that queue disciplines read and write.
 pub trait Packet {
-    /// The flow the packet belongs to.
+    /// The flow the packet belongs to: what per-flow state is indexed by (a small, dense
+    /// number where the caller keeps one per queue).
     fn flow(&self) -> FlowId;
+    /// The flow as a router's hash sees it (its 5-tuple): what hashed structures key on
+    /// (FQ-CoDel's buckets, MAY's table), so their hashing does not depend on how a caller
+    /// numbers flows. The same as [`Packet::flow`] unless the caller numbers flows per queue.
+    #[inline]
+    fn flow_hash_key(&self) -> FlowId {
+        self.flow()
+    }
     /// Its length on the wire, bytes.
     fn size_bytes(&self) -> u32;
     /// Its CSFQ label: the (normalized) rate of its flow in bits/s; 0 means unlabeled.

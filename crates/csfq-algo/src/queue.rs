@@ -33,6 +33,11 @@ pub trait QueueDisc<P: Packet> {
     /// with what has been queued at once, never with the buffer's size or the run's
     /// length; the simulator sums it to show that memory is bounded by what is queued.
     fn reserved_slots(&self) -> usize;
+    /// Per-flow records the discipline holds (0 for the stateless): as many as the flows
+    /// it has seen at most, where flows are numbered densely per queue.
+    fn flow_slots(&self) -> usize {
+        0
+    }
     /// True when nothing is queued.
     fn is_empty(&self) -> bool {
         self.len_packets() == 0

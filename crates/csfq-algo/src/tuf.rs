@@ -123,6 +123,11 @@ pub struct TufTagger {
 }
 
 impl TufTagger {
+    /// Per-flow records held: one per flow seen, up to the highest flow number.
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
+    }
+
     /// A tagger with rate-averaging constant `k`.
     pub fn new(k: Nanos) -> Self {
         TufTagger {

@@ -48,6 +48,9 @@ pub struct Chart {
     pub per_flow: bool,
 }
 
+/// Charts with more points get no PNG.
+pub const PNG_MAX_POINTS: usize = 20_000;
+
 const PLOT_W: u32 = 900;
 const HEIGHT: u32 = 540;
 const FONT: &str = "sans-serif";
@@ -75,10 +78,18 @@ macro_rules! markers {
 }
 
 impl Chart {
-    /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`).
+    /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`) unless
+    /// it has more than [`PNG_MAX_POINTS`] points (a chart of 100 000 flows renders in
+    /// hundreds of megabytes and shows nothing a reader can pick out).
     pub fn write_svg(&self, path: &Path) -> Result<()> {
         self.draw_svg(path)?;
         let png = path.with_extension("png");
+        let points: usize = self.series.iter().map(|s| s.points.len()).sum();
+        if points > PNG_MAX_POINTS {
+            // An older PNG of the same name would no longer match the SVG.
+            let _ = std::fs::remove_file(&png);
+            return Ok(());
+        }
         if !svg_to_png(path, &png, 2.0)? {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {

@@ -1,4 +1,6 @@
-//! A port's queue discipline: the library's disciplines behind one enum (no boxing).
+//! A port's queue discipline: the library's disciplines behind one enum. Every
+//! discipline but drop-tail is boxed, so the many access ports (drop-tail, four per flow)
+//! stay small.
 
 use csfq_algo::ared::{Ared, AredParams};
 use csfq_algo::choke::Choke;
@@ -25,17 +27,17 @@ pub enum Discipline {
     /// Drop-tail FIFO.
     Fifo(DropTail<SimPacket>),
     /// RED.
-    Red(Red<SimPacket>),
+    Red(Box<Red<SimPacket>>),
     /// FRED-1 or FRED-2.
-    Fred(Fred<SimPacket>),
+    Fred(Box<Fred<SimPacket>>),
     /// DRR.
-    Drr(Drr<SimPacket>),
+    Drr(Box<Drr<SimPacket>>),
     /// CSFQ: the edge labels packets entering the island here; the core runs on all.
     Csfq {
         /// Per-flow labeling of packets whose first router this is.
         edge: CsfqEdge,
         /// The core algorithm of this port.
-        core: CsfqCore<SimPacket>,
+        core: Box<CsfqCore<SimPacket>>,
     },
     /// TUF: the edge tags unresponsive flows' packets (TCP sources tag their own).
     Tuf {
@@ -49,23 +51,23 @@ pub enum Discipline {
         /// Edge meter.
         meter: TswMeter,
         /// Core.
-        core: CsfneCore<SimPacket>,
+        core: Box<CsfneCore<SimPacket>>,
     },
     /// CHOKe.
-    Choke(Choke<SimPacket>),
+    Choke(Box<Choke<SimPacket>>),
     /// CSFQ in the dataplane's integer arithmetic.
     CsfqFixed {
         /// Integer edge.
-        edge: FixedEdge,
+        edge: Box<FixedEdge>,
         /// Integer core.
-        core: FixedCsfqCore<SimPacket>,
+        core: Box<FixedCsfqCore<SimPacket>>,
     },
     /// MAY.
     May(Box<May<SimPacket>>),
     /// Least Attained Service.
-    Las(Las<SimPacket>),
+    Las(Box<Las<SimPacket>>),
     /// Adaptive RED.
-    Ared(Ared<SimPacket>),
+    Ared(Box<Ared<SimPacket>>),
     /// FQ-CoDel.
     FqCodel(Box<FqCodel<SimPacket>>),
 }
@@ -103,26 +105,26 @@ impl Discipline {
             ..RedParams::new(rate_bps, buffer_bytes)
         };
         let fred = |variant| {
-            Discipline::Fred(Fred::new(FredParams {
+            Discipline::Fred(Box::new(Fred::new(FredParams {
                 red: red(),
                 min_q_packets: s.fred.min_q_packets,
                 variant,
-            }))
+            })))
         };
         match kind {
             DisciplineKind::Fifo => Discipline::Fifo(DropTail::new(buffer_bytes)),
-            DisciplineKind::Red => Discipline::Red(Red::new(red())),
+            DisciplineKind::Red => Discipline::Red(Box::new(Red::new(red()))),
             DisciplineKind::Fred1 => fred(FredVariant::Fred1),
             DisciplineKind::Fred2 => fred(FredVariant::Fred2),
-            DisciplineKind::Drr => Discipline::Drr(Drr::new(DrrParams {
+            DisciplineKind::Drr => Discipline::Drr(Box::new(Drr::new(DrrParams {
                 buffer_bytes,
                 quantum_bytes: s.drr.quantum_bytes,
-            })),
+            }))),
             DisciplineKind::Csfq => {
                 let params = s.csfq.core_params(rate_bps, buffer_bytes);
                 Discipline::Csfq {
                     edge: CsfqEdge::new(ms(s.csfq.k_ms)),
-                    core: CsfqCore::new(params),
+                    core: Box::new(CsfqCore::new(params)),
                 }
             }
             DisciplineKind::Tuf => Discipline::Tuf {
@@ -137,18 +139,18 @@ impl Discipline {
             },
             DisciplineKind::Csfne => Discipline::Csfne {
                 meter: TswMeter::new(ms(s.csfne.win_ms)),
-                core: CsfneCore::new(CsfneParams {
+                core: Box::new(CsfneCore::new(CsfneParams {
                     target_bytes: s.csfne.target_bytes.min(buffer_bytes),
                     k: ms(s.csfne.k_ms),
                     ..CsfneParams::new(rate_bps, buffer_bytes)
-                }),
+                })),
             },
-            DisciplineKind::Choke => Discipline::Choke(Choke::new(red())),
+            DisciplineKind::Choke => Discipline::Choke(Box::new(Choke::new(red()))),
             DisciplineKind::CsfqFixed => {
                 let core = s.csfq.core_params(rate_bps, buffer_bytes);
                 Discipline::CsfqFixed {
-                    edge: FixedEdge::new(ms(s.csfq.k_ms)),
-                    core: FixedCsfqCore::new(
+                    edge: Box::new(FixedEdge::new(ms(s.csfq.k_ms))),
+                    core: Box::new(FixedCsfqCore::new(
                         FixedCoreParams {
                             capacity_bps: rate_bps as u64,
                             k_alpha_ns: core.k_alpha.0,
@@ -158,7 +160,7 @@ impl Discipline {
                             estimator: core.estimator,
                         },
                         buffer_bytes,
-                    ),
+                    )),
                 }
             }
             DisciplineKind::May => {
@@ -178,13 +180,15 @@ impl Discipline {
                     May::new(params).expect("the scenario validated [may]"),
                 ))
             }
-            DisciplineKind::Las => Discipline::Las(Las::new(buffer_bytes)),
-            DisciplineKind::Ared => Discipline::Ared(Ared::new(AredParams::with_target_delay(
-                rate_bps,
-                buffer_bytes,
-                s.tcp.segment_bytes,
-                s.ared.target_delay_ms / 1e3,
-            ))),
+            DisciplineKind::Las => Discipline::Las(Box::new(Las::new(buffer_bytes))),
+            DisciplineKind::Ared => {
+                Discipline::Ared(Box::new(Ared::new(AredParams::with_target_delay(
+                    rate_bps,
+                    buffer_bytes,
+                    s.tcp.segment_bytes,
+                    s.ared.target_delay_ms / 1e3,
+                ))))
+            }
             DisciplineKind::FqCodel => {
                 let c = &s.fq_codel;
                 let params = FqCodelParams {
@@ -302,6 +306,18 @@ impl Discipline {
     /// Packet slots allocated by the discipline's queues.
     pub fn reserved_slots(&self) -> usize {
         each!(self, q => q.reserved_slots())
+    }
+
+    /// Per-flow records held, the edge's and the queue's.
+    pub fn flow_slots(&self) -> usize {
+        let edge = match self {
+            Discipline::Csfq { edge, .. } => edge.flow_slots(),
+            Discipline::Tuf { tagger, .. } => tagger.flow_slots(),
+            Discipline::Csfne { meter, .. } => meter.flow_slots(),
+            Discipline::CsfqFixed { edge, .. } => edge.flow_slots(),
+            _ => 0,
+        };
+        edge + each!(self, q => q.flow_slots())
     }
 
     /// Bytes queued.

@@ -28,6 +28,10 @@ pub type SackBlocks = [(u32, u32); 3];
 pub struct SimPacket {
     /// Its flow.
     pub flow: FlowId,
+    /// Its flow's index among the flows of the queue it is in (set at each hop from
+    /// [`crate::topology::FlowDef::fwd_local`]): what the disciplines' per-flow state is
+    /// indexed by, so that state is as large as the flows that cross a port.
+    pub local: u32,
     /// Wire size, bytes.
     pub size: u32,
     /// CSFQ label, bits/s (0: unlabeled).
@@ -55,6 +59,7 @@ impl SimPacket {
     pub fn data(flow: FlowId, size: u32, seq: u32, now: Nanos) -> Self {
         SimPacket {
             flow,
+            local: 0,
             size,
             label: 0.0,
             tag: NO_TAG,
@@ -72,6 +77,7 @@ impl SimPacket {
     pub fn ack(flow: FlowId, size: u32, next: u32, echo: Nanos, sack: SackBlocks) -> Self {
         SimPacket {
             flow,
+            local: 0,
             size,
             label: 0.0,
             tag: NO_TAG,
@@ -105,8 +111,14 @@ impl csfq_algo::tuf::Tagged for SimPacket {
 }
 
 impl Packet for SimPacket {
+    /// The flow's index at the packet's current queue (dense; see `local`).
     #[inline]
     fn flow(&self) -> FlowId {
+        FlowId(self.local)
+    }
+    /// The flow itself, as a hash keyed on the 5-tuple sees it.
+    #[inline]
+    fn flow_hash_key(&self) -> FlowId {
         self.flow
     }
     #[inline]

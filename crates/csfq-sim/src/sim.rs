@@ -104,11 +104,18 @@ struct Port {
     drops: u64,
     /// The most packets queued at once.
     peak_packets: usize,
-    queue_series: Vec<u32>,
-    alpha_series: Vec<f64>,
-    table_series: Vec<u32>,
+    /// What router ports record at each sample (none for access ports).
+    series: Option<Box<PortSeries>>,
     /// A [`Tracer`] is told of this port's packets.
     traced: bool,
+}
+
+/// A router port's time series.
+#[derive(Debug, Default)]
+struct PortSeries {
+    queue: Vec<u32>,
+    alpha: Vec<f64>,
+    table: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -198,6 +205,9 @@ pub struct MemoryUse {
     pub wire_slots: usize,
     /// Slots of the event queue.
     pub event_slots: usize,
+    /// Per-flow records the ports' disciplines hold (edges' estimators, per-flow queues
+    /// and counters): at most, at each port, the flows that cross it.
+    pub flow_slots: usize,
 }
 
 /// A simulation in progress.
@@ -241,9 +251,7 @@ impl Simulation {
                 tx_bytes: 0,
                 drops: 0,
                 peak_packets: 0,
-                queue_series: Vec::new(),
-                alpha_series: Vec::new(),
-                table_series: Vec::new(),
+                series: p.between_routers.then(Box::default),
                 traced: false,
             })
             .collect();
@@ -258,22 +266,24 @@ impl Simulation {
         let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
+            // Disciplines know a flow by its index at their port.
             if weighted {
-                for &p in &f.fwd {
+                for (&p, &local) in f.fwd.iter().zip(&f.fwd_local) {
                     ports[p]
                         .disc
-                        .set_scheduling_weight(id, f.weight / min_weight);
+                        .set_scheduling_weight(FlowId(local), f.weight / min_weight);
                 }
             }
             // The flow's edge is the first router on its path: weights live there.
-            let edge_port = f
+            let edge_hop = f
                 .fwd
                 .iter()
-                .copied()
-                .find(|&p| topo.nodes[topo.ports[p].from].is_router);
-            if let Some(e) = edge_port {
-                let port = &mut ports[e];
-                port.disc.set_weight(id, f.weight, &mut port.rng);
+                .position(|&p| topo.nodes[topo.ports[p].from].is_router);
+            let edge_port = edge_hop.map(|h| f.fwd[h]);
+            if let Some(h) = edge_hop {
+                let port = &mut ports[f.fwd[h]];
+                port.disc
+                    .set_weight(FlowId(f.fwd_local[h]), f.weight, &mut port.rng);
             }
             let mut flow_rng = Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64));
             // TUF tags TCP at the source, which knows its RTT and timeout (TUF Section 3.4.1):
@@ -438,7 +448,13 @@ impl Simulation {
             ports: self.ports.len(),
             wire_slots: self.in_flight.capacity(),
             event_slots: self.heap.capacity(),
+            flow_slots: self.ports.iter().map(|p| p.disc.flow_slots()).sum(),
         }
+    }
+
+    /// Per-flow records each port's discipline holds (see [`MemoryUse::flow_slots`]).
+    pub fn flow_slots_by_port(&self) -> Vec<usize> {
+        self.ports.iter().map(|p| p.disc.flow_slots()).collect()
     }
 
     /// Events processed so far.
@@ -521,8 +537,11 @@ impl Simulation {
     }
 
     /// A data packet reaches its loop's ingress: into the shaper queue.
-    fn loop_enqueue(&mut self, l: usize, p: SimPacket) {
+    fn loop_enqueue(&mut self, l: usize, mut p: SimPacket) {
         let now = self.now;
+        if let Some(o) = self.topo.flows[p.flow.index()].overlay {
+            p.local = o.local;
+        }
         let lp = &mut self.loops[l];
         if let Some(d) = lp.queue.enqueue(p, now, &mut lp.rng) {
             lp.ingress_drops += 1;
@@ -816,7 +835,7 @@ impl Simulation {
     #[inline]
     fn forward(&mut self, mut p: SimPacket) {
         let now = self.now;
-        let path = match p.kind {
+        let (path, locals) = match p.kind {
             Kind::Data => {
                 let def = &self.topo.flows[p.flow.index()];
                 if let Some(o) = def.overlay {
@@ -828,11 +847,21 @@ impl Simulation {
                         self.loops[o.id as usize].egress.on_data(p.size);
                     }
                 }
-                &self.topo.flows[p.flow.index()].fwd
+                let def = &self.topo.flows[p.flow.index()];
+                (&def.fwd, &def.fwd_local)
             }
-            Kind::Ack => &self.topo.flows[p.flow.index()].rev,
-            Kind::Control => &self.topo.loops[p.flow.index() - self.flows.len()].fwd,
-            Kind::Feedback => &self.topo.loops[p.flow.index() - self.flows.len()].rev,
+            Kind::Ack => {
+                let def = &self.topo.flows[p.flow.index()];
+                (&def.rev, &def.rev_local)
+            }
+            Kind::Control => {
+                let def = &self.topo.loops[p.flow.index() - self.flows.len()];
+                (&def.fwd, &def.fwd_local)
+            }
+            Kind::Feedback => {
+                let def = &self.topo.loops[p.flow.index() - self.flows.len()];
+                (&def.rev, &def.rev_local)
+            }
         };
         let Some(&port_id) = path.get(p.hop as usize) else {
             if matches!(p.kind, Kind::Control | Kind::Feedback) {
@@ -842,6 +871,7 @@ impl Simulation {
             }
             return;
         };
+        p.local = locals[p.hop as usize];
         let port = &mut self.ports[port_id];
         if !p.entered && self.topo.nodes[self.topo.ports[port_id].from].is_router {
             // The first router the packet meets is its edge: it (re)writes the label.
@@ -979,14 +1009,14 @@ impl Simulation {
         for f in &mut self.flows {
             f.stats.series.push(f.stats.delivered_bytes);
         }
-        for (p, def) in self.ports.iter_mut().zip(&self.topo.ports) {
-            if def.between_routers {
-                p.queue_series.push(p.disc.len_bytes());
+        for p in &mut self.ports {
+            if let Some(series) = &mut p.series {
+                series.queue.push(p.disc.len_bytes());
                 if let Some(a) = p.disc.alpha() {
-                    p.alpha_series.push(a / 1e6);
+                    series.alpha.push(a / 1e6);
                 }
                 if let Some(n) = p.disc.table_entries() {
-                    p.table_series.push(n as u32);
+                    series.table.push(n as u32);
                 }
             }
         }
@@ -1076,7 +1106,8 @@ impl Simulation {
             .iter()
             .zip(&self.topo.ports)
             .filter(|(_, d)| d.between_routers)
-            .map(|(p, d)| LinkReport {
+            .map(|(p, d)| (p, d, p.series.as_deref().expect("router ports record")))
+            .map(|(p, d, series)| LinkReport {
                 from: self.topo.nodes[d.from].name.clone(),
                 to: self.topo.nodes[d.to].name.clone(),
                 discipline: d.discipline.name(),
@@ -1091,16 +1122,15 @@ impl Simulation {
                     0.0
                 },
                 dropped_pkts: p.drops,
-                mean_queue_bytes: if p.queue_series.is_empty() {
+                mean_queue_bytes: if series.queue.is_empty() {
                     0.0
                 } else {
-                    p.queue_series.iter().map(|&q| q as f64).sum::<f64>()
-                        / p.queue_series.len() as f64
+                    series.queue.iter().map(|&q| q as f64).sum::<f64>() / series.queue.len() as f64
                 },
                 peak_queue_pkts: p.peak_packets as u64,
-                queue_bytes: p.queue_series.clone(),
-                alpha_mbps: p.alpha_series.clone(),
-                table_entries: p.table_series.clone(),
+                queue_bytes: series.queue.clone(),
+                alpha_mbps: series.alpha.clone(),
+                table_entries: series.table.clone(),
                 may: p.disc.may_stats().map(|m| MayTableReport {
                     inserts: m.inserts,
                     refused_full: m.refused_full,

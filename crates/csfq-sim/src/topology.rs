@@ -78,6 +78,10 @@ pub struct FlowDef {
     pub fwd: Vec<usize>,
     /// Ports from destination back to source (ACKs).
     pub rev: Vec<usize>,
+    /// Its index among the flows each port of `fwd` carries (see [`Topology::port_flows`]).
+    pub fwd_local: Vec<u32>,
+    /// Its index among the flows each port of `rev` carries.
+    pub rev_local: Vec<u32>,
     /// The overlay loop that carries its data packets, if any.
     pub overlay: Option<LoopHops>,
 }
@@ -91,6 +95,8 @@ pub struct LoopHops {
     pub entry: u16,
     /// The hop at which a packet has reached the egress (`fwd.len()` if it ends there).
     pub exit: u16,
+    /// The flow's index among the flows of the loop's shaper queue.
+    pub local: u32,
 }
 
 /// An edge-to-edge overlay loop, built.
@@ -106,6 +112,10 @@ pub struct LoopDef {
     pub fwd: Vec<usize>,
     /// Ports from egress back to ingress (feedback packets).
     pub rev: Vec<usize>,
+    /// The loop's index among the flows each port of `fwd` carries.
+    pub fwd_local: Vec<u32>,
+    /// Its index among the flows each port of `rev` carries.
+    pub rev_local: Vec<u32>,
     /// The controller's parameters.
     pub params: LoopParams,
     /// When it starts.
@@ -180,6 +190,8 @@ pub struct Topology {
     pub flows: Vec<FlowDef>,
     /// Edge-to-edge overlay loops.
     pub loops: Vec<LoopDef>,
+    /// Flows each port carries.
+    port_flows: Vec<u32>,
 }
 
 impl Topology {
@@ -318,6 +330,7 @@ impl Topology {
                                 id: lid as u32,
                                 entry: e as u16,
                                 exit: exit as u16,
+                                local: 0, // set by assign_local_ids
                             }),
                             _ => {
                                 return Err(BuildError::OffLoopRoute {
@@ -354,16 +367,28 @@ impl Topology {
                     }),
                     fwd,
                     rev,
+                    fwd_local: Vec::new(),
+                    rev_local: Vec::new(),
                     overlay,
                 });
             }
         }
+        let mut loops = loops;
+        let port_flows = assign_local_ids(&mut flows, &mut loops, ports.len());
         Ok(Topology {
             nodes,
             ports,
             flows,
             loops,
+            port_flows,
         })
+    }
+
+    /// How many flows each port carries (data, ACKs or loop messages): the size of the
+    /// per-flow state a stateful discipline there may hold, as packets name flows by their
+    /// index among these (`fwd_local`, `rev_local`).
+    pub fn port_flows(&self) -> &[u32] {
+        &self.port_flows
     }
 
     /// The alpha-fair allocation of the flows' demands (bits/s): `a = 1` proportional
@@ -488,6 +513,8 @@ fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
                 egress: index(&l.egress),
                 fwd,
                 rev,
+                fwd_local: Vec::new(),
+                rev_local: Vec::new(),
                 params,
                 start: Nanos::from_secs_f64(l.start_s),
                 queue: l.queue,
@@ -496,6 +523,40 @@ fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
             }
         })
         .collect()
+}
+
+/// Numbers the flows at each port densely, in flow order (then the loops), so a port's
+/// per-flow state is as large as the flows that cross it, whatever the network's size; a
+/// flow whose data and ACKs cross one port has one number there. Each overlay loop's
+/// shaper numbers its flows likewise. Returns the count at each port.
+fn assign_local_ids(flows: &mut [FlowDef], loops: &mut [LoopDef], ports: usize) -> Vec<u32> {
+    let mut count = vec![0u32; ports];
+    let mut shaper = vec![0u32; loops.len()];
+    let mut number = |p: usize| {
+        let n = count[p];
+        count[p] += 1;
+        n
+    };
+    for f in flows.iter_mut() {
+        f.fwd_local = f.fwd.iter().map(|&p| number(p)).collect();
+        f.rev_local = f
+            .rev
+            .iter()
+            .map(|&p| match f.fwd.iter().position(|&q| q == p) {
+                Some(i) => f.fwd_local[i],
+                None => number(p),
+            })
+            .collect();
+        if let Some(o) = &mut f.overlay {
+            o.local = shaper[o.id as usize];
+            shaper[o.id as usize] += 1;
+        }
+    }
+    for l in loops.iter_mut() {
+        l.fwd_local = l.fwd.iter().map(|&p| number(p)).collect();
+        l.rev_local = l.rev.iter().map(|&p| number(p)).collect();
+    }
+    count
 }
 
 /// A Pareto-distributed transfer size in whole segments (at least 1) with the given mean

@@ -80,3 +80,86 @@ fn memory_is_bounded_by_what_is_queued_not_by_run_length() {
         );
     }
 }
+
+/// 100 000 TCP flows on a chain of four routers, in four groups: r0->r1 (40 000),
+/// r1->r2 (30 000), r2->r3 (20 000) and r0->r3 (10 000, across all three links).
+fn hundred_thousand(d: DisciplineKind) -> ScenarioFile {
+    let mut text = format!(
+        r#"
+name = "memory-100k"
+duration_s = 0.03
+discipline = "{d}"
+routers = ["r0", "r1", "r2", "r3"]
+sample_interval_ms = 10
+"#
+    );
+    for (a, b) in [("r0", "r1"), ("r1", "r2"), ("r2", "r3")] {
+        text += &format!(
+            "[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate_mbps = 100000\ndelay_ms = 1\nbuffer_bytes = 1000000\n"
+        );
+    }
+    for (a, b, n) in [
+        ("r0", "r1", 40_000),
+        ("r1", "r2", 30_000),
+        ("r2", "r3", 20_000),
+        ("r0", "r3", 10_000),
+    ] {
+        text += &format!(
+            "[[flow]]\nkind = \"tcp\"\nfrom = \"{a}\"\nto = \"{b}\"\ncount = {n}\n\
+             access = {{ rate_mbps = 100000, delay_ms = 1 }}\n"
+        );
+    }
+    ScenarioFile::parse(&text, Path::new("memory-100k.toml")).unwrap()
+}
+
+#[test]
+fn per_flow_state_is_only_where_a_flow_is() {
+    // Each port's per-flow records are at most the flows that cross it (data or ACKs):
+    // at r1->r2, the 30 000 flows of its group and the 10 000 long ones, not 100 000. An
+    // edge holds exactly the flows whose data enters the island there (every flow's first
+    // packet reaches its edge within the run). Access ports (four per flow) hold none.
+    for d in [
+        DisciplineKind::Csfq,
+        DisciplineKind::Drr,
+        DisciplineKind::Fred1,
+    ] {
+        let s = hundred_thousand(d);
+        let mut sim = Simulation::new(&s).unwrap();
+        let topo = sim.topology();
+        assert_eq!(topo.flows.len(), 100_000);
+        assert_eq!(topo.ports.len(), 6 + 4 * 100_000);
+        let crossing = topo.port_flows().to_vec();
+        let mut edge_flows = vec![0usize; topo.ports.len()];
+        for f in &topo.flows {
+            let edge = f
+                .fwd
+                .iter()
+                .find(|&&p| topo.nodes[topo.ports[p].from].is_router);
+            edge_flows[*edge.unwrap()] += 1;
+        }
+        // Router ports: r0->r1 carries groups 1 and 4 (data) and nothing back; r1->r0 their ACKs.
+        assert_eq!(crossing[0], 50_000);
+        assert_eq!(crossing[1], 50_000);
+        assert_eq!(crossing[2], 40_000);
+        assert_eq!(crossing[4], 30_000);
+        sim.run_until(sim.end());
+        let slots = sim.flow_slots_by_port();
+        for (p, (&n, &cross)) in slots.iter().zip(&crossing).enumerate() {
+            assert!(
+                n <= cross as usize,
+                "{d}: port {p} holds {n} flow records, but only {cross} flows cross it"
+            );
+            if p >= 6 {
+                assert_eq!(n, 0, "{d}: access port {p} holds {n} flow records");
+            }
+        }
+        if d == DisciplineKind::Csfq {
+            for p in [0, 2, 4] {
+                assert_eq!(slots[p], edge_flows[p], "csfq: edge records at port {p}");
+            }
+        }
+        let total: usize = slots.iter().sum();
+        assert_eq!(sim.memory().flow_slots, total);
+        assert!(total > 0 && total <= crossing.iter().map(|&c| c as usize).sum());
+    }
+}
