@@ -9,6 +9,10 @@
 //! small-packet flows keep the buffer full, one 200-byte packet never makes room for a
 //! 1500-byte arrival, and a flow of large packets would be starved below its fair share.
 //!
+//! Among equally backlogged flows the push-out takes the one with the highest tie-break
+//! number, drawn afresh at each of a flow's arrivals, so no flow is pushed out more often
+//! for its index.
+//!
 //! Weights (Section 3: "quantum_i proportional to the flow's share"): a flow of weight `w`
 //! gets `w x quantum_bytes` per round, so backlogged flows share in proportion to their
 //! weights, the weighted comparison for weighted CSFQ.
@@ -42,39 +46,61 @@ impl DrrParams {
     }
 }
 
+/// Marks a flow that is not in the heap (has no packets queued).
+const NOT_QUEUED: u32 = u32::MAX;
+
 #[derive(Debug, Clone)]
 struct FlowQueue<P> {
     packets: VecDeque<P>,
     bytes: u32,
     deficit: u32,
-    active: bool,
+    /// Bytes per round for this flow.
+    quantum: u32,
+    /// Position in the backlog heap; `NOT_QUEUED` when the flow has no packets.
+    heap_pos: u32,
+    /// Breaks ties between equally backlogged flows: drawn at each of the flow's arrivals.
+    tiebreak: u32,
+    /// Counts the flow's idle periods; a round-robin entry of an earlier period is stale.
+    epoch: u32,
     /// The flow reached the front of the round and has not yet been given its quantum.
     owed_quantum: bool,
-    /// Bytes per round for this flow; 0: the default `quantum_bytes`.
-    quantum: u32,
 }
 
-impl<P> Default for FlowQueue<P> {
-    fn default() -> Self {
+impl<P> FlowQueue<P> {
+    fn new(quantum: u32) -> Self {
         FlowQueue {
             packets: VecDeque::new(),
             bytes: 0,
             deficit: 0,
-            active: false,
+            quantum,
+            heap_pos: NOT_QUEUED,
+            tiebreak: 0,
+            epoch: 0,
             owed_quantum: true,
-            quantum: 0,
         }
+    }
+
+    fn is_active(&self) -> bool {
+        self.heap_pos != NOT_QUEUED
     }
 }
 
 /// A DRR scheduler over per-flow queues sharing one buffer.
+///
+/// Every operation is O(log n) in the flows with packets queued: the push-out finds the
+/// most backlogged flow at the top of a binary max-heap ordered by backlog relative to
+/// weight, and a flow emptied by a push-out leaves a stale entry in the round, skipped
+/// when it comes up, instead of being searched for.
 #[derive(Debug, Clone)]
 pub struct Drr<P> {
     params: DrrParams,
     /// Per-flow queues indexed by `FlowId`.
     flows: Vec<FlowQueue<P>>,
-    /// Flows with packets, in round-robin order.
-    active: VecDeque<u32>,
+    /// The round: flows with packets, in round-robin order, as `(flow, epoch)`; entries
+    /// whose epoch is not the flow's current one are stale.
+    round: VecDeque<(u32, u32)>,
+    /// Flows with packets, a max-heap by backlog relative to weight, then `tiebreak`.
+    heap: Vec<u32>,
     bytes: u32,
     packets: usize,
     /// What the last arrival cost.
@@ -87,10 +113,18 @@ impl<P: Packet> Drr<P> {
         Drr {
             params,
             flows: Vec::new(),
-            active: VecDeque::new(),
+            round: VecDeque::new(),
+            heap: Vec::new(),
             bytes: 0,
             packets: 0,
             drops: DropList::default(),
+        }
+    }
+
+    fn ensure_flow(&mut self, i: usize) {
+        if i >= self.flows.len() {
+            let quantum = self.params.quantum_bytes;
+            self.flows.resize_with(i + 1, || FlowQueue::new(quantum));
         }
     }
 
@@ -98,36 +132,38 @@ impl<P: Packet> Drr<P> {
     /// bytes per round, at least 1 byte.
     pub fn set_weight(&mut self, flow: crate::packet::FlowId, weight: f64) {
         let i = flow.index();
-        if i >= self.flows.len() {
-            self.flows.resize_with(i + 1, FlowQueue::default);
-        }
+        self.ensure_flow(i);
         let q = (self.params.quantum_bytes as f64 * weight).round();
         self.flows[i].quantum = q.clamp(1.0, u32::MAX as f64) as u32;
+        if self.flows[i].is_active() {
+            let pos = self.flows[i].heap_pos as usize;
+            self.sift_up(pos);
+            let pos = self.flows[i].heap_pos as usize;
+            self.sift_down(pos);
+        }
     }
 
-    fn push(&mut self, p: P) {
+    fn push<R: Rng + ?Sized>(&mut self, p: P, rng: &mut R) {
         let i = p.flow().index();
-        if i >= self.flows.len() {
-            self.flows.resize_with(i + 1, FlowQueue::default);
-        }
-        let q = &mut self.flows[i];
-        q.bytes += p.size_bytes();
-        self.bytes += p.size_bytes();
+        self.ensure_flow(i);
+        let size = p.size_bytes();
+        self.bytes += size;
         self.packets += 1;
+        let q = &mut self.flows[i];
+        q.bytes += size;
+        q.tiebreak = rng.random();
         q.packets.push_back(p);
-        if !q.active {
-            q.active = true;
+        if q.is_active() {
+            let pos = q.heap_pos as usize;
+            self.sift_up(pos);
+        } else {
             q.owed_quantum = true;
             q.deficit = 0;
-            self.active.push_back(i as u32);
-        }
-    }
-
-    /// Flow `i`'s bytes per round.
-    fn quantum(&self, i: usize) -> u32 {
-        match self.flows.get(i).map_or(0, |q| q.quantum) {
-            0 => self.params.quantum_bytes,
-            q => q,
+            self.round.push_back((i as u32, q.epoch));
+            let pos = self.heap.len();
+            q.heap_pos = pos as u32;
+            self.heap.push(i as u32);
+            self.sift_up(pos);
         }
     }
 
@@ -137,32 +173,75 @@ impl<P: Packet> Drr<P> {
         (a_bytes as u64 * b_quantum as u64).cmp(&(b_bytes as u64 * a_quantum as u64))
     }
 
-    /// The active flow with the most bytes queued relative to its weight (bytes when all
-    /// weights are equal); ties are broken uniformly at random, so no flow is pushed out
-    /// more often for its index.
-    fn longest<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        let mut ties = 0u32;
-        for &i in &self.active {
-            let i = i as usize;
-            let (b, q) = (self.flows[i].bytes, self.quantum(i));
-            let vs_best =
-                best.map(|cur| Self::cmp_backlog(b, q, self.flows[cur].bytes, self.quantum(cur)));
-            match vs_best {
-                Some(Ordering::Less) => {}
-                Some(Ordering::Equal) => {
-                    ties += 1;
-                    if rng.random_range(0..ties + 1) == 0 {
-                        best = Some(i);
-                    }
-                }
-                _ => {
-                    best = Some(i);
-                    ties = 0;
-                }
+    /// Flow `a` goes above flow `b` in the heap: more backlogged relative to its weight,
+    /// or as backlogged and with the higher tie-break draw.
+    fn above(&self, a: u32, b: u32) -> bool {
+        let (fa, fb) = (&self.flows[a as usize], &self.flows[b as usize]);
+        Self::cmp_backlog(fa.bytes, fa.quantum, fb.bytes, fb.quantum)
+            .then(fa.tiebreak.cmp(&fb.tiebreak))
+            == Ordering::Greater
+    }
+
+    fn place(&mut self, pos: usize, flow: u32) {
+        self.heap[pos] = flow;
+        self.flows[flow as usize].heap_pos = pos as u32;
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        let flow = self.heap[pos];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if !self.above(flow, self.heap[parent]) {
+                break;
             }
+            self.place(pos, self.heap[parent]);
+            pos = parent;
         }
-        best
+        self.place(pos, flow);
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let flow = self.heap[pos];
+        let n = self.heap.len();
+        loop {
+            let left = 2 * pos + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < n && self.above(self.heap[right], self.heap[left]) {
+                right
+            } else {
+                left
+            };
+            if !self.above(self.heap[child], flow) {
+                break;
+            }
+            self.place(pos, self.heap[child]);
+            pos = child;
+        }
+        self.place(pos, flow);
+    }
+
+    /// Flow `i` lost bytes: restores the heap, or takes the flow out of it (and out of the
+    /// round, by making its entry stale) when it has none left.
+    fn shrunk(&mut self, i: usize) {
+        let q = &mut self.flows[i];
+        let pos = q.heap_pos as usize;
+        if !q.packets.is_empty() {
+            self.sift_down(pos);
+            return;
+        }
+        q.heap_pos = NOT_QUEUED;
+        q.deficit = 0;
+        q.epoch = q.epoch.wrapping_add(1);
+        let last = self.heap.pop().expect("an active flow is in the heap");
+        if pos < self.heap.len() {
+            self.place(pos, last);
+            self.sift_up(pos);
+            let pos = self.flows[last as usize].heap_pos as usize;
+            self.sift_down(pos);
+        }
     }
 
     /// Removes the most recent packet of flow `i`, which has one.
@@ -173,11 +252,19 @@ impl<P: Packet> Drr<P> {
         q.bytes -= size;
         self.bytes -= size;
         self.packets -= 1;
-        if q.packets.is_empty() {
-            q.active = false;
-            self.active.retain(|&f| f as usize != i);
-        }
+        self.shrunk(i);
         p
+    }
+
+    /// Checks the heap's order and positions (tests only).
+    #[cfg(test)]
+    fn check_heap(&self) {
+        for (pos, &f) in self.heap.iter().enumerate() {
+            assert_eq!(self.flows[f as usize].heap_pos as usize, pos);
+            if pos > 0 {
+                assert!(!self.above(f, self.heap[(pos - 1) / 2]), "heap order at {pos}");
+            }
+        }
     }
 
     /// Bytes queued by one flow.
@@ -191,16 +278,22 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
         let size = p.size_bytes();
         let own = p.flow().index();
         while self.bytes + size > self.params.buffer_bytes {
-            // Recomputed each time: the arrival's queue may become the longest.
-            let own_bytes = self.flows.get(own).map_or(0, |q| q.bytes) + size;
-            match self.longest(rng) {
+            // Looked up each time: the arrival's queue may become the longest. When the
+            // arrival's own queue is tied for the longest, the arrival is the one dropped.
+            let (own_bytes, own_quantum) = self
+                .flows
+                .get(own)
+                .map_or((size, self.params.quantum_bytes), |q| {
+                    (q.bytes + size, q.quantum)
+                });
+            match self.heap.first().map(|&v| v as usize) {
                 Some(v)
                     if v != own
                         && Self::cmp_backlog(
                             self.flows[v].bytes,
-                            self.quantum(v),
+                            self.flows[v].quantum,
                             own_bytes,
-                            self.quantum(own),
+                            own_quantum,
                         ) != Ordering::Less =>
                 {
                     let evicted = self.pop_tail(v);
@@ -214,7 +307,7 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
                 }
             }
         }
-        self.push(p);
+        self.push(p, rng);
         self.drops.finish()
     }
 
@@ -224,12 +317,16 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
 
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         loop {
-            let i = *self.active.front()? as usize;
-            let default = self.params.quantum_bytes;
+            let (flow, epoch) = *self.round.front()?;
+            let i = flow as usize;
             let q = &mut self.flows[i];
+            if q.epoch != epoch {
+                // The flow was emptied by push-outs after this entry was made.
+                self.round.pop_front();
+                continue;
+            }
             if q.owed_quantum {
-                let quantum = if q.quantum == 0 { default } else { q.quantum };
-                q.deficit = q.deficit.saturating_add(quantum);
+                q.deficit = q.deficit.saturating_add(q.quantum);
                 q.owed_quantum = false;
             }
             let head = q
@@ -244,15 +341,14 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
                 self.bytes -= head;
                 self.packets -= 1;
                 if q.packets.is_empty() {
-                    q.active = false;
-                    q.deficit = 0;
-                    self.active.pop_front();
+                    self.round.pop_front();
                 }
+                self.shrunk(i);
                 return Some(p);
             }
             // Not enough deficit: end of this flow's turn.
             q.owed_quantum = true;
-            self.active.rotate_left(1);
+            self.round.rotate_left(1);
         }
     }
     fn len_bytes(&self) -> u32 {
@@ -266,7 +362,11 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
             .iter()
             .map(|q| q.packets.capacity())
             .sum::<usize>()
-            + self.active.capacity()
+            + self.round.capacity()
+            + self.heap.capacity()
+    }
+    fn flow_slots(&self) -> usize {
+        self.flows.len()
     }
 }
 
@@ -376,6 +476,70 @@ mod tests {
         assert_eq!(q.flow_bytes(crate::packet::FlowId(0)), 1400);
         assert_eq!(q.flow_bytes(crate::packet::FlowId(1)), 1500);
         assert_eq!((q.len_bytes(), q.len_packets()), (2900, 8));
+    }
+
+    /// Many flows, random sizes and weights, arrivals and departures interleaved: every
+    /// push-out takes a flow that was at least as backlogged (relative to its weight) as
+    /// every other, checked against a brute-force scan of a shadow count of the bytes.
+    #[test]
+    fn push_out_takes_a_most_backlogged_flow() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(40_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut draw = Pcg64Mcg::seed_from_u64(8);
+        const N: usize = 50;
+        let quantum: Vec<u64> = (0..N).map(|f| 1500 * (1 + f as u64 % 3)).collect();
+        for f in 0..N {
+            q.set_weight(crate::packet::FlowId(f as u32), (1 + f % 3) as f64);
+        }
+        let mut shadow = [0u64; N];
+        let mut pushed_out = 0;
+        for _ in 0..20_000 {
+            if draw.random_range(0..10) < 6 {
+                let f = draw.random_range(0..N as u32);
+                let size = draw.random_range(40..1500u32);
+                let before = shadow;
+                let mut drops: Vec<_> = q
+                    .enqueue(TestPacket::new(f, size, 0.0), Nanos(0), &mut rng)
+                    .into_iter()
+                    .collect();
+                drops.extend(std::iter::from_fn(|| q.take_extra_drop()));
+                // `enqueue` returns the first made, the rest come out newest first: replay
+                // them in the order they were made.
+                if drops.len() > 1 {
+                    drops[1..].reverse();
+                }
+                shadow[f as usize] += size as u64;
+                let mut seen = before;
+                seen[f as usize] += size as u64;
+                for d in &drops {
+                    let v = d.packet.flow.index();
+                    if !(v == f as usize && d.packet.size == size) {
+                        pushed_out += 1;
+                        // `v` was a most backlogged flow when it was chosen.
+                        for g in 0..N {
+                            if g != f as usize {
+                                assert!(
+                                    seen[v] * quantum[g] >= seen[g] * quantum[v],
+                                    "pushed out {v} ({}) while {g} had {}",
+                                    seen[v],
+                                    seen[g]
+                                );
+                            }
+                        }
+                    }
+                    seen[v] -= d.packet.size as u64;
+                    shadow[v] -= d.packet.size as u64;
+                }
+            } else if let Some(p) = q.dequeue(Nanos(0)) {
+                shadow[p.flow.index()] -= p.size as u64;
+            }
+            for (f, &b) in shadow.iter().enumerate() {
+                assert_eq!(q.flow_bytes(crate::packet::FlowId(f as u32)) as u64, b);
+            }
+            assert_eq!(q.len_bytes() as u64, shadow.iter().sum::<u64>());
+            q.check_heap();
+        }
+        assert!(pushed_out > 1000, "{pushed_out} push-outs: the buffer was rarely full");
     }
 
     /// When pushing out makes the arrival's own queue the longest, the arrival goes too.
