@@ -6,8 +6,8 @@
 //! propagation) and the port's next transmission. Nothing on that path allocates once the
 //! queues and the heap have grown to their working size.
 
+use dary_heap::QuaternaryHeap as BinaryHeap;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use csfq_algo::maxmin::jain_index;
 use csfq_algo::tuf;
@@ -85,7 +85,7 @@ impl PartialOrd for Event {
     }
 }
 impl Ord for Event {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    // Reversed: the heap is a max-heap and we want the earliest first.
     fn cmp(&self, o: &Self) -> Ordering {
         (o.at, o.seq).cmp(&(self.at, self.seq))
     }
@@ -108,6 +108,8 @@ struct Port {
     series: Option<Box<PortSeries>>,
     /// A [`Tracer`] is told of this port's packets.
     traced: bool,
+    /// The port leaves a router: the first such port a packet meets is its edge.
+    from_router: bool,
 }
 
 /// A router port's time series.
@@ -246,6 +248,7 @@ impl Simulation {
                 disc: Discipline::build(p.discipline, scenario, p.rate_bps, p.buffer_bytes),
                 rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)),
                 busy_until: Nanos::ZERO,
+                from_router: topo.nodes[p.from].is_router,
                 txdone_pending: false,
                 tx_pkts: 0,
                 tx_bytes: 0,
@@ -264,6 +267,8 @@ impl Simulation {
             .map(|f| f.weight)
             .fold(f64::INFINITY, f64::min);
         let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
+        let samples =
+            (scenario.duration_s / (scenario.sample_interval_ms() / 1e3)).floor() as usize + 1;
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
             // Disciplines know a flow by its index at their port.
@@ -335,7 +340,11 @@ impl Simulation {
                 rng: flow_rng,
                 seq: 0,
                 tuf_counter,
-                stats: FlowStats::default(),
+                stats: FlowStats {
+                    // One value per sample: reserved once, so no slack grows with the run.
+                    series: Vec::with_capacity(samples),
+                    ..FlowStats::default()
+                },
             });
         }
         let loops = topo
@@ -460,6 +469,13 @@ impl Simulation {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Packets and bytes delivered to the flows' receivers so far (TCP: in-order segments).
+    pub fn delivered(&self) -> (u64, u64) {
+        self.flows.iter().fold((0, 0), |(p, b), f| {
+            (p + f.stats.delivered_pkts, b + f.stats.delivered_bytes)
+        })
     }
 
     #[inline]
@@ -873,7 +889,7 @@ impl Simulation {
         };
         p.local = locals[p.hop as usize];
         let port = &mut self.ports[port_id];
-        if !p.entered && self.topo.nodes[self.topo.ports[port_id].from].is_router {
+        if !p.entered && port.from_router {
             // The first router the packet meets is its edge: it (re)writes the label.
             p.entered = true;
             port.disc.label_at_edge(&mut p, now, &mut port.rng);

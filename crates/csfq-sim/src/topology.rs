@@ -375,6 +375,10 @@ impl Topology {
         }
         let mut loops = loops;
         let port_flows = assign_local_ids(&mut flows, &mut loops, ports.len());
+        // Grown one element at a time; the slack would stay for the whole run.
+        nodes.shrink_to_fit();
+        ports.shrink_to_fit();
+        flows.shrink_to_fit();
         Ok(Topology {
             nodes,
             ports,
