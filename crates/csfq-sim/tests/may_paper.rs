@@ -54,25 +54,38 @@ fn may_spares_a_cbr_below_its_fair_share() {
 }
 
 /// may-fig7 under DRR: Jain's index of throughput over the max-min share (computed by the
-/// water-filling oracle, 0.5 and 1 Mbit/s) is within 0.03 of the published 0.987.
+/// water-filling oracle, 0.5 and 1 Mbit/s), averaged over seeds 1-8, is within 0.03 of the
+/// published 0.987, and no seed falls below 0.9. The seed reaches this run only through
+/// DRR's tie-breaks between equally long queues when it pushes a packet out, so the spread
+/// over seeds is that of the tie-break draws, which one published run does not pin down.
 #[test]
 fn drr_is_max_min_fair_across_three_bottlenecks() {
-    let s = find("may-fig7").unwrap().scenario().with_discipline(Drr);
-    let sim = Simulation::new(&s).unwrap();
-    let fair = sim.topology().max_min_allocation();
-    let mut shares: Vec<f64> = fair.iter().map(|a| a / 1e6).collect();
-    shares.sort_by(f64::total_cmp);
-    shares.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
-    assert_eq!(shares, vec![0.5, 1.0]);
-    let r = sim.run();
-    let x: Vec<f64> = r
-        .flows
-        .iter()
-        .zip(&fair)
-        .map(|(f, a)| f.throughput_mbps * 1e6 / a)
-        .collect();
-    let j = jain_index(&x);
-    assert!(j > 0.957, "Jain {j}");
+    let base = find("may-fig7").unwrap().scenario().with_discipline(Drr);
+    let mut indices = Vec::new();
+    for seed in 1..=8 {
+        let mut s = base.clone();
+        s.seed = seed;
+        let sim = Simulation::new(&s).unwrap();
+        let fair = sim.topology().max_min_allocation();
+        let mut shares: Vec<f64> = fair.iter().map(|a| a / 1e6).collect();
+        shares.sort_by(f64::total_cmp);
+        shares.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+        assert_eq!(shares, vec![0.5, 1.0]);
+        let r = sim.run();
+        let x: Vec<f64> = r
+            .flows
+            .iter()
+            .zip(&fair)
+            .map(|(f, a)| f.throughput_mbps * 1e6 / a)
+            .collect();
+        indices.push(jain_index(&x));
+    }
+    let mean = indices.iter().sum::<f64>() / indices.len() as f64;
+    assert!(
+        (mean - 0.987).abs() <= 0.03,
+        "mean Jain {mean}: {indices:?}"
+    );
+    assert!(indices.iter().all(|&j| j > 0.9), "{indices:?}");
 }
 
 /// may-fig2/3: the real MAY queue's sampling agrees with the paper's model counted in
