@@ -1,11 +1,12 @@
 //! `csfq bench`: simulator speed on csfq-fig3b and csfq-fig3a for every discipline, as events and packet
 //! hops per wall-clock second, with each discipline's time as a ratio to FIFO's in the
-//! same run.
+//! same run; with `--scale FLOWS`, long-lived TCP flows through one bottleneck under FIFO,
+//! CSFQ and DRR, each run in a process of its own so its peak memory is its own.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use csfq_sim::experiments::find;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
@@ -67,7 +68,7 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
         }
     }
     if large {
-        for d in [DisciplineKind::Fifo, DisciplineKind::Csfq] {
+        for d in [DisciplineKind::Fifo, DisciplineKind::Csfq, DisciplineKind::Drr] {
             cases.push((format!("udp1-tcp999-1g/{d}"), large_scenario(d)));
         }
     }
@@ -98,6 +99,180 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
         ]);
     }
     println!("fastest of {repeat} runs each, one core:");
+    println!("{t}");
+    Ok(())
+}
+
+/// The scale benchmark's shape: how many long-lived TCP flows, through how fast a
+/// bottleneck, for how long.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// Concurrent TCP flows, each with its own hosts, access links and CSFQ edge.
+    pub flows: u32,
+    /// The bottleneck, Gbit/s.
+    pub gbps: f64,
+    /// Simulated seconds.
+    pub seconds: f64,
+}
+
+/// The scale scenario: `flows` TCP flows from `r1` to `r2` over one link of `gbps` with a
+/// 10 ms delay and a buffer of 10 ms at the link's rate; each flow's hosts hang off the
+/// routers by 10 Gbps, 1 ms access links (a round-trip time of 24 ms).
+pub fn scale_scenario(sc: Scale, d: DisciplineKind) -> Result<ScenarioFile> {
+    let rate_mbps = sc.gbps * 1e3;
+    let buffer_bytes = (sc.gbps * 1e9 / 8.0 * 0.010).round();
+    let text = format!(
+        r#"
+name = "scale-tcp{flows}-{gbps}g"
+description = "{flows} long-lived TCP flows over a {gbps} Gbps link"
+duration_s = {seconds:?}
+seed = 1
+discipline = "{d}"
+routers = ["r1", "r2"]
+
+[[link]]
+between = ["r1", "r2"]
+rate_mbps = {rate_mbps:?}
+delay_ms = 10
+buffer_bytes = {buffer_bytes}
+
+[[flow]]
+kind = "tcp"
+from = "r1"
+to = "r2"
+count = {flows}
+access = {{ rate_mbps = 10000, delay_ms = 1 }}
+"#,
+        flows = sc.flows,
+        gbps = sc.gbps,
+        seconds = sc.seconds,
+    );
+    Ok(ScenarioFile::parse(&text, Path::new("scale"))?)
+}
+
+/// What one scale run measured, as the child process reports it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ScaleRun {
+    /// Seconds to build the simulation (topology, hosts, edges).
+    pub build_s: f64,
+    /// Seconds to run it.
+    pub run_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Packets delivered to their receivers.
+    pub delivered_pkts: u64,
+    /// Bytes delivered over the simulated time, as a share of the bottleneck's capacity.
+    pub utilization: f64,
+    /// Per-flow records held by the disciplines and edges (the simulator's own count).
+    pub flow_slots: usize,
+    /// The process's peak resident set (VmHWM), bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// The process's peak resident set size, bytes (Linux's VmHWM).
+fn peak_rss_bytes() -> Result<u64> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .context("no VmHWM in /proc/self/status")?;
+    Ok(kb * 1024)
+}
+
+/// One scale run in this process (the child's side): prints a [`ScaleRun`] as JSON.
+pub fn scale_child(sc: Scale, d: DisciplineKind) -> Result<()> {
+    let s = scale_scenario(sc, d)?;
+    let t = Instant::now();
+    let mut sim = Simulation::new(&s)?;
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    sim.run_until(sim.end());
+    let run_s = t.elapsed().as_secs_f64();
+    let (delivered_pkts, delivered_bytes) = sim.delivered();
+    let run = ScaleRun {
+        build_s,
+        run_s,
+        events: sim.events(),
+        delivered_pkts,
+        utilization: delivered_bytes as f64 * 8.0 / (sc.gbps * 1e9 * sc.seconds),
+        flow_slots: sim.memory().flow_slots,
+        peak_rss_bytes: peak_rss_bytes()?,
+    };
+    println!("{}", serde_json::to_string(&run)?);
+    Ok(())
+}
+
+/// `csfq bench --scale FLOWS`: FIFO, CSFQ and DRR, each in a child process.
+pub fn bench_scale(sc: Scale) -> Result<()> {
+    let exe = std::env::current_exe().context("finding the csfq executable")?;
+    let mut t = crate::table(vec![
+        "discipline",
+        "flows",
+        "build s",
+        "run s",
+        "events",
+        "Mevents/s",
+        "simulated s per wall s",
+        "utilization",
+        "peak RSS MB",
+        "bytes per flow",
+        "run time vs fifo",
+    ]);
+    let mut baseline: Option<f64> = None;
+    for d in [
+        DisciplineKind::Fifo,
+        DisciplineKind::Csfq,
+        DisciplineKind::Drr,
+    ] {
+        eprintln!(
+            "{d}: {} flows, {} Gbps, {} s ...",
+            sc.flows, sc.gbps, sc.seconds
+        );
+        let out = std::process::Command::new(&exe)
+            .args([
+                "bench",
+                "--scale",
+                &sc.flows.to_string(),
+                "--scale-gbps",
+                &sc.gbps.to_string(),
+                "--scale-seconds",
+                &sc.seconds.to_string(),
+                "--scale-one",
+                d.name(),
+            ])
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running {}", exe.display()))?;
+        if !out.status.success() {
+            bail!("the {d} run failed ({})", out.status);
+        }
+        let r: ScaleRun = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("reading the {d} run's report"))?;
+        if baseline.is_none() {
+            baseline = Some(r.run_s);
+        }
+        t.add_row(vec![
+            d.name().to_string(),
+            sc.flows.to_string(),
+            format!("{:.2}", r.build_s),
+            format!("{:.2}", r.run_s),
+            r.events.to_string(),
+            format!("{:.2}", r.events as f64 / r.run_s / 1e6),
+            format!("{:.3}", sc.seconds / r.run_s),
+            format!("{:.3}", r.utilization),
+            format!("{:.0}", r.peak_rss_bytes as f64 / 1e6),
+            format!("{:.0}", r.peak_rss_bytes as f64 / sc.flows as f64),
+            baseline.map_or("-".into(), |b| format!("{:.2}x", r.run_s / b)),
+        ]);
+    }
+    println!(
+        "{} long-lived TCP flows (a CSFQ edge each) through one {} Gbps link, {} s simulated; \
+         each discipline in its own process, one core:",
+        sc.flows, sc.gbps, sc.seconds
+    );
     println!("{t}");
     Ok(())
 }

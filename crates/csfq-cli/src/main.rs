@@ -75,12 +75,34 @@ enum Command {
         /// Runs per measurement (the fastest counts).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
-        /// Also run 1 UDP + 999 TCP flows over a 1 Gbps link for 10 s.
+        /// Also run 1 UDP + 999 TCP flows over a 1 Gbps link for 10 s (FIFO, CSFQ, DRR).
         #[arg(long)]
         large: bool,
+        /// Instead: FLOWS long-lived TCP flows through one bottleneck under FIFO, CSFQ and
+        /// DRR, each in its own process: wall time, events/s and peak memory.
+        #[arg(long, value_name = "FLOWS", value_parser = clap::value_parser!(u32).range(1..=10_000_000), conflicts_with = "large")]
+        scale: Option<u32>,
+        /// The scale run's bottleneck, Gbit/s.
+        #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = positive_finite)]
+        scale_gbps: f64,
+        /// The scale run's simulated seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 1.0, requires = "scale", value_parser = positive_finite)]
+        scale_seconds: f64,
+        /// Run one discipline of the scale benchmark in this process (how `--scale` runs
+        /// each).
+        #[arg(long, hide = true, requires = "scale", value_parser = parse_discipline)]
+        scale_one: Option<DisciplineKind>,
     },
     /// The eBPF dataplane on real interfaces: attach, stats, detach (needs root).
     Dp(dp::Dp),
+}
+
+/// A positive, finite number.
+fn positive_finite(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected a positive number".into()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -122,7 +144,27 @@ fn main() -> ExitCode {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
-        Command::Bench { repeat, large } => bench::bench(repeat, large),
+        Command::Bench {
+            repeat,
+            large,
+            scale,
+            scale_gbps,
+            scale_seconds,
+            scale_one,
+        } => match scale {
+            Some(flows) => {
+                let sc = bench::Scale {
+                    flows,
+                    gbps: scale_gbps,
+                    seconds: scale_seconds,
+                };
+                match scale_one {
+                    Some(d) => bench::scale_child(sc, d),
+                    None => bench::bench_scale(sc),
+                }
+            }
+            None => bench::bench(repeat, large),
+        },
         Command::Dp(args) => dp::dp(args),
     };
     match result {

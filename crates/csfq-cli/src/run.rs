@@ -107,6 +107,10 @@ pub fn simulate_with_progress(
     Ok((sim.report(), fair, started.elapsed(), traced))
 }
 
+/// Flows shown in the terminal's per-flow table; the rest are in flows.csv (a table of
+/// 100 000 rows is not read, and building it took more memory than the simulation).
+const TABLE_FLOWS: usize = 50;
+
 /// `csfq run`.
 pub fn run(
     path: &Path,
@@ -166,7 +170,7 @@ pub fn run(
         (Vec::new(), Vec::new())
     };
     let mut t = crate::table(header);
-    for (i, f) in report.flows.iter().enumerate() {
+    for (i, f) in report.flows.iter().enumerate().take(TABLE_FLOWS) {
         let (a, r) = (refs.max_min[i], refs.reference[i]);
         let vs = if r > 0.0 && r.is_finite() {
             let which = if per_hop.is_some() && matches!(f.kind, "udp" | "onoff") {
@@ -213,6 +217,13 @@ pub fn run(
         t.add_row(row);
     }
     println!("{t}");
+    if report.flows.len() > TABLE_FLOWS {
+        println!(
+            "... and {} more flows: every flow is in {}",
+            report.flows.len() - TABLE_FLOWS,
+            dir.join("flows.csv").display()
+        );
+    }
     if per_hop.is_some() {
         println!(
             "open-loop flows (udp, onoff) are judged against the per-hop allocation (each link \
