@@ -262,7 +262,10 @@ impl<P: Packet> Drr<P> {
         for (pos, &f) in self.heap.iter().enumerate() {
             assert_eq!(self.flows[f as usize].heap_pos as usize, pos);
             if pos > 0 {
-                assert!(!self.above(f, self.heap[(pos - 1) / 2]), "heap order at {pos}");
+                assert!(
+                    !self.above(f, self.heap[(pos - 1) / 2]),
+                    "heap order at {pos}"
+                );
             }
         }
     }
@@ -539,7 +542,10 @@ mod tests {
             assert_eq!(q.len_bytes() as u64, shadow.iter().sum::<u64>());
             q.check_heap();
         }
-        assert!(pushed_out > 1000, "{pushed_out} push-outs: the buffer was rarely full");
+        assert!(
+            pushed_out > 1000,
+            "{pushed_out} push-outs: the buffer was rarely full"
+        );
     }
 
     /// When pushing out makes the arrival's own queue the longest, the arrival goes too.
