@@ -68,7 +68,11 @@ pub fn bench(repeat: u32, large: bool) -> Result<()> {
         }
     }
     if large {
-        for d in [DisciplineKind::Fifo, DisciplineKind::Csfq, DisciplineKind::Drr] {
+        for d in [
+            DisciplineKind::Fifo,
+            DisciplineKind::Csfq,
+            DisciplineKind::Drr,
+        ] {
             cases.push((format!("udp1-tcp999-1g/{d}"), large_scenario(d)));
         }
     }
