@@ -280,10 +280,7 @@ impl Simulation {
                 }
             }
             // The flow's edge is the first router on its path: weights live there.
-            let edge_hop = f
-                .fwd
-                .iter()
-                .position(|&p| topo.nodes[topo.ports[p].from].is_router);
+            let edge_hop = f.fwd.iter().position(|&p| ports[p].from_router);
             let edge_port = edge_hop.map(|h| f.fwd[h]);
             if let Some(h) = edge_hop {
                 let port = &mut ports[f.fwd[h]];
