@@ -124,13 +124,20 @@ pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
                 )
                 .note("RED's index depends on parameters the paper does not give; ours are adaptive RED's automatic ones")
             } else {
-                Check::near(
+                let c = Check::near(
                     format!("{}: Jain's index", paper_name(r.discipline)),
                     source,
                     j,
                     p,
                     0.03,
-                )
+                );
+                if fig7 && r.discipline == Drr {
+                    c.note_if_departs(
+                        "the seed reaches this run only through DRR's choice between equally long queues when it pushes a packet out (a random number each flow draws at its arrivals); over seeds 1-8 the index is 0.929-0.988 with a mean of 0.971, inside the band, and the test (tests/may_paper.rs) judges that mean; one published run does not pin down the draw",
+                    )
+                } else {
+                    c
+                }
             };
             checks.push(c);
         }
