@@ -38,7 +38,7 @@ enum DpCommand {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 2.0)]
         secs: f64,
-        /// Measurements per case (the best counts).
+        /// Interleaved repetitions of the four cases (the median is shown, with the range).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
         repeat: u32,
         /// As JSON.
@@ -251,15 +251,31 @@ pub fn dp(args: Dp) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                let mut t = crate::table(vec!["programs on the path", "packets/s", "vs none"]);
+                let mut t = crate::table(vec![
+                    "programs on the path",
+                    "packets/s",
+                    "vs none",
+                    "spread",
+                    "edge ns/packet",
+                    "core ns/packet",
+                ]);
+                let ns = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
                 for c in &r {
                     t.add_row(vec![
                         c.case.to_string(),
                         format!("{:.0}", c.pps),
                         format!("{:.3}", c.ratio),
+                        format!("{:.3}-{:.3}", c.ratio_min, c.ratio_max),
+                        ns(c.edge_ns),
+                        ns(c.core_ns),
                     ]);
                 }
-                println!("64-byte UDP through a veth pair, one sender thread, best of {repeat} x {secs} s");
+                println!(
+                    "64-byte UDP through a veth pair, one sender thread, {repeat} interleaved \
+                     repetitions x {secs} s: median packets/s, median ratio to none in the \
+                     same repetition and its range; ns/packet from the kernel's BPF run-time \
+                     statistics (run_time_ns / run_cnt)"
+                );
                 println!("{t}");
             }
         }

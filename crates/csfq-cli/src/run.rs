@@ -459,7 +459,7 @@ pub fn maxmin(path: &Path) -> Result<()> {
         t.add_row(vec![
             i.to_string(),
             f.kind.name().to_string(),
-            format!("{}->{}", f.src_name, f.dst_name),
+            format!("{}->{}", topo.nodes[f.src].name(), topo.nodes[f.dst].name()),
             format!("{}", f.weight),
             if d.is_finite() {
                 format!("{:.4}", d / 1e6)
@@ -485,11 +485,11 @@ pub fn maxmin(path: &Path) -> Result<()> {
             .flows
             .iter()
             .zip(&alloc)
-            .filter(|(f, _)| f.fwd.contains(&pi))
+            .filter(|(f, _)| f.fwd_ports().any(|p| p == pi))
             .map(|(_, a)| a)
             .sum();
         links.add_row(vec![
-            format!("{}->{}", topo.nodes[p.from].name, topo.nodes[p.to].name),
+            format!("{}->{}", topo.nodes[p.from].name(), topo.nodes[p.to].name()),
             format!("{:.4}", p.rate_bps / 1e6),
             format!("{:.4}", used / 1e6 + 0.0),
             if used >= p.rate_bps * (1.0 - 1e-9) {

@@ -6,6 +6,16 @@
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
 //! Gbit/s): every packet pays for parsing, the lock and two rate updates, and none is
 //! dropped, so every configuration delivers all it is handed.
+//!
+//! The cases are interleaved: each repetition measures all four in turn, and each ratio is
+//! taken against the `none` of its own repetition, so a machine that slows down over the
+//! run moves all four alike. The median ratio is reported with its spread.
+//!
+//! The programs' own cost is read from the kernel: with BPF run-time statistics on
+//! (`BPF_ENABLE_STATS`, as `sysctl kernel.bpf_stats_enabled=1` does, for the run only), the
+//! kernel adds up each program's run time and run count; `run_time_ns / run_cnt` is its mean
+//! cost per packet, as `bpftool prog show` gives it. The two clock reads that measure it are
+//! included (a few tens of ns).
 
 use std::ffi::CString;
 use std::net::UdpSocket;
@@ -15,18 +25,70 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use aya::programs::{tc::TcAttachType, SchedClassifier};
+
 use crate::dataplane::{attach_core, attach_edge, detach, enter_netns, CoreSettings, EdgeSettings};
-use crate::DpError;
+use crate::{DpError, Role};
 
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
     /// `none`, `edge`, `core` or `edge+core`.
     pub case: &'static str,
-    /// Datagrams received per second (the best of the repeats).
+    /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
-    /// `pps` over the `none` case's.
+    /// `pps` over the `none` case's in the same repetition: the median of the repeats.
     pub ratio: f64,
+    /// The lowest of the repeats' ratios.
+    pub ratio_min: f64,
+    /// The highest of the repeats' ratios.
+    pub ratio_max: f64,
+    /// The edge program's mean run time per packet, ns (kernel BPF statistics), if it ran.
+    pub edge_ns: Option<f64>,
+    /// The core program's mean run time per packet, ns, if it ran.
+    pub core_ns: Option<f64>,
+}
+
+/// Run time and run count the kernel accumulated for one program.
+#[derive(Debug, Clone, Copy, Default)]
+struct ProgCost {
+    ns: u64,
+    runs: u64,
+}
+
+impl ProgCost {
+    fn per_run(self) -> Option<f64> {
+        (self.runs > 0).then(|| self.ns as f64 / self.runs as f64)
+    }
+}
+
+/// The run-time statistics of csfq's programs attached to `dev`'s egress.
+fn costs(dev: &str) -> Result<(ProgCost, ProgCost), DpError> {
+    let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
+        .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
+    let (mut edge, mut core) = (ProgCost::default(), ProgCost::default());
+    for p in progs {
+        let c = ProgCost {
+            ns: p.run_time().as_nanos() as u64,
+            runs: p.run_count(),
+        };
+        match p.name_as_str() {
+            Some(n) if n == Role::Edge.program() => edge = c,
+            Some(n) if n == Role::Core.program() => core = c,
+            _ => {}
+        }
+    }
+    Ok((edge, core))
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
 }
 
 struct Namespaces {
@@ -107,8 +169,9 @@ fn blast(tx: &UdpSocket, rx: &UdpSocket, secs: f64) -> f64 {
     counter as f64 / secs
 }
 
-/// Runs the benchmark: `secs` per measurement, the best of `repeat`. Needs root; makes and
-/// removes two namespaces, and leaves the calling thread in the first of them.
+/// Runs the benchmark: `secs` per measurement, `repeat` interleaved repetitions. Needs
+/// root; makes and removes two namespaces, and leaves the calling thread in the first of
+/// them.
 pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     crate::require("csfq dp bench")?;
     let tag = std::process::id();
@@ -150,8 +213,14 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         ("core", false, true),
         ("edge+core", true, true),
     ];
-    let mut best = [0f64; 4];
+    // Run-time statistics stay on while this descriptor is open.
+    let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
+        .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
+    let mut pps = vec![Vec::new(); cases.len()];
+    let mut ratios = vec![Vec::new(); cases.len()];
+    let mut cost = [(ProgCost::default(), ProgCost::default()); 4];
     for _ in 0..repeat {
+        let mut this = [0f64; 4];
         for (i, &(_, edge, core)) in cases.iter().enumerate() {
             if edge {
                 attach_edge(
@@ -165,20 +234,36 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             if core {
                 attach_core("va", &CoreSettings::new(100_000_000_000))?;
             }
-            best[i] = best[i].max(blast(&tx, &rx, secs));
+            this[i] = blast(&tx, &rx, secs);
             if edge || core {
+                let (e, c) = costs("va")?;
+                for (sum, add) in [(&mut cost[i].0, e), (&mut cost[i].1, c)] {
+                    sum.ns += add.ns;
+                    sum.runs += add.runs;
+                }
                 detach("va")?;
             }
+        }
+        for i in 0..cases.len() {
+            pps[i].push(this[i]);
+            ratios[i].push(this[i] / this[0]);
         }
     }
     drop(ns);
     Ok(cases
         .iter()
-        .zip(best)
-        .map(|(&(case, _, _), pps)| PathResult {
-            case,
-            pps,
-            ratio: pps / best[0],
+        .enumerate()
+        .map(|(i, &(case, _, _))| {
+            let r = &mut ratios[i];
+            PathResult {
+                case,
+                pps: median(&mut pps[i]),
+                ratio: median(r),
+                ratio_min: r.iter().copied().fold(f64::INFINITY, f64::min),
+                ratio_max: r.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                edge_ns: cost[i].0.per_run(),
+                core_ns: cost[i].1.per_run(),
+            }
         })
         .collect())
 }

@@ -150,9 +150,58 @@ struct FlowStats {
     delivered_bytes: u64,
     drops: [u64; 16],
     ack_drops: u64,
-    series: Vec<u64>,
+    /// `delivered_bytes` at the last sample.
+    sampled_bytes: u64,
+    /// Bytes delivered in each sampling interval.
+    series: IntervalSeries,
     /// When a finite transfer's last segment was acknowledged.
     completed: Option<Nanos>,
+}
+
+/// Bytes per sampling interval, 4 bytes a sample while every value fits in 32 bits (4.29
+/// GB an interval: 34 Gbit/s with 1 s samples); a flow that overflows that widens to 8.
+#[derive(Debug, Clone)]
+enum IntervalSeries {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Default for IntervalSeries {
+    fn default() -> Self {
+        IntervalSeries::Narrow(Vec::new())
+    }
+}
+
+impl IntervalSeries {
+    fn with_capacity(samples: usize) -> Self {
+        IntervalSeries::Narrow(Vec::with_capacity(samples))
+    }
+
+    fn push(&mut self, bytes: u64) {
+        match self {
+            IntervalSeries::Narrow(v) => match u32::try_from(bytes) {
+                Ok(b) => v.push(b),
+                Err(_) => {
+                    let mut wide = Vec::with_capacity(v.capacity());
+                    wide.extend(v.iter().map(|&b| u64::from(b)));
+                    wide.push(bytes);
+                    *self = IntervalSeries::Wide(wide);
+                }
+            },
+            IntervalSeries::Wide(v) => v.push(bytes),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let (narrow, wide) = match self {
+            IntervalSeries::Narrow(v) => (&v[..], &[][..]),
+            IntervalSeries::Wide(v) => (&[][..], &v[..]),
+        };
+        narrow
+            .iter()
+            .map(|&b| u64::from(b))
+            .chain(wide.iter().copied())
+    }
 }
 
 #[derive(Debug)]
@@ -248,7 +297,7 @@ impl Simulation {
                 disc: Discipline::build(p.discipline, scenario, p.rate_bps, p.buffer_bytes),
                 rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)),
                 busy_until: Nanos::ZERO,
-                from_router: topo.nodes[p.from].is_router,
+                from_router: topo.nodes[p.from].is_router(),
                 txdone_pending: false,
                 tx_pkts: 0,
                 tx_bytes: 0,
@@ -273,19 +322,19 @@ impl Simulation {
             let id = FlowId(i as u32);
             // Disciplines know a flow by its index at their port.
             if weighted {
-                for (&p, &local) in f.fwd.iter().zip(&f.fwd_local) {
-                    ports[p]
+                for h in f.fwd() {
+                    ports[h.port as usize]
                         .disc
-                        .set_scheduling_weight(FlowId(local), f.weight / min_weight);
+                        .set_scheduling_weight(FlowId(h.local), f.weight / min_weight);
                 }
             }
             // The flow's edge is the first router on its path: weights live there.
-            let edge_hop = f.fwd.iter().position(|&p| ports[p].from_router);
-            let edge_port = edge_hop.map(|h| f.fwd[h]);
-            if let Some(h) = edge_hop {
-                let port = &mut ports[f.fwd[h]];
+            let edge = f.fwd().iter().find(|h| ports[h.port as usize].from_router);
+            let edge_port = edge.map(|h| h.port as usize);
+            if let Some(h) = edge {
+                let port = &mut ports[h.port as usize];
                 port.disc
-                    .set_weight(FlowId(f.fwd_local[h]), f.weight, &mut port.rng);
+                    .set_weight(FlowId(h.local), f.weight, &mut port.rng);
             }
             let mut flow_rng = Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64));
             // TUF tags TCP at the source, which knows its RTT and timeout (TUF Section 3.4.1):
@@ -339,7 +388,8 @@ impl Simulation {
                 tuf_counter,
                 stats: FlowStats {
                     // One value per sample: reserved once, so no slack grows with the run.
-                    series: Vec::with_capacity(samples),
+                    sampled_bytes: 0,
+                    series: IntervalSeries::with_capacity(samples),
                     ..FlowStats::default()
                 },
             });
@@ -848,7 +898,8 @@ impl Simulation {
     #[inline]
     fn forward(&mut self, mut p: SimPacket) {
         let now = self.now;
-        let (path, locals) = match p.kind {
+        let hop = p.hop as usize;
+        let next = match p.kind {
             Kind::Data => {
                 let def = &self.topo.flows[p.flow.index()];
                 if let Some(o) = def.overlay {
@@ -861,22 +912,22 @@ impl Simulation {
                     }
                 }
                 let def = &self.topo.flows[p.flow.index()];
-                (&def.fwd, &def.fwd_local)
+                def.fwd().get(hop).map(|h| (h.port as usize, h.local))
             }
             Kind::Ack => {
                 let def = &self.topo.flows[p.flow.index()];
-                (&def.rev, &def.rev_local)
+                def.rev().get(hop).map(|h| (h.port as usize, h.local))
             }
             Kind::Control => {
                 let def = &self.topo.loops[p.flow.index() - self.flows.len()];
-                (&def.fwd, &def.fwd_local)
+                def.fwd.get(hop).map(|&port| (port, def.fwd_local[hop]))
             }
             Kind::Feedback => {
                 let def = &self.topo.loops[p.flow.index() - self.flows.len()];
-                (&def.rev, &def.rev_local)
+                def.rev.get(hop).map(|&port| (port, def.rev_local[hop]))
             }
         };
-        let Some(&port_id) = path.get(p.hop as usize) else {
+        let Some((port_id, local)) = next else {
             if matches!(p.kind, Kind::Control | Kind::Feedback) {
                 self.loop_deliver(p);
             } else {
@@ -884,7 +935,7 @@ impl Simulation {
             }
             return;
         };
-        p.local = locals[p.hop as usize];
+        p.local = local;
         let port = &mut self.ports[port_id];
         if !p.entered && port.from_router {
             // The first router the packet meets is its edge: it (re)writes the label.
@@ -1020,7 +1071,9 @@ impl Simulation {
     fn sample(&mut self) {
         self.samples += 1;
         for f in &mut self.flows {
-            f.stats.series.push(f.stats.delivered_bytes);
+            let st = &mut f.stats;
+            st.series.push(st.delivered_bytes - st.sampled_bytes);
+            st.sampled_bytes = st.delivered_bytes;
         }
         for p in &mut self.ports {
             if let Some(series) = &mut p.series {
@@ -1062,21 +1115,16 @@ impl Simulation {
                 }
                 _ => (0, 0),
             };
-            let mut prev = 0;
             let series_mbps = st
                 .series
                 .iter()
-                .map(|&b| {
-                    let d = b - prev;
-                    prev = b;
-                    d as f64 * 8.0 / interval / 1e6
-                })
+                .map(|b| b as f64 * 8.0 / interval / 1e6)
                 .collect();
             flows.push(FlowReport {
                 flow: i as u32,
                 kind: def.kind.name(),
-                src: def.src_name.clone(),
-                dst: def.dst_name.clone(),
+                src: self.topo.nodes[def.src].name().into_owned(),
+                dst: self.topo.nodes[def.dst].name().into_owned(),
                 offered_mbps: def.rate_bps.map(|r| r / 1e6),
                 weight: def.weight,
                 throughput_mbps: if active > 0.0 {
@@ -1121,8 +1169,8 @@ impl Simulation {
             .filter(|(_, d)| d.between_routers)
             .map(|(p, d)| (p, d, p.series.as_deref().expect("router ports record")))
             .map(|(p, d, series)| LinkReport {
-                from: self.topo.nodes[d.from].name.clone(),
-                to: self.topo.nodes[d.to].name.clone(),
+                from: self.topo.nodes[d.from].name().into_owned(),
+                to: self.topo.nodes[d.to].name().into_owned(),
                 discipline: d.discipline.name(),
                 rate_mbps: d.rate_bps / 1e6,
                 tx_pkts: p.tx_pkts,
@@ -1172,8 +1220,8 @@ impl Simulation {
                     let (e, i) = (rt.egress.stats(), rt.ingress.stats());
                     LoopReport {
                         name: d.name.clone(),
-                        ingress: self.topo.nodes[d.ingress].name.clone(),
-                        egress: self.topo.nodes[d.egress].name.clone(),
+                        ingress: self.topo.nodes[d.ingress].name().into_owned(),
+                        egress: self.topo.nodes[d.egress].name().into_owned(),
                         service: match d.params.service {
                             csfq_algo::overlay::Service::BestEffort => "best-effort",
                             csfq_algo::overlay::Service::Assured { .. } => "assured",
@@ -1205,5 +1253,26 @@ impl Simulation {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IntervalSeries;
+
+    /// Values keep their order and size across the switch from 4-byte to 8-byte samples.
+    #[test]
+    fn interval_series_widens_without_losing_a_sample() {
+        let mut s = IntervalSeries::with_capacity(4);
+        s.push(7);
+        s.push(u64::from(u32::MAX));
+        assert!(matches!(s, IntervalSeries::Narrow(_)));
+        s.push(u64::from(u32::MAX) + 1);
+        assert!(matches!(s, IntervalSeries::Wide(_)));
+        s.push(3);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [7, u64::from(u32::MAX), u64::from(u32::MAX) + 1, 3]
+        );
     }
 }

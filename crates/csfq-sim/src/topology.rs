@@ -2,6 +2,7 @@
 //! expanded definition with its shortest path (fewest hops; ties go to the link listed
 //! first, so routes are deterministic).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use csfq_algo::maxmin::{water_fill, MaxMinFlow};
@@ -19,13 +20,38 @@ use crate::sim::stream_seed;
 /// Drop-tail buffer of access-link ports, bytes: hosts are outside the island.
 pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
 
-/// A node: a router of the scenario, or a host made for a flow's access links.
+/// A node: a router of the scenario, or a host made for a flow's access links. Hosts are
+/// two per flow and carry no name of their own (a million flows would hold two million
+/// strings): [`Node::name`] makes it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    /// Its name (`f3.src` for flow 3's source host).
-    pub name: String,
-    /// Routers are in the island; the first router a packet meets is its edge.
-    pub is_router: bool,
+pub enum Node {
+    /// A router, named in the scenario. Routers are in the island; the first router a
+    /// packet meets is its edge.
+    Router(String),
+    /// A host of flow `flow`: its source (`sender`) or its destination.
+    Host {
+        /// The flow it belongs to.
+        flow: u32,
+        /// Whether it is the flow's source.
+        sender: bool,
+    },
+}
+
+impl Node {
+    /// Its name: the router's, or `f3.src` / `f3.dst` for flow 3's hosts.
+    pub fn name(&self) -> Cow<'_, str> {
+        match self {
+            Node::Router(name) => Cow::Borrowed(name),
+            Node::Host { flow, sender } => {
+                Cow::Owned(format!("f{flow}.{}", if *sender { "src" } else { "dst" }))
+            }
+        }
+    }
+
+    /// Whether it is a router (in the island).
+    pub fn is_router(&self) -> bool {
+        matches!(self, Node::Router(_))
+    }
 }
 
 /// One direction of a link.
@@ -52,10 +78,10 @@ pub struct PortDef {
 pub struct FlowDef {
     /// Kind.
     pub kind: FlowKind,
-    /// Source router's name.
-    pub src_name: String,
-    /// Destination router's name.
-    pub dst_name: String,
+    /// Source router (an index into [`Topology::nodes`]).
+    pub src: usize,
+    /// Destination router.
+    pub dst: usize,
     /// Offered rate (udp; onoff while ON), bits/s.
     pub rate_bps: Option<f64>,
     /// Packet size (udp/onoff), bytes.
@@ -74,16 +100,45 @@ pub struct FlowDef {
     pub size_pkts: Option<u32>,
     /// RLM: (layers, layer-1 rate in bits/s).
     pub rlm_layers: Option<(u8, f64)>,
-    /// Ports from source to destination.
-    pub fwd: Vec<usize>,
-    /// Ports from destination back to source (ACKs).
-    pub rev: Vec<usize>,
-    /// Its index among the flows each port of `fwd` carries (see [`Topology::port_flows`]).
-    pub fwd_local: Vec<u32>,
-    /// Its index among the flows each port of `rev` carries.
-    pub rev_local: Vec<u32>,
+    /// The ports from source to destination ([`FlowDef::fwd`]), then those from
+    /// destination back to source ([`FlowDef::rev`]): one allocation per flow.
+    hops: Box<[Hop]>,
+    /// How many of `hops` are the forward path.
+    fwd_len: u16,
     /// The overlay loop that carries its data packets, if any.
     pub overlay: Option<LoopHops>,
+}
+
+/// One hop of a flow's path: the port, and the flow's index among the flows that port
+/// carries (see [`Topology::port_flows`]), which is how its disciplines know the flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    /// The port (an index into [`Topology::ports`]).
+    pub port: u32,
+    /// The flow's index at that port.
+    pub local: u32,
+}
+
+impl FlowDef {
+    /// Its data path, source to destination.
+    pub fn fwd(&self) -> &[Hop] {
+        &self.hops[..self.fwd_len as usize]
+    }
+
+    /// Its ACK path, destination back to source.
+    pub fn rev(&self) -> &[Hop] {
+        &self.hops[self.fwd_len as usize..]
+    }
+
+    /// The ports of its data path.
+    pub fn fwd_ports(&self) -> impl Iterator<Item = usize> + '_ {
+        self.fwd().iter().map(|h| h.port as usize)
+    }
+
+    /// The ports of its ACK path.
+    pub fn rev_ports(&self) -> impl Iterator<Item = usize> + '_ {
+        self.rev().iter().map(|h| h.port as usize)
+    }
 }
 
 /// Where a flow's data path meets its loop.
@@ -197,14 +252,7 @@ pub struct Topology {
 impl Topology {
     /// Builds the network of a validated scenario.
     pub fn build(s: &ScenarioFile) -> Result<Self, BuildError> {
-        let mut nodes: Vec<Node> = s
-            .routers
-            .iter()
-            .map(|n| Node {
-                name: n.clone(),
-                is_router: true,
-            })
-            .collect();
+        let mut nodes: Vec<Node> = s.routers.iter().map(|n| Node::Router(n.clone())).collect();
         let index = |name: &str| s.routers.iter().position(|r| r == name).expect("validated");
         let mut ports = Vec::new();
         for l in &s.links {
@@ -265,12 +313,12 @@ impl Topology {
                     let delay_ms = a.delay_ms + a.delay_step_ms * j as f64;
                     // A host of its own on each side, joined by drop-tail access links.
                     // A host and its two ports; returns the first port's index.
-                    let mut host = |name: String, router: usize| {
+                    let mut host = |sender: bool, router: usize| {
                         let h = nodes.len();
                         let first = ports.len();
-                        nodes.push(Node {
-                            name,
-                            is_router: false,
+                        nodes.push(Node::Host {
+                            flow: id as u32,
+                            sender,
                         });
                         for (from, to) in [(h, router), (router, h)] {
                             ports.push(PortDef {
@@ -286,8 +334,8 @@ impl Topology {
                         first
                     };
                     // host() adds (host -> router) and then (router -> host).
-                    let src_port = host(format!("f{id}.src"), src_router);
-                    let dst_port = host(format!("f{id}.dst"), dst_router);
+                    let src_port = host(true, src_router);
+                    let dst_port = host(false, dst_router);
                     ends = Some(((src_port, src_port + 1), (dst_port, dst_port + 1)));
                 }
                 let no_route = || BuildError::NoRoute {
@@ -335,8 +383,8 @@ impl Topology {
                             _ => {
                                 return Err(BuildError::OffLoopRoute {
                                     flow: id,
-                                    ingress: nodes[l.ingress].name.clone(),
-                                    egress: nodes[l.egress].name.clone(),
+                                    ingress: nodes[l.ingress].name().into_owned(),
+                                    egress: nodes[l.egress].name().into_owned(),
                                 })
                             }
                         }
@@ -344,8 +392,8 @@ impl Topology {
                 };
                 flows.push(FlowDef {
                     kind: spec.kind,
-                    src_name: spec.from.clone(),
-                    dst_name: spec.to.clone(),
+                    src: src_router,
+                    dst: dst_router,
                     rate_bps: spec
                         .rate_mbps
                         .map(|r| (r + spec.rate_step_mbps * j as f64) * 1e6),
@@ -365,10 +413,16 @@ impl Topology {
                             spec.layer_base_kbps.unwrap_or(32.0) * 1e3,
                         )
                     }),
-                    fwd,
-                    rev,
-                    fwd_local: Vec::new(),
-                    rev_local: Vec::new(),
+                    fwd_len: fwd.len() as u16,
+                    // Numbered by assign_local_ids once every flow is known.
+                    hops: fwd
+                        .iter()
+                        .chain(&rev)
+                        .map(|&p| Hop {
+                            port: p as u32,
+                            local: 0,
+                        })
+                        .collect(),
                     overlay,
                 });
             }
@@ -445,7 +499,7 @@ impl Topology {
             .map(|f| MaxMinFlow {
                 demand: f.demand_bps(),
                 weight: f.weight,
-                links: f.fwd.clone(),
+                links: f.fwd_ports().collect(),
             })
             .collect();
         (caps, flows)
@@ -542,15 +596,16 @@ fn assign_local_ids(flows: &mut [FlowDef], loops: &mut [LoopDef], ports: usize) 
         n
     };
     for f in flows.iter_mut() {
-        f.fwd_local = f.fwd.iter().map(|&p| number(p)).collect();
-        f.rev_local = f
-            .rev
-            .iter()
-            .map(|&p| match f.fwd.iter().position(|&q| q == p) {
-                Some(i) => f.fwd_local[i],
-                None => number(p),
-            })
-            .collect();
+        let n = f.fwd_len as usize;
+        for i in 0..f.hops.len() {
+            let p = f.hops[i].port;
+            // A port the data and the ACKs both cross numbers the flow once.
+            let seen = (i >= n).then(|| f.hops[..n].iter().find(|h| h.port == p));
+            f.hops[i].local = match seen.flatten() {
+                Some(h) => h.local,
+                None => number(p as usize),
+            };
+        }
         if let Some(o) = &mut f.overlay {
             o.local = shaper[o.id as usize];
             shaper[o.id as usize] += 1;
@@ -663,7 +718,7 @@ mod tests {
         let mut queue = VecDeque::from([from]);
         while let Some(n) = queue.pop_front() {
             for (pi, p) in t.ports.iter().enumerate().filter(|(_, p)| p.from == n) {
-                if !seen[p.to] && (t.nodes[p.to].is_router || p.to == to) {
+                if !seen[p.to] && (t.nodes[p.to].is_router() || p.to == to) {
                     seen[p.to] = true;
                     via[p.to] = Some(pi);
                     queue.push_back(p.to);
@@ -721,9 +776,13 @@ mod tests {
             let s = ScenarioFile::parse(&text, std::path::Path::new("r.toml")).unwrap();
             let t = Topology::build(&s).unwrap();
             for f in &t.flows {
-                let (src, dst) = (t.ports[f.fwd[0]].from, t.ports[*f.fwd.last().unwrap()].to);
-                assert_eq!(f.fwd, reference_path(&t, src, dst));
-                assert_eq!(f.rev, reference_path(&t, dst, src));
+                let fwd: Vec<usize> = f.fwd_ports().collect();
+                let (src, dst) = (t.ports[fwd[0]].from, t.ports[*fwd.last().unwrap()].to);
+                assert_eq!(fwd, reference_path(&t, src, dst));
+                assert_eq!(
+                    f.rev_ports().collect::<Vec<_>>(),
+                    reference_path(&t, dst, src)
+                );
             }
         }
     }

@@ -169,10 +169,9 @@ fn heterogeneous_delays_and_periodic_transfers() {
     let t = csfq_sim::Topology::build(&s).unwrap();
     let rtt = |f: usize| {
         let d: u64 = t.flows[f]
-            .fwd
-            .iter()
-            .chain(&t.flows[f].rev)
-            .map(|&p| t.ports[p].delay.0)
+            .fwd_ports()
+            .chain(t.flows[f].rev_ports())
+            .map(|p| t.ports[p].delay.0)
             .sum();
         d as f64 / 1e6
     };

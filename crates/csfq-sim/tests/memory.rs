@@ -132,10 +132,9 @@ fn per_flow_state_is_only_where_a_flow_is() {
         let mut edge_flows = vec![0usize; topo.ports.len()];
         for f in &topo.flows {
             let edge = f
-                .fwd
-                .iter()
-                .find(|&&p| topo.nodes[topo.ports[p].from].is_router);
-            edge_flows[*edge.unwrap()] += 1;
+                .fwd_ports()
+                .find(|&p| topo.nodes[topo.ports[p].from].is_router());
+            edge_flows[edge.unwrap()] += 1;
         }
         // Router ports: r0->r1 carries groups 1 and 4 (data) and nothing back; r1->r0 their ACKs.
         assert_eq!(crossing[0], 50_000);
