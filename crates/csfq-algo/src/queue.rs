@@ -126,6 +126,13 @@ impl<P: Packet> ByteFifo<P> {
             return Err(packet);
         }
         self.bytes += size;
+        // A queue's first slots come one at a time (the standard growth reserves four):
+        // most hosts' access-link queues never hold more than a TCP burst of two or three,
+        // and a million of them hold that memory for the whole run. Past four, the
+        // capacity doubles as usual.
+        if self.packets.len() == self.packets.capacity() && self.packets.capacity() < 4 {
+            self.packets.reserve_exact(1);
+        }
         self.packets.push_back(packet);
         Ok(())
     }

@@ -148,7 +148,7 @@ struct FlowStats {
     sent_pkts: u64,
     delivered_pkts: u64,
     delivered_bytes: u64,
-    drops: [u64; 16],
+    drops: DropCounts,
     ack_drops: u64,
     /// `delivered_bytes` at the last sample.
     sampled_bytes: u64,
@@ -156,6 +156,48 @@ struct FlowStats {
     series: IntervalSeries,
     /// When a finite transfer's last segment was acknowledged.
     completed: Option<Nanos>,
+}
+
+/// A flow's data packets dropped, by reason code: 4 bytes a reason while every count fits
+/// in 32 bits, all widened to 8 once one would not.
+#[derive(Debug, Clone)]
+enum DropCounts {
+    Narrow([u32; 16]),
+    Wide(Box<[u64; 16]>),
+}
+
+impl Default for DropCounts {
+    fn default() -> Self {
+        DropCounts::Narrow([0; 16])
+    }
+}
+
+impl DropCounts {
+    fn add(&mut self, code: u8) {
+        let i = code as usize;
+        match self {
+            DropCounts::Narrow(n) => match n[i].checked_add(1) {
+                Some(v) => n[i] = v,
+                None => {
+                    let mut wide = Box::new(n.map(u64::from));
+                    wide[i] += 1;
+                    *self = DropCounts::Wide(wide);
+                }
+            },
+            DropCounts::Wide(w) => w[i] += 1,
+        }
+    }
+
+    fn get(&self, code: u8) -> u64 {
+        match self {
+            DropCounts::Narrow(n) => u64::from(n[code as usize]),
+            DropCounts::Wide(w) => w[code as usize],
+        }
+    }
+
+    fn total(&self) -> u64 {
+        (0..16).map(|c| self.get(c)).sum()
+    }
 }
 
 /// Bytes per sampling interval, 4 bytes a sample while every value fits in 32 bits (4.29
@@ -318,6 +360,8 @@ impl Simulation {
         let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
         let samples =
             (scenario.duration_s / (scenario.sample_interval_ms() / 1e3)).floor() as usize + 1;
+        // One TCP configuration for every connection.
+        let tcp = std::sync::Arc::new(scenario.tcp);
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
             // Disciplines know a flow by its index at their port.
@@ -376,8 +420,8 @@ impl Simulation {
                     }))
                 }
                 FlowKind::Tcp | FlowKind::Web => Endpoint::Tcp {
-                    sender: Box::new(TcpSender::with_limit(id, scenario.tcp, f.size_pkts)),
-                    receiver: Box::new(TcpReceiver::new(id, scenario.tcp)),
+                    sender: Box::new(TcpSender::with_limit(id, tcp.clone(), f.size_pkts)),
+                    receiver: Box::new(TcpReceiver::new(id, tcp.clone())),
                     rto_event: None,
                 },
             };
@@ -981,7 +1025,7 @@ impl Simulation {
         };
         let st = &mut rt.stats;
         match d.packet.kind {
-            Kind::Data => st.drops[d.reason.code() as usize] += 1,
+            Kind::Data => st.drops.add(d.reason.code()),
             Kind::Ack => st.ack_drops += 1,
             Kind::Control | Kind::Feedback => {}
         }
@@ -1134,11 +1178,11 @@ impl Simulation {
                 },
                 sent_pkts: st.sent_pkts,
                 delivered_pkts: st.delivered_pkts,
-                dropped_pkts: st.drops.iter().sum(),
+                dropped_pkts: st.drops.total(),
                 drops: DropReason::ALL
                     .iter()
-                    .filter(|r| st.drops[r.code() as usize] > 0)
-                    .map(|r| (r.name(), st.drops[r.code() as usize]))
+                    .filter(|r| st.drops.get(r.code()) > 0)
+                    .map(|r| (r.name(), st.drops.get(r.code())))
                     .collect(),
                 ack_drops: st.ack_drops,
                 size_pkts: def.size_pkts,
@@ -1258,7 +1302,23 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests {
-    use super::IntervalSeries;
+    use super::{DropCounts, IntervalSeries};
+
+    /// A count keeps going past 2^32 - 1, and the others keep theirs.
+    #[test]
+    fn drop_counts_widen_without_losing_a_drop() {
+        let mut d = DropCounts::Narrow([0; 16]);
+        d.add(3);
+        if let DropCounts::Narrow(n) = &mut d {
+            n[5] = u32::MAX;
+        }
+        d.add(5);
+        assert!(matches!(d, DropCounts::Wide(_)));
+        d.add(5);
+        assert_eq!(d.get(3), 1);
+        assert_eq!(d.get(5), u64::from(u32::MAX) + 2);
+        assert_eq!(d.total(), u64::from(u32::MAX) + 3);
+    }
 
     /// Values keep their order and size across the switch from 4-byte to 8-byte samples.
     #[test]

@@ -11,6 +11,7 @@
 //! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use csfq_algo::{FlowId, Nanos};
 
@@ -39,7 +40,8 @@ pub struct SenderStats {
 #[derive(Debug, Clone)]
 pub struct TcpSender {
     flow: FlowId,
-    cfg: TcpConfig,
+    /// Shared by every connection of a run.
+    cfg: Arc<TcpConfig>,
     snd_una: u32,
     snd_nxt: u32,
     /// One past the highest segment ever sent.
@@ -65,15 +67,15 @@ pub struct TcpSender {
 
 impl TcpSender {
     /// A sender for `flow` with unlimited data.
-    pub fn new(flow: FlowId, cfg: TcpConfig) -> Self {
+    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>) -> Self {
         Self::with_limit(flow, cfg, None)
     }
 
     /// A sender for `flow` with `limit` segments to send (`None`: unlimited).
-    pub fn with_limit(flow: FlowId, cfg: TcpConfig, limit: Option<u32>) -> Self {
+    pub fn with_limit(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>, limit: Option<u32>) -> Self {
+        let cfg = cfg.into();
         TcpSender {
             flow,
-            cfg,
             snd_una: 0,
             snd_nxt: 0,
             max_sent: 0,
@@ -89,8 +91,11 @@ impl TcpSender {
             deadline: None,
             stopped: false,
             limit,
-            board: VecDeque::with_capacity(cfg.max_window_segments as usize + 1),
+            // Grows with the window as it opens (a million flows of small windows would
+            // otherwise each reserve the largest).
+            board: VecDeque::new(),
             stats: SenderStats::default(),
+            cfg,
         }
     }
 
@@ -354,7 +359,8 @@ impl TcpSender {
 #[derive(Debug, Clone)]
 pub struct TcpReceiver {
     flow: FlowId,
-    cfg: TcpConfig,
+    /// Shared by every connection of a run.
+    cfg: Arc<TcpConfig>,
     rcv_nxt: u32,
     /// `ooo[i]`: segment `rcv_nxt + 1 + i` has arrived.
     ooo: VecDeque<bool>,
@@ -374,12 +380,13 @@ pub enum AckAction {
 
 impl TcpReceiver {
     /// A receiver for `flow`.
-    pub fn new(flow: FlowId, cfg: TcpConfig) -> Self {
+    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>) -> Self {
         TcpReceiver {
             flow,
-            cfg,
+            cfg: cfg.into(),
             rcv_nxt: 0,
-            ooo: VecDeque::with_capacity(cfg.max_window_segments as usize),
+            // Grows with the holes it has to remember, up to the window.
+            ooo: VecDeque::new(),
             ts_recent: Nanos::ZERO,
             unacked: 0,
             delack_deadline: None,
