@@ -63,20 +63,33 @@ static __always_inline __u32 log2_floor(__u64 x)
 	return e;
 }
 
-/* Rate (bit/s) to label code: round to nearest, saturating. */
+/* floor(y / 1000) for y < 2^32, without a division: with c = ceil(2^38 / 1000), y c / 2^38
+ * exceeds y / 1000 by y 56 / (1000 2^38) < 0.001, too little to reach the next integer. */
+static __always_inline __u64 div1000_u32(__u64 y)
+{
+	return (y * 274877907ULL) >> 38;
+}
+
+/*
+ * Rate (bit/s) to label code: round to nearest, saturating. fixed.rs encode_label, with
+ * no division on the packet path: for x = floor(rate / 1000), floor(log2 x) is L - 10 or
+ * L - 9 where L = floor(log2 rate) (1000 is in [2^9, 2^10)), decided by one comparison;
+ * and `scaled` below is under 1000 * 2^(M + 2) < 2^32, where the multiply is exact.
+ */
 static __always_inline __u32 encode_label(__u64 rate, __u32 m_bits, __u32 e_bits)
 {
-	__u64 x = rate / LABEL_UNIT_BPS, rem = rate % LABEL_UNIT_BPS;
-	__u64 scaled, m, e;
+	__u64 scaled, m, e, l;
 
-	if (x == 0 || (x == 1 && rem == 0))
+	if (rate <= LABEL_UNIT_BPS) /* x == 0, or x == 1 with no remainder */
 		return 0;
-	e = log2_floor(x);
-	/* floor(rate 2^(M+1) / (unit 2^e)) as one shift and one division. */
+	l = log2_floor(rate);
+	/* 1000 << (l - 9) <= 1000 << 54 < 2^64. */
+	e = (LABEL_UNIT_BPS << (l - 9)) <= rate ? l - 9 : l - 10;
+	/* floor(rate 2^(M+1) / (unit 2^e)) as one shift and one exact multiply. */
 	if (e >= m_bits + 1)
-		scaled = (rate >> (e - (m_bits + 1))) / LABEL_UNIT_BPS;
+		scaled = div1000_u32(rate >> (e - (m_bits + 1)));
 	else
-		scaled = (rate << ((m_bits + 1) - e)) / LABEL_UNIT_BPS;
+		scaled = div1000_u32(rate << ((m_bits + 1) - e));
 	m = (scaled + 1) / 2 - (1ULL << m_bits);
 	if (m == (1ULL << m_bits)) {
 		m = 0;
@@ -163,64 +176,77 @@ struct parsed {
 };
 
 #define L3_OFF ETH_HLEN
-#define IP4_ID_OFF (L3_OFF + 4)
-#define IP4_CSUM_OFF (L3_OFF + 10)
+/* The most parse() reads: Ethernet, IPv4 with options (60 bytes; IPv6 is 40), ports. */
+#define PARSE_MAX (ETH_HLEN + 60 + 4)
 
 /*
  * Parses an Ethernet frame. Returns 0 with `p` filled for a labelable packet, or the
  * counter that says why the packet is passed untouched.
+ *
+ * Headers are read in place (direct packet access: no helper call per header). A packet
+ * whose headers are not all in the skb's linear part has them pulled in first, so a
+ * header is missing only when the packet is shorter than it claims.
  */
 static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int want_ports)
 {
-	struct ethhdr eth;
+	__u32 need = skb->len < PARSE_MAX ? skb->len : PARSE_MAX;
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth;
 	__u8 l4 = 0;
 	__u32 l4_off = 0;
 
-	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0)
+	if (data + need > end) {
+		bpf_skb_pull_data(skb, need);
+		data = (void *)(long)skb->data;
+		end = (void *)(long)skb->data_end;
+	}
+	eth = data;
+	if ((void *)(eth + 1) > end)
 		return CNT_PASS_TRUNCATED;
-	if (eth.h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr ip;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
 
-		if (bpf_skb_load_bytes(skb, L3_OFF, &ip, sizeof(ip)) < 0)
+		if ((void *)(ip + 1) > end)
 			return CNT_PASS_TRUNCATED;
-		if (ip.version != 4 || ip.ihl < 5)
+		if (ip->version != 4 || ip->ihl < 5)
 			return CNT_PASS_NOT_IP;
 		/* Only atomic datagrams (DF, offset 0, no MF) may carry a label (RFC 6864). */
-		if ((ip.frag_off & bpf_htons(0x7fff)) != bpf_htons(0x4000))
+		if ((ip->frag_off & bpf_htons(0x7fff)) != bpf_htons(0x4000))
 			return CNT_PASS_NOT_ATOMIC;
 		p->family = 4;
-		p->label_code = bpf_ntohs(ip.id);
+		p->label_code = bpf_ntohs(ip->id);
 		p->key.family = 4;
-		p->key.proto = ip.protocol;
-		p->key.saddr[0] = ip.saddr;
-		p->key.daddr[0] = ip.daddr;
-		l4 = ip.protocol;
-		l4_off = L3_OFF + ip.ihl * 4;
-	} else if (eth.h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr ip6;
+		p->key.proto = ip->protocol;
+		p->key.saddr[0] = ip->saddr;
+		p->key.daddr[0] = ip->daddr;
+		l4 = ip->protocol;
+		l4_off = L3_OFF + ip->ihl * 4;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
 		__u32 w;
 
-		if (bpf_skb_load_bytes(skb, L3_OFF, &ip6, sizeof(ip6)) < 0)
+		if ((void *)(ip6 + 1) > end)
 			return CNT_PASS_TRUNCATED;
-		if (ip6.version != 6)
+		if (ip6->version != 6)
 			return CNT_PASS_NOT_IP;
-		__builtin_memcpy(&w, &ip6, 4);
+		__builtin_memcpy(&w, ip6, 4);
 		p->family = 6;
 		p->word = bpf_ntohl(w);
 		p->label_code = p->word & 0xfffff;
 		p->key.family = 6;
-		p->key.proto = ip6.nexthdr;
-		__builtin_memcpy(p->key.saddr, &ip6.saddr, 16);
-		__builtin_memcpy(p->key.daddr, &ip6.daddr, 16);
-		l4 = ip6.nexthdr; /* extension headers: keyed by addresses only */
-		l4_off = L3_OFF + sizeof(ip6);
+		p->key.proto = ip6->nexthdr;
+		__builtin_memcpy(p->key.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(p->key.daddr, &ip6->daddr, 16);
+		l4 = ip6->nexthdr; /* extension headers: keyed by addresses only */
+		l4_off = L3_OFF + sizeof(*ip6);
 	} else {
 		return CNT_PASS_NOT_IP;
 	}
 	if (want_ports && (l4 == IPPROTO_TCP || l4 == IPPROTO_UDP)) {
-		__u16 ports[2];
+		__u16 *ports = data + l4_off;
 
-		if (bpf_skb_load_bytes(skb, l4_off, ports, sizeof(ports)) < 0)
+		if ((void *)(ports + 2) > end)
 			return CNT_PASS_TRUNCATED;
 		p->key.sport = ports[0];
 		p->key.dport = ports[1];
@@ -228,21 +254,42 @@ static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int wa
 	return 0;
 }
 
-/* Writes a label code into the packet: IPv4 ID with the checksum fixed, or IPv6 flow label. */
+/* RFC 1624 Eq. 3, HC' = ~(~HC + ~m + m'), as the kernel's csum_replace2 computes it. */
+static __always_inline __u16 csum16_replace(__u16 check, __u16 old, __u16 new)
+{
+	__u32 sum = (__u32)(__u16)~check + (__u16)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Writes a label code into the packet, in place: IPv4 ID with the checksum fixed, or
+ * IPv6 flow label. parse() has made the headers linear. */
 static __always_inline int write_label(struct __sk_buff *skb, const struct parsed *p, __u32 code)
 {
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+
 	if (p->family == 4) {
 		__be16 old_id = bpf_htons((__u16)p->label_code), new_id = bpf_htons((__u16)code);
+		struct iphdr *ip = data + L3_OFF;
 
 		if (old_id == new_id)
 			return 0;
-		if (bpf_l3_csum_replace(skb, IP4_CSUM_OFF, old_id, new_id, sizeof(new_id)) < 0)
+		if ((void *)(ip + 1) > end)
 			return -1;
-		return bpf_skb_store_bytes(skb, IP4_ID_OFF, &new_id, sizeof(new_id), 0);
+		ip->id = new_id;
+		ip->check = csum16_replace(ip->check, old_id, new_id);
+		return 0;
 	}
 	__be32 w = bpf_htonl((p->word & 0xfff00000) | (code & 0xfffff));
+	__be32 *first = data + L3_OFF;
 
-	return bpf_skb_store_bytes(skb, L3_OFF, &w, sizeof(w), 0);
+	if ((void *)(first + 1) > end)
+		return -1;
+	*first = w;
+	return 0;
 }
 
 static __always_inline __u32 label_code_of(__u32 family, __u64 rate)

@@ -213,8 +213,10 @@ int csfq_edge(struct __sk_buff *skb)
 		}
 	}
 
-	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1). */
-	rate = rate * 1000 / (f->weight_milli ? f->weight_milli : 1);
+	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1); no division for
+	 * the usual weight 1. */
+	if (f->weight_milli != 1000)
+		rate = rate * 1000 / (f->weight_milli ? f->weight_milli : 1);
 	code = label_code_of(p.family, rate);
 	if (write_label(skb, &p, code) < 0) {
 		count(CNT_WRITE_FAILED, bytes);
