@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""csfq and ns-3 side by side: the same scenarios, on this machine, in one run.
+
+Runs csfq-fig3a, csfq-fig3b and scale-1000 (1 UDP + 999 TCP over 1 Gbit/s, 10 s) in
+ns-3 (`csfq-ns3.cc`, FIFO and FQ-CoDel at the bottleneck) and in csfq (`csfq run`,
+FIFO, FQ-CoDel, CSFQ and DRR), and prints wall times, their ratios, and the outcome of
+each run (UDP throughput, Jain's index of the TCP flows, Jain's index of every flow
+against its max-min share, utilization) so a reader sees that both simulators agree
+under the same queue before reading the ratio.
+
+ns-3 builds:
+  wheel      the `ns3` package from PyPI (3.44.post0), installed into bench/ns3/.venv.
+             It is built with logging and asserts compiled in (its libraries carry the
+             NS_LOG_LOGIC strings), so it is slower than ns-3's optimized profile.
+  optimized  ns-3.44 from source, `./ns3 configure --build-profile=optimized` with only
+             the modules the scenarios use; given with --ns3-source DIR (a checkout of
+             tag ns-3.44, e.g. `git clone --branch ns-3.44 --depth 1
+             https://gitlab.com/nsnam/ns-3-dev.git`). Built once, then reused.
+
+Two times per run, each the best of --repeat runs, one process at a time: "run", the
+simulation alone as each simulator reports it (csfq's "simulated in", ns-3's
+Simulator::Run), and "process", the wall-clock time of the whole command (set-up,
+simulation and writing results; csfq also draws its SVG and PNG plot). Outside the test suite: nothing here is asserted.
+
+  python3 bench/ns3/compare.py [--ns3-source DIR] [--cases fig3a,fig3b,scale1000]
+                               [--repeat N] [--skip-wheel] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+NS3_WHEEL = "ns3==3.44.post0"
+NS3_MODULES = ["applications", "internet", "point-to-point", "traffic-control", "network", "core"]
+
+# case -> (csfq scenario file, bottleneck Mbit/s)
+CASES = {
+    "fig3a": ("scenarios/csfq-fig3a.toml", 10.0),
+    "fig3b": ("scenarios/csfq-fig3b.toml", 10.0),
+    "scale1000": ("scenarios/scale-1000.toml", 1000.0),
+}
+NS3_QUEUES = {"fifo": "fifo", "fq_codel": "fqcodel"}
+CSFQ_DISCIPLINES = ["fifo", "fq_codel", "csfq", "drr"]
+
+
+class HarnessError(Exception):
+    pass
+
+
+@dataclass
+class Row:
+    case: str
+    simulator: str
+    build: str
+    queue: str
+    wall_s: float
+    run_s: float
+    peak_rss_mb: float
+    events: int | None
+    udp_mbps: float
+    tcp_jain: float | None
+    maxmin_jain: float
+    utilization: float
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise HarnessError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return p
+
+
+def timed_rss(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, the child's own peak RSS (MB) and its stdout."""
+    out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"csfq-compare-{os.getpid()}.out"
+    with open(out_path, "w") as out_f:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    out = out_path.read_text()
+    out_path.unlink()
+    if proc.returncode != 0:
+        raise HarnessError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024.0, out
+
+
+def best_of(repeat: int, cmd: list[str]) -> tuple[float, float, str]:
+    runs = [timed_rss(cmd) for _ in range(repeat)]
+    return min(runs, key=lambda r: r[0])
+
+
+def outcome(flows_csv: Path, capacity_mbps: float, offered: dict[int, float]) -> dict:
+    """UDP total, TCP Jain, Jain against the max-min shares, utilization."""
+    with open(flows_csv) as f:
+        rows = list(csv.DictReader(f))
+    x = [float(r["throughput_mbps"]) for r in rows]
+    kinds = [r["kind"] for r in rows]
+    tcp = [v for k, v in zip(kinds, x) if k == "tcp"]
+    udp = [v for k, v in zip(kinds, x) if k == "udp"]
+    share = maxmin_single_link(capacity_mbps, [offered.get(i) for i in range(len(x))])
+    ratios = [v / s for v, s in zip(x, share)]
+    return {
+        "udp_mbps": sum(udp),
+        "tcp_jain": jain(tcp) if tcp else None,
+        "maxmin_jain": jain(ratios),
+        "utilization": sum(x) / capacity_mbps,
+    }
+
+
+def jain(xs: list[float]) -> float:
+    sq = sum(v * v for v in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if sq > 0 else 0.0
+
+
+def maxmin_single_link(capacity: float, demands: list[float | None]) -> list[float]:
+    """Water-filling on one link; `None` is a flow that takes what it is given (TCP)."""
+    share = [0.0] * len(demands)
+    left = capacity
+    todo = sorted(range(len(demands)), key=lambda i: float("inf") if demands[i] is None else demands[i])
+    for n, i in enumerate(todo):
+        fair = left / (len(todo) - n)
+        d = demands[i]
+        share[i] = fair if d is None or d > fair else d
+        left -= share[i]
+    return share
+
+
+def offered_rates(scenario: Path) -> dict[int, float]:
+    """Flow index -> offered Mbit/s of each UDP flow, from the scenario file."""
+    import tomllib
+
+    spec = tomllib.loads(scenario.read_text())
+    offered = {}
+    i = 0
+    for table in spec["flow"]:
+        for j in range(table.get("count", 1)):
+            if table["kind"] == "udp":
+                offered[i] = table["rate_mbps"] + j * table.get("rate_step_mbps", 0.0)
+            i += 1
+    return offered
+
+
+def ensure_wheel(venv: Path) -> Path:
+    """The ns3 wheel's package directory, installing it into `venv` if needed."""
+    py = venv / "bin" / "python"
+    if not py.exists():
+        print(f"creating {venv} and installing {NS3_WHEEL} (about 70 MB)...", flush=True)
+        run([sys.executable, "-m", "venv", str(venv)])
+    probe = [str(py), "-c", "import importlib.util as u, os; s = u.find_spec('ns3'); print(os.path.dirname(s.origin) if s and s.origin else list(s.submodule_search_locations)[0])"]
+    p = subprocess.run(probe, capture_output=True, text=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        run([str(py), "-m", "pip", "install", "--quiet", NS3_WHEEL])
+        p = run(probe)
+    pkg = Path(p.stdout.strip())
+    if not (pkg / "include" / "ns3" / "core-module.h").exists():
+        raise HarnessError(f"{pkg} has no include/ns3/core-module.h: not the ns3 wheel this expects")
+    return pkg
+
+
+def ensure_optimized(src: Path) -> tuple[Path, Path, str]:
+    """(include dir, lib dir, library suffix) of an optimized ns-3 build of `src`."""
+    if not (src / "ns3").exists():
+        raise HarnessError(f"{src} is not an ns-3 source tree (no ./ns3 script)")
+    lib = src / "build" / "lib"
+    if not list(lib.glob("libns3*-core-optimized.so")):
+        print(f"building ns-3 (optimized profile) in {src}; this takes a while...", flush=True)
+        run(
+            [
+                "./ns3", "configure", "--build-profile=optimized",
+                "--enable-modules=" + ";".join(NS3_MODULES[:4]),
+                "--disable-examples", "--disable-tests", "--disable-python", "--disable-werror",
+            ],
+            cwd=src,
+        )
+        run(["./ns3", "build"], cwd=src)
+    core = sorted(lib.glob("libns3*-core-optimized.so"))
+    if not core:
+        raise HarnessError(f"no optimized libraries in {lib} after building")
+    version = core[0].name[len("lib"): -len("-core-optimized.so")]  # e.g. ns3.44
+    return src / "build" / "include", lib, f"{version}-{{}}-optimized"
+
+
+def compile_program(include: Path, lib: Path, pattern: str, exe: Path) -> None:
+    src = HERE / "csfq-ns3.cc"
+    if exe.exists() and exe.stat().st_mtime > src.stat().st_mtime:
+        return
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    libs = [f"-l{pattern.format(m)}" for m in NS3_MODULES]
+    print(f"compiling {exe.name}...", flush=True)
+    run(["g++", "-O2", "-std=c++20", f"-I{include}", str(src), "-o", str(exe), f"-L{lib}", f"-Wl,-rpath,{lib}", *libs])
+
+
+def ensure_csfq(path: str | None) -> Path:
+    if path:
+        return Path(path)
+    print("building csfq (release)...", flush=True)
+    run(["cargo", "build", "--release", "--quiet", "-p", "csfq-cli"], cwd=ROOT)
+    return ROOT / "target" / "release" / "csfq"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ns3-source", type=Path, help="an ns-3.44 source tree to build with the optimized profile")
+    ap.add_argument("--skip-wheel", action="store_true", help="leave out the PyPI wheel's ns-3")
+    ap.add_argument("--cases", default="fig3a,fig3b,scale1000", help="comma-separated: fig3a, fig3b, scale1000")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each; the fastest counts (default 1)")
+    ap.add_argument("--csfq", help="the csfq binary (default: build target/release/csfq)")
+    ap.add_argument("--venv", type=Path, default=HERE / ".venv", help="where the ns3 wheel goes")
+    ap.add_argument("--out", type=Path, default=HERE / "out", help="results and per-run flow tables")
+    args = ap.parse_args()
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    bad = [c for c in cases if c not in CASES]
+    if bad or not cases:
+        ap.error(f"--cases: unknown {bad}; expected a comma-separated list of {', '.join(CASES)}")
+    if args.repeat < 1:
+        ap.error("--repeat: expected a whole number of at least 1")
+    if args.skip_wheel and not args.ns3_source:
+        ap.error("--skip-wheel needs --ns3-source: there would be no ns-3 to compare with")
+    if shutil.which("g++") is None:
+        raise HarnessError("g++ is needed to compile the ns-3 scenario program (apt-get install g++)")
+
+    builds: dict[str, Path] = {}
+    exe_dir = args.out / "bin"
+    if not args.skip_wheel:
+        pkg = ensure_wheel(args.venv)
+        exe = exe_dir / "csfq-ns3-wheel"
+        compile_program(pkg / "include", pkg / "lib64", "ns3.44-{}", exe)
+        builds["wheel"] = exe
+    if args.ns3_source:
+        inc, lib, pattern = ensure_optimized(args.ns3_source.resolve())
+        exe = exe_dir / "csfq-ns3-optimized"
+        compile_program(inc, lib, pattern, exe)
+        builds["optimized"] = exe
+    csfq = ensure_csfq(args.csfq)
+
+    rows: list[Row] = []
+    for case in cases:
+        scen_rel, cap = CASES[case]
+        scen = ROOT / scen_rel
+        offered = offered_rates(scen)
+        for queue in CSFQ_DISCIPLINES:
+            out = args.out / case / f"csfq-{queue}"
+            cmd = [str(csfq), "run", str(scen), "--discipline", queue, "--out", str(out)]
+            wall, rss, stdout = best_of(args.repeat, cmd)
+            summary = json.loads((out / "summary.json").read_text())
+            m = re.search(r"simulated in ([0-9.]+) s", stdout)
+            if not m:
+                raise HarnessError(f"csfq run printed no 'simulated in': {stdout[:500]}")
+            run_s = float(m.group(1))
+            rows.append(Row(case, "csfq", "release", queue, wall, run_s, rss, summary.get("events"), **outcome(out / "flows.csv", cap, offered)))
+            print_row(rows[-1])
+        for build, exe in builds.items():
+            for queue, ns3_queue in NS3_QUEUES.items():
+                out = args.out / case / f"ns3-{build}-{queue}"
+                out.mkdir(parents=True, exist_ok=True)
+                cmd = [str(exe), f"--case={case}", f"--queue={ns3_queue}", f"--out={out / 'flows.csv'}"]
+                wall, rss, stdout = best_of(args.repeat, cmd)
+                said = dict(l.split(maxsplit=1) for l in stdout.splitlines() if " " in l)
+                events, run_s = int(said["events"]), float(said["run_s"])
+                rows.append(Row(case, "ns-3", build, queue, wall, run_s, rss, events, **outcome(out / "flows.csv", cap, offered)))
+                print_row(rows[-1])
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "results.json", "w") as f:
+        json.dump([asdict(r) for r in rows], f, indent=1)
+    print()
+    print_table(rows)
+    print(f"\nwrote {args.out / 'results.json'}")
+    return 0
+
+
+def print_row(r: Row) -> None:
+    print(f"  {r.case:10} {r.simulator:5} {r.build:9} {r.queue:9} run {r.run_s:8.3f} s, process {r.wall_s:8.3f} s", flush=True)
+
+
+def print_table(rows: list[Row]) -> None:
+    head = ["case", "simulator", "queue", "run s", "ns-3/csfq", "process s", "ns-3/csfq", "events", "peak MB", "UDP Mbit/s", "TCP Jain", "max-min Jain", "util"]
+    lines = [head]
+    for r in rows:
+        same = [o for o in rows if o.case == r.case and o.simulator == "csfq" and o.queue == r.queue]
+        ns3 = r.simulator == "ns-3" and same
+        ratio_run = f"{r.run_s / same[0].run_s:.0f}x" if ns3 else ""
+        ratio_wall = f"{r.wall_s / same[0].wall_s:.0f}x" if ns3 else ""
+        sim = r.simulator if r.simulator == "csfq" else f"ns-3 {r.build}"
+        lines.append([
+            r.case, sim, r.queue, f"{r.run_s:.3f}", ratio_run, f"{r.wall_s:.3f}", ratio_wall,
+            f"{r.events:,}" if r.events else "", f"{r.peak_rss_mb:.0f}",
+            f"{r.udp_mbps:.3f}", "" if r.tcp_jain is None else f"{r.tcp_jain:.3f}",
+            f"{r.maxmin_jain:.3f}", f"{100 * r.utilization:.1f}%",
+        ])
+    widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
+    for n, l in enumerate(lines):
+        print("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except HarnessError as e:
+        print(f"compare: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
