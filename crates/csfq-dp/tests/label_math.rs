@@ -22,7 +22,8 @@ fn div1000_u32(y: u64) -> u64 {
     (y * 274_877_907) >> 38
 }
 
-/// `encode_label` in csfq.h.
+/// `encode_label` in csfq.h, kept in C's form (hence the allowed lints).
+#[allow(clippy::int_plus_one, clippy::manual_div_ceil)]
 fn encode_label_bpf(rate: u64, m_bits: u64, e_bits: u64) -> u32 {
     if rate <= UNIT {
         return 0;

@@ -444,7 +444,7 @@ impl Topology {
 
     /// How many flows each port carries (data, ACKs or loop messages): the size of the
     /// per-flow state a stateful discipline there may hold, as packets name flows by their
-    /// index among these (`fwd_local`, `rev_local`).
+    /// index among these (`Hop::local`; a loop's `fwd_local`, `rev_local`).
     pub fn port_flows(&self) -> &[u32] {
         &self.port_flows
     }
