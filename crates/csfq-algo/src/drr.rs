@@ -177,6 +177,11 @@ impl<P: Packet> Drr<P> {
     /// or as backlogged and with the higher tie-break draw.
     fn above(&self, a: u32, b: u32) -> bool {
         let (fa, fb) = (&self.flows[a as usize], &self.flows[b as usize]);
+        if fa.quantum == fb.quantum {
+            // Equal weights (the usual case): one comparison of (bytes, tie-break).
+            let key = |q: &FlowQueue<P>| (q.bytes as u64) << 32 | q.tiebreak as u64;
+            return key(fa) > key(fb);
+        }
         Self::cmp_backlog(fa.bytes, fa.quantum, fb.bytes, fb.quantum)
             .then(fa.tiebreak.cmp(&fb.tiebreak))
             == Ordering::Greater
@@ -209,11 +214,8 @@ impl<P: Packet> Drr<P> {
                 break;
             }
             let right = left + 1;
-            let child = if right < n && self.above(self.heap[right], self.heap[left]) {
-                right
-            } else {
-                left
-            };
+            let child =
+                left + (right < n && self.above(self.heap[right], self.heap[left])) as usize;
             if !self.above(self.heap[child], flow) {
                 break;
             }
