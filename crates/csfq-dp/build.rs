@@ -13,7 +13,8 @@ use std::process::Command;
 
 use csfq_algo::fixed::{ExpTables, K_MAX_NS, TABLE_LEN, TABLE_STEP_INV, X_MAX};
 
-const PROGRAMS: [&str; 2] = ["edge", "core"];
+// `empty` is `csfq dp bench`'s floor (a classifier that does nothing).
+const PROGRAMS: [&str; 3] = ["edge", "core", "empty"];
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(csfq_bpf)");

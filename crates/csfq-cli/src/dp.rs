@@ -256,27 +256,52 @@ pub fn dp(args: Dp) -> Result<()> {
                     "packets/s",
                     "vs none",
                     "spread",
-                    "edge ns/packet",
-                    "core ns/packet",
+                    "ns/packet (BPF statistics)",
                 ]);
-                let ns = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
+                let ns = |name: &str, v: Option<f64>| v.map(|v| format!("{name} {v:.0}"));
                 for c in &r {
+                    let cost: Vec<String> = [
+                        ns("empty", c.empty_ns),
+                        ns("edge", c.edge_ns),
+                        ns("core", c.core_ns),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect();
                     t.add_row(vec![
                         c.case.to_string(),
                         format!("{:.0}", c.pps),
                         format!("{:.3}", c.ratio),
                         format!("{:.3}-{:.3}", c.ratio_min, c.ratio_max),
-                        ns(c.edge_ns),
-                        ns(c.core_ns),
+                        if cost.is_empty() {
+                            "-".into()
+                        } else {
+                            cost.join(", ")
+                        },
                     ]);
                 }
                 println!(
                     "64-byte UDP through a veth pair, one sender thread, {repeat} interleaved \
-                     repetitions x {secs} s: median packets/s, median ratio to none in the \
+                     repetition{} x {secs} s: median packets/s, median ratio to none in the \
                      same repetition and its range; ns/packet from the kernel's BPF run-time \
-                     statistics (run_time_ns / run_cnt)"
+                     statistics (run_time_ns / run_cnt)",
+                    if repeat == 1 { "" } else { "s" }
                 );
                 println!("{t}");
+                let alone = |case: &str| r.iter().find(|c| c.case == case);
+                if let (Some(floor), Some(edge), Some(core)) = (
+                    alone("empty").and_then(|c| c.empty_ns),
+                    alone("edge").and_then(|c| c.edge_ns),
+                    alone("core").and_then(|c| c.core_ns),
+                ) {
+                    println!(
+                        "An empty program costs {floor:.0} ns/packet by the same measure (the \
+                         statistics' clock reads and the call): beyond it, the edge's own work \
+                         is {:.0} ns and the core's {:.0} ns per packet.",
+                        edge - floor,
+                        core - floor
+                    );
+                }
             }
         }
         DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,

@@ -1,6 +1,7 @@
 //! The dataplane's per-packet cost on a real path: UDP packets per second through a veth
-//! pair between two network namespaces, without a program, with the edge, with the core,
-//! and with both, each reported as a ratio to the path without, measured in the same run.
+//! pair between two network namespaces, without a program, with an empty program, with the
+//! edge, with the core, and with both, each reported as a ratio to the path without,
+//! measured in the same run.
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
@@ -14,8 +15,10 @@
 //! The programs' own cost is read from the kernel: with BPF run-time statistics on
 //! (`BPF_ENABLE_STATS`, as `sysctl kernel.bpf_stats_enabled=1` does, for the run only), the
 //! kernel adds up each program's run time and run count; `run_time_ns / run_cnt` is its mean
-//! cost per packet, as `bpftool prog show` gives it. The two clock reads that measure it are
-//! included (a few tens of ns).
+//! cost per packet, as `bpftool prog show` gives it. That figure includes the measure's
+//! own cost (two clock reads around each run) and the cost of calling a program at all, so
+//! an empty program (`bpf/empty.bpf.c`) is measured the same way in the same run: what a
+//! program takes beyond it is its own work.
 
 use std::ffi::CString;
 use std::net::UdpSocket;
@@ -25,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use aya::programs::{tc::TcAttachType, SchedClassifier};
+use aya::programs::tc::{TcAttachOptions, TcAttachType};
+use aya::programs::{LinkOrder, SchedClassifier};
 
 use crate::dataplane::{attach_core, attach_edge, detach, enter_netns, CoreSettings, EdgeSettings};
 use crate::{DpError, Role};
@@ -33,7 +37,7 @@ use crate::{DpError, Role};
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
-    /// `none`, `edge`, `core` or `edge+core`.
+    /// `none`, `empty`, `edge`, `core` or `edge+core`.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -47,6 +51,8 @@ pub struct PathResult {
     pub edge_ns: Option<f64>,
     /// The core program's mean run time per packet, ns, if it ran.
     pub core_ns: Option<f64>,
+    /// The empty program's mean run time per packet, ns, if it ran: the measure's floor.
+    pub empty_ns: Option<f64>,
 }
 
 /// Run time and run count the kernel accumulated for one program.
@@ -62,23 +68,45 @@ impl ProgCost {
     }
 }
 
-/// The run-time statistics of csfq's programs attached to `dev`'s egress.
-fn costs(dev: &str) -> Result<(ProgCost, ProgCost), DpError> {
+/// The run-time statistics of the edge, the core and the empty program attached to
+/// `dev`'s egress, in that order.
+fn costs(dev: &str) -> Result<[ProgCost; 3], DpError> {
     let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
         .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
-    let (mut edge, mut core) = (ProgCost::default(), ProgCost::default());
+    let mut out = [ProgCost::default(); 3];
     for p in progs {
         let c = ProgCost {
             ns: p.run_time().as_nanos() as u64,
             runs: p.run_count(),
         };
         match p.name_as_str() {
-            Some(n) if n == Role::Edge.program() => edge = c,
-            Some(n) if n == Role::Core.program() => core = c,
+            Some(n) if n == Role::Edge.program() => out[0] = c,
+            Some(n) if n == Role::Core.program() => out[1] = c,
+            Some(EMPTY) => out[2] = c,
             _ => {}
         }
     }
-    Ok((edge, core))
+    Ok(out)
+}
+
+/// The empty program's name (`bpf/empty.bpf.c`).
+const EMPTY: &str = "csfq_empty";
+
+/// Attaches the empty program to `dev`'s egress; it stays while the result lives.
+fn attach_empty(dev: &str) -> Result<aya::Ebpf, DpError> {
+    let mut ebpf = crate::loader::load_empty()?;
+    let prog: &mut SchedClassifier = ebpf
+        .program_mut(EMPTY)
+        .expect("program in object")
+        .try_into()
+        .expect("a tc classifier");
+    prog.attach_with_options(
+        dev,
+        TcAttachType::Egress,
+        TcAttachOptions::TcxOrder(LinkOrder::default()),
+    )
+    .map_err(|e| DpError::kernel(format!("attaching the empty program to {dev}"), e))?;
+    Ok(ebpf)
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -207,21 +235,28 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    let cases: [(&'static str, bool, bool); 4] = [
-        ("none", false, false),
-        ("edge", true, false),
-        ("core", false, true),
-        ("edge+core", true, true),
+    // (name, empty, edge, core)
+    let cases: [(&'static str, bool, bool, bool); 5] = [
+        ("none", false, false, false),
+        ("empty", true, false, false),
+        ("edge", false, true, false),
+        ("core", false, false, true),
+        ("edge+core", false, true, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [(ProgCost::default(), ProgCost::default()); 4];
+    let mut cost = [[ProgCost::default(); 3]; 5];
     for _ in 0..repeat {
-        let mut this = [0f64; 4];
-        for (i, &(_, edge, core)) in cases.iter().enumerate() {
+        let mut this = [0f64; 5];
+        for (i, &(_, empty, edge, core)) in cases.iter().enumerate() {
+            let empty = if empty {
+                Some(attach_empty("va")?)
+            } else {
+                None
+            };
             if edge {
                 attach_edge(
                     "va",
@@ -235,12 +270,14 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 attach_core("va", &CoreSettings::new(100_000_000_000))?;
             }
             this[i] = blast(&tx, &rx, secs);
-            if edge || core {
-                let (e, c) = costs("va")?;
-                for (sum, add) in [(&mut cost[i].0, e), (&mut cost[i].1, c)] {
+            if empty.is_some() || edge || core {
+                for (sum, add) in cost[i].iter_mut().zip(costs("va")?) {
                     sum.ns += add.ns;
                     sum.runs += add.runs;
                 }
+            }
+            drop(empty);
+            if edge || core {
                 detach("va")?;
             }
         }
@@ -253,7 +290,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     Ok(cases
         .iter()
         .enumerate()
-        .map(|(i, &(case, _, _))| {
+        .map(|(i, &(case, ..))| {
             let r = &mut ratios[i];
             PathResult {
                 case,
@@ -261,8 +298,9 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 ratio: median(r),
                 ratio_min: r.iter().copied().fold(f64::INFINITY, f64::min),
                 ratio_max: r.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                edge_ns: cost[i].0.per_run(),
-                core_ns: cost[i].1.per_run(),
+                edge_ns: cost[i][0].per_run(),
+                core_ns: cost[i][1].per_run(),
+                empty_ns: cost[i][2].per_run(),
             }
         })
         .collect())

@@ -9,6 +9,7 @@ use crate::{DpError, Role, AVAILABLE};
 
 static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
 static CORE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o"));
+static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
 /// `flows`: the edge's flow-table size.
@@ -41,6 +42,33 @@ pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
             DpError::NotPermitted("loading eBPF programs")
         } else {
             DpError::kernel(format!("the kernel refused the {} program", role.name()), e)
+        }
+    })?;
+    Ok(ebpf)
+}
+
+/// Loads the empty program (`csfq dp bench`'s floor) into the kernel, not attached.
+pub(crate) fn load_empty() -> Result<Ebpf, DpError> {
+    if !AVAILABLE {
+        return Err(DpError::Unavailable);
+    }
+    let mut ebpf = EbpfLoader::new().load(EMPTY_OBJ).map_err(|e| {
+        if is_eperm(&e) {
+            DpError::NotPermitted("loading eBPF programs")
+        } else {
+            DpError::kernel("loading the empty program's object", e)
+        }
+    })?;
+    let prog: &mut SchedClassifier = ebpf
+        .program_mut("csfq_empty")
+        .expect("program in object")
+        .try_into()
+        .expect("a tc classifier");
+    prog.load().map_err(|e| {
+        if is_eperm(&e) {
+            DpError::NotPermitted("loading eBPF programs")
+        } else {
+            DpError::kernel("the kernel refused the empty program", e)
         }
     })?;
     Ok(ebpf)
