@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::{DropList, QueueDisc};
+use crate::queue::{push_back_small, DropList, QueueDisc};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -152,7 +152,7 @@ impl<P: Packet> Drr<P> {
         let q = &mut self.flows[i];
         q.bytes += size;
         q.tiebreak = rng.random();
-        q.packets.push_back(p);
+        push_back_small(&mut q.packets, p);
         if q.is_active() {
             let pos = q.heap_pos as usize;
             self.sift_up(pos);

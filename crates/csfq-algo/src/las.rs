@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use rand::Rng;
 
 use crate::packet::{FlowId, Packet};
-use crate::queue::{DropList, QueueDisc};
+use crate::queue::{push_back_small, DropList, QueueDisc};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -99,7 +99,7 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
         if f.packets.is_empty() {
             self.backlogged.insert((f.attained, id));
         }
-        f.packets.push_back(p);
+        push_back_small(&mut f.packets, p);
         self.bytes += size;
         self.packets += 1;
         self.drops.finish()

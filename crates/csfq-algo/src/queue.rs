@@ -94,6 +94,17 @@ impl<P> DropList<P> {
     }
 }
 
+/// Appends `packet` to a queue whose first slots come one at a time (the standard growth
+/// reserves four): most hosts' access-link queues, and most flows' queues in a per-flow
+/// scheduler with many flows, never hold more than two or three packets, and a million of
+/// them hold that memory for the whole run. Past four, the capacity doubles as usual.
+pub(crate) fn push_back_small<P>(queue: &mut VecDeque<P>, packet: P) {
+    if queue.len() == queue.capacity() && queue.capacity() < 4 {
+        queue.reserve_exact(1);
+    }
+    queue.push_back(packet);
+}
+
 /// A FIFO that counts its bytes and refuses what does not fit in `capacity_bytes`.
 #[derive(Debug, Clone)]
 pub struct ByteFifo<P> {
@@ -126,14 +137,7 @@ impl<P: Packet> ByteFifo<P> {
             return Err(packet);
         }
         self.bytes += size;
-        // A queue's first slots come one at a time (the standard growth reserves four):
-        // most hosts' access-link queues never hold more than a TCP burst of two or three,
-        // and a million of them hold that memory for the whole run. Past four, the
-        // capacity doubles as usual.
-        if self.packets.len() == self.packets.capacity() && self.packets.capacity() < 4 {
-            self.packets.reserve_exact(1);
-        }
-        self.packets.push_back(packet);
+        push_back_small(&mut self.packets, packet);
         Ok(())
     }
 
@@ -273,5 +277,21 @@ mod tests {
         assert_eq!(q.pop().unwrap().flow.0, 0);
         assert_eq!(q.pop_back().unwrap().flow.0, 3);
         assert_eq!(q.bytes(), 1000);
+    }
+
+    #[test]
+    fn small_queues_grow_a_slot_at_a_time_then_double() {
+        let mut q = VecDeque::new();
+        let mut caps = Vec::new();
+        for i in 0..6 {
+            push_back_small(&mut q, TestPacket::new(i, 100, 0.0));
+            caps.push(q.capacity());
+        }
+        // One slot per packet up to four (the standard growth would reserve four at once),
+        // then the usual growth: at least double.
+        assert_eq!(caps[..4], [1, 2, 3, 4]);
+        assert!(caps[4] >= 8 && caps[5] == caps[4], "{caps:?}");
+        let order: Vec<u32> = q.iter().map(|p| p.flow.0).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5]);
     }
 }

@@ -842,14 +842,20 @@ fn dp_bench_reports_each_attached_program() {
     if !runnable("dp_bench_reports_each_attached_program") {
         return;
     }
-    let o = run(CSFQ, &["dp", "bench", "--secs", "0.2", "--repeat", "1", "--json"]);
+    let o = run(
+        CSFQ,
+        &["dp", "bench", "--secs", "0.2", "--repeat", "1", "--json"],
+    );
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let rows = rows.as_array().expect("an array of cases");
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
     assert_eq!(cases, ["none", "empty", "edge", "core", "edge+core"]);
     for r in rows {
         let case = r["case"].as_str().unwrap();
-        assert!(r["pps"].as_f64().unwrap() > 0.0, "{case} delivered nothing: {r}");
+        assert!(
+            r["pps"].as_f64().unwrap() > 0.0,
+            "{case} delivered nothing: {r}"
+        );
         for (field, attached) in [
             ("empty_ns", case == "empty"),
             ("edge_ns", case.contains("edge")),
@@ -857,7 +863,11 @@ fn dp_bench_reports_each_attached_program() {
         ] {
             let ns = r[field].as_f64();
             assert_eq!(ns.is_some(), attached, "{case}: {field} = {:?}", r[field]);
-            assert!(ns.is_none_or(|v| v > 0.0), "{case}: {field} = {:?}", r[field]);
+            assert!(
+                ns.is_none_or(|v| v > 0.0),
+                "{case}: {field} = {:?}",
+                r[field]
+            );
         }
     }
 }

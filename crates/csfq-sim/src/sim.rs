@@ -22,7 +22,7 @@ use crate::overlay::LoopReport;
 use crate::packet::{Kind, SimPacket};
 use crate::report::{FlowReport, LinkReport, MayTableReport, SimReport};
 use crate::rlm::{RlmParams, RlmReceiver};
-use crate::scenario::{FlowKind, ScenarioFile};
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 use crate::source::{CbrSource, OnOffSource};
 use crate::tcp::{AckAction, TcpReceiver, TcpSender};
 use crate::topology::{BuildError, Topology};
@@ -94,7 +94,10 @@ impl Ord for Event {
 #[derive(Debug)]
 struct Port {
     disc: Discipline,
-    rng: Pcg64Mcg,
+    /// The port's random stream: an index into `Simulation::port_rngs`. A FIFO draws
+    /// nothing, so FIFO ports (every host's access link) share stream 0 instead of
+    /// holding 16 bytes each.
+    rng: u32,
     /// The wire is busy until then.
     busy_until: Nanos,
     /// A `TxDone` event is scheduled (at `busy_until`): it starts the next packet.
@@ -313,6 +316,8 @@ pub struct Simulation {
     heap: BinaryHeap<Event>,
     next_seq: u64,
     ports: Vec<Port>,
+    /// The ports' random streams (see `Port::rng`).
+    port_rngs: Vec<Pcg64Mcg>,
     flows: Vec<FlowRt>,
     loops: Vec<LoopRt>,
     out: Vec<SimPacket>,
@@ -331,13 +336,19 @@ impl Simulation {
     pub fn new(scenario: &ScenarioFile) -> Result<Self, BuildError> {
         let topo = Topology::build(scenario)?;
         let seed = scenario.seed;
+        let mut port_rngs = vec![Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, u64::MAX))];
         let mut ports: Vec<Port> = topo
             .ports
             .iter()
             .enumerate()
             .map(|(i, p)| Port {
                 disc: Discipline::build(p.discipline, scenario, p.rate_bps, p.buffer_bytes),
-                rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)),
+                rng: if p.discipline == DisciplineKind::Fifo {
+                    0
+                } else {
+                    port_rngs.push(Pcg64Mcg::seed_from_u64(stream_seed(seed, 1, i as u64)));
+                    (port_rngs.len() - 1) as u32
+                },
                 busy_until: Nanos::ZERO,
                 from_router: topo.nodes[p.from].is_router(),
                 txdone_pending: false,
@@ -378,7 +389,7 @@ impl Simulation {
             if let Some(h) = edge {
                 let port = &mut ports[h.port as usize];
                 port.disc
-                    .set_weight(FlowId(h.local), f.weight, &mut port.rng);
+                    .set_weight(FlowId(h.local), f.weight, &mut port_rngs[port.rng as usize]);
             }
             let mut flow_rng = Pcg64Mcg::seed_from_u64(stream_seed(seed, 2, i as u64));
             // TUF tags TCP at the source, which knows its RTT and timeout (TUF Section 3.4.1):
@@ -477,6 +488,7 @@ impl Simulation {
             heap: BinaryHeap::with_capacity(1024),
             next_seq: 0,
             ports,
+            port_rngs,
             flows,
             loops,
             out: Vec::with_capacity(64),
@@ -981,12 +993,13 @@ impl Simulation {
         };
         p.local = local;
         let port = &mut self.ports[port_id];
+        let rng = &mut self.port_rngs[port.rng as usize];
         if !p.entered && port.from_router {
             // The first router the packet meets is its edge: it (re)writes the label.
             p.entered = true;
-            port.disc.label_at_edge(&mut p, now, &mut port.rng);
+            port.disc.label_at_edge(&mut p, now, rng);
         }
-        if let Some(d) = port.disc.enqueue(p, now, &mut port.rng) {
+        if let Some(d) = port.disc.enqueue(p, now, rng) {
             self.port_drop(port_id, d);
             while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
                 self.port_drop(port_id, d);
