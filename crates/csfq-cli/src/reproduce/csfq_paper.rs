@@ -167,7 +167,7 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         let note = if c.what.starts_with("red") {
             "our RED (max_p 0.1, w_q 0.002: Floyd and Jacobson's, ns-2's defaults) drops the UDP's packets early more often than the paper's, whose RED parameters are not given; not investigated further"
         } else if c.what.starts_with("drr") || c.what.starts_with("csfq") {
-            "the UDP gets about 20% more than published under both DRR and CSFQ (seeds 1-8: CSFQ 0.425..0.457, DRR 0.446..0.483), which points at the TCPs rather than at either scheme: with a 0.31 Mbps share and a ~57 ms RTT a TCP has about two segments in flight, too few for fast retransmit, and ours time out 27 (CSFQ) and 14 (DRR) times each in 10 s; while a TCP waits out its timer the UDP takes the slack. The paper does not give its TCPs' timer settings"
+            "the UDP gets about 20% more than published under both DRR and CSFQ (seeds 1-8: CSFQ 0.418..0.457, DRR 0.440..0.474), which points at the TCPs rather than at either scheme: with a 0.31 Mbps share and a ~57 ms RTT a TCP has about two segments in flight, too few for fast retransmit, and ours time out 21-30 (CSFQ) and 14-15 (DRR) times each in 10 s (seeds 1-8); while a TCP waits out its timer the UDP takes the slack. The paper does not give its TCPs' timer settings"
         } else if c.what.starts_with("fred1") {
             "FRED-1 holds the UDP below the published 1.8 and FRED-2 above it; the paper does not say which variant its Fig. 3(b) shows"
         } else {
