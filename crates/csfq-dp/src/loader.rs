@@ -14,9 +14,6 @@ static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
 /// `flows`: the edge's flow-table size.
 pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
-    if !AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
     let mut loader = EbpfLoader::new();
     if let (Role::Edge, Some(n)) = (role, flows) {
         loader.map_max_entries("flows", n);
@@ -25,42 +22,38 @@ pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
         Role::Edge => EDGE_OBJ,
         Role::Core => CORE_OBJ,
     };
-    let mut ebpf = loader.load(obj).map_err(|e| {
-        if is_eperm(&e) {
-            DpError::NotPermitted("loading eBPF programs")
-        } else {
-            DpError::kernel(format!("loading the {} object", role.name()), e)
-        }
-    })?;
-    let prog: &mut SchedClassifier = ebpf
-        .program_mut(role.program())
-        .expect("program in object")
-        .try_into()
-        .expect("a tc classifier");
-    prog.load().map_err(|e| {
-        if is_eperm(&e) {
-            DpError::NotPermitted("loading eBPF programs")
-        } else {
-            DpError::kernel(format!("the kernel refused the {} program", role.name()), e)
-        }
-    })?;
-    Ok(ebpf)
+    load_classifier(
+        loader,
+        obj,
+        role.program(),
+        &format!("{} program", role.name()),
+    )
 }
 
 /// Loads the empty program (`csfq dp bench`'s floor) into the kernel, not attached.
 pub(crate) fn load_empty() -> Result<Ebpf, DpError> {
+    load_classifier(EbpfLoader::new(), EMPTY_OBJ, "csfq_empty", "empty program")
+}
+
+/// Loads `obj` and its tc classifier `program` (which errors call `what`).
+fn load_classifier(
+    mut loader: EbpfLoader,
+    obj: &[u8],
+    program: &str,
+    what: &str,
+) -> Result<Ebpf, DpError> {
     if !AVAILABLE {
         return Err(DpError::Unavailable);
     }
-    let mut ebpf = EbpfLoader::new().load(EMPTY_OBJ).map_err(|e| {
+    let mut ebpf = loader.load(obj).map_err(|e| {
         if is_eperm(&e) {
             DpError::NotPermitted("loading eBPF programs")
         } else {
-            DpError::kernel("loading the empty program's object", e)
+            DpError::kernel(format!("loading the {what}'s object"), e)
         }
     })?;
     let prog: &mut SchedClassifier = ebpf
-        .program_mut("csfq_empty")
+        .program_mut(program)
         .expect("program in object")
         .try_into()
         .expect("a tc classifier");
@@ -68,7 +61,7 @@ pub(crate) fn load_empty() -> Result<Ebpf, DpError> {
         if is_eperm(&e) {
             DpError::NotPermitted("loading eBPF programs")
         } else {
-            DpError::kernel("the kernel refused the empty program", e)
+            DpError::kernel(format!("the kernel refused the {what}"), e)
         }
     })?;
     Ok(ebpf)
