@@ -38,7 +38,7 @@ enum DpCommand {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 2.0)]
         secs: f64,
-        /// Interleaved repetitions of the four cases (the median is shown, with the range).
+        /// Interleaved repetitions of the five cases (the median is shown, with the range).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
         repeat: u32,
         /// As JSON.

@@ -8,9 +8,9 @@
 //! Gbit/s): every packet pays for parsing, the lock and two rate updates, and none is
 //! dropped, so every configuration delivers all it is handed.
 //!
-//! The cases are interleaved: each repetition measures all four in turn, and each ratio is
+//! The cases are interleaved: each repetition measures all five in turn, and each ratio is
 //! taken against the `none` of its own repetition, so a machine that slows down over the
-//! run moves all four alike. The median ratio is reported with its spread.
+//! run moves all five alike. The median ratio is reported with its spread.
 //!
 //! The programs' own cost is read from the kernel: with BPF run-time statistics on
 //! (`BPF_ENABLE_STATS`, as `sysctl kernel.bpf_stats_enabled=1` does, for the run only), the
@@ -32,6 +32,7 @@ use aya::programs::tc::{TcAttachOptions, TcAttachType};
 use aya::programs::{LinkOrder, SchedClassifier};
 
 use crate::dataplane::{attach_core, attach_edge, detach, enter_netns, CoreSettings, EdgeSettings};
+use crate::loader::EMPTY_PROGRAM;
 use crate::{DpError, Role};
 
 /// One measured configuration.
@@ -82,21 +83,18 @@ fn costs(dev: &str) -> Result<[ProgCost; 3], DpError> {
         match p.name_as_str() {
             Some(n) if n == Role::Edge.program() => out[0] = c,
             Some(n) if n == Role::Core.program() => out[1] = c,
-            Some(EMPTY) => out[2] = c,
+            Some(EMPTY_PROGRAM) => out[2] = c,
             _ => {}
         }
     }
     Ok(out)
 }
 
-/// The empty program's name (`bpf/empty.bpf.c`).
-const EMPTY: &str = "csfq_empty";
-
 /// Attaches the empty program to `dev`'s egress; it stays while the result lives.
 fn attach_empty(dev: &str) -> Result<aya::Ebpf, DpError> {
     let mut ebpf = crate::loader::load_empty()?;
     let prog: &mut SchedClassifier = ebpf
-        .program_mut(EMPTY)
+        .program_mut(EMPTY_PROGRAM)
         .expect("program in object")
         .try_into()
         .expect("a tc classifier");

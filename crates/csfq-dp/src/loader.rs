@@ -30,9 +30,12 @@ pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
     )
 }
 
+/// The empty program's name (`bpf/empty.bpf.c`).
+pub(crate) const EMPTY_PROGRAM: &str = "csfq_empty";
+
 /// Loads the empty program (`csfq dp bench`'s floor) into the kernel, not attached.
 pub(crate) fn load_empty() -> Result<Ebpf, DpError> {
-    load_classifier(EbpfLoader::new(), EMPTY_OBJ, "csfq_empty", "empty program")
+    load_classifier(EbpfLoader::new(), EMPTY_OBJ, EMPTY_PROGRAM, "empty program")
 }
 
 /// Loads `obj` and its tc classifier `program` (which errors call `what`).
