@@ -8,6 +8,7 @@
 //! Queue disciplines come from `csfq-algo`; sources are CBR "UDP", ON-OFF, and TCP
 //! NewReno ([`tcp`]).
 
+mod compact;
 pub mod discipline;
 pub mod experiments;
 pub mod overlay;
