@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::{push_back_small, DropList, QueueDisc};
+use crate::packet_lists::{PacketList, PacketLists};
+use crate::queue::{DropList, QueueDisc};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -50,8 +51,9 @@ impl DrrParams {
 const NOT_QUEUED: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
-struct FlowQueue<P> {
-    packets: VecDeque<P>,
+struct FlowQueue {
+    /// Its packets, in [`Drr::slab`].
+    packets: PacketList,
     bytes: u32,
     deficit: u32,
     /// Bytes per round for this flow.
@@ -66,10 +68,10 @@ struct FlowQueue<P> {
     owed_quantum: bool,
 }
 
-impl<P> FlowQueue<P> {
+impl FlowQueue {
     fn new(quantum: u32) -> Self {
         FlowQueue {
-            packets: VecDeque::new(),
+            packets: PacketList::default(),
             bytes: 0,
             deficit: 0,
             quantum,
@@ -90,12 +92,16 @@ impl<P> FlowQueue<P> {
 /// Every operation is O(log n) in the flows with packets queued: the push-out finds the
 /// most backlogged flow at the top of a binary max-heap ordered by backlog relative to
 /// weight, and a flow emptied by a push-out leaves a stale entry in the round, skipped
-/// when it comes up, instead of being searched for.
+/// when it comes up, instead of being searched for. The flows' queues are lists in one
+/// slab ([`PacketLists`]), so a flow costs a fixed 40 bytes however many packets it once
+/// had queued, and the slab holds what the shared buffer holds.
 #[derive(Debug, Clone)]
 pub struct Drr<P> {
     params: DrrParams,
     /// Per-flow queues indexed by `FlowId`.
-    flows: Vec<FlowQueue<P>>,
+    flows: Vec<FlowQueue>,
+    /// The packets of every flow's queue.
+    slab: PacketLists<P>,
     /// The round: flows with packets, in round-robin order, as `(flow, epoch)`; entries
     /// whose epoch is not the flow's current one are stale.
     round: VecDeque<(u32, u32)>,
@@ -113,6 +119,7 @@ impl<P: Packet> Drr<P> {
         Drr {
             params,
             flows: Vec::new(),
+            slab: PacketLists::default(),
             round: VecDeque::new(),
             heap: Vec::new(),
             bytes: 0,
@@ -152,7 +159,7 @@ impl<P: Packet> Drr<P> {
         let q = &mut self.flows[i];
         q.bytes += size;
         q.tiebreak = rng.random();
-        push_back_small(&mut q.packets, p);
+        self.slab.push_back(&mut q.packets, p);
         if q.is_active() {
             let pos = q.heap_pos as usize;
             self.sift_up(pos);
@@ -179,7 +186,7 @@ impl<P: Packet> Drr<P> {
         let (fa, fb) = (&self.flows[a as usize], &self.flows[b as usize]);
         if fa.quantum == fb.quantum {
             // Equal weights (the usual case): one comparison of (bytes, tie-break).
-            let key = |q: &FlowQueue<P>| (q.bytes as u64) << 32 | q.tiebreak as u64;
+            let key = |q: &FlowQueue| (q.bytes as u64) << 32 | q.tiebreak as u64;
             return key(fa) > key(fb);
         }
         Self::cmp_backlog(fa.bytes, fa.quantum, fb.bytes, fb.quantum)
@@ -249,7 +256,10 @@ impl<P: Packet> Drr<P> {
     /// Removes the most recent packet of flow `i`, which has one.
     fn pop_tail(&mut self, i: usize) -> P {
         let q = &mut self.flows[i];
-        let p = q.packets.pop_back().expect("active flow has packets");
+        let p = self
+            .slab
+            .pop_back(&mut q.packets)
+            .expect("active flow has packets");
         let size = p.size_bytes();
         q.bytes -= size;
         self.bytes -= size;
@@ -334,13 +344,13 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
                 q.deficit = q.deficit.saturating_add(q.quantum);
                 q.owed_quantum = false;
             }
-            let head = q
-                .packets
-                .front()
+            let head = self
+                .slab
+                .front(&q.packets)
                 .expect("active flow has packets")
                 .size_bytes();
             if head <= q.deficit {
-                let p = q.packets.pop_front().expect("checked");
+                let p = self.slab.pop_front(&mut q.packets).expect("checked");
                 q.deficit -= head;
                 q.bytes -= head;
                 self.bytes -= head;
@@ -363,12 +373,7 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
         self.packets
     }
     fn reserved_slots(&self) -> usize {
-        self.flows
-            .iter()
-            .map(|q| q.packets.capacity())
-            .sum::<usize>()
-            + self.round.capacity()
-            + self.heap.capacity()
+        self.slab.reserved_slots() + self.round.capacity() + self.heap.capacity()
     }
     fn flow_slots(&self) -> usize {
         self.flows.len()
@@ -398,6 +403,28 @@ mod tests {
         }
         // Byte shares equal within one quantum.
         assert!(bytes[0].abs_diff(bytes[1]) <= 1500, "{bytes:?}");
+    }
+
+    /// 2000 flows, one after another, each queue 40 packets that are then sent: the packet
+    /// slots follow the most queued at once (40), not the flows that ever queued (a queue
+    /// per flow keeping its capacity would hold 80 000 slots).
+    #[test]
+    fn packet_slots_follow_the_queue_not_the_flows() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(1_000_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for f in 0..2000 {
+            for _ in 0..40 {
+                assert!(q
+                    .enqueue(TestPacket::new(f, 1000, 0.0), Nanos(0), &mut rng)
+                    .is_none());
+            }
+            for _ in 0..40 {
+                assert_eq!(q.dequeue(Nanos(0)).map(|p| p.flow.0), Some(f));
+            }
+        }
+        assert!(q.is_empty());
+        assert_eq!(q.flow_slots(), 2000);
+        assert!(q.slab.reserved_slots() <= 80, "{}", q.slab.reserved_slots());
     }
 
     /// Weights 1, 2 and 3 (quanta 1500, 3000, 4500 bytes): backlogged flows are served

@@ -46,6 +46,7 @@ pub mod maxmin;
 pub mod may;
 pub mod overlay;
 pub mod packet;
+pub mod packet_lists;
 pub mod policer;
 pub mod queue;
 pub mod rate_estimator;
