@@ -489,7 +489,11 @@ pub fn maxmin(path: &Path) -> Result<()> {
             .map(|(_, a)| a)
             .sum();
         links.add_row(vec![
-            format!("{}->{}", topo.nodes[p.from].name(), topo.nodes[p.to].name()),
+            format!(
+                "{}->{}",
+                topo.nodes[p.from as usize].name(),
+                topo.nodes[p.to as usize].name()
+            ),
             format!("{:.4}", p.rate_bps / 1e6),
             format!("{:.4}", used / 1e6 + 0.0),
             if used >= p.rate_bps * (1.0 - 1e-9) {

@@ -160,7 +160,10 @@ impl PcapTrace {
         let mut interfaces = Vec::new();
         for (i, &port) in ports.iter().enumerate() {
             let def = &topo.ports[port];
-            let (from, to) = (topo.nodes[def.from].name(), topo.nodes[def.to].name());
+            let (from, to) = (
+                topo.nodes[def.from as usize].name(),
+                topo.nodes[def.to as usize].name(),
+            );
             let idb = InterfaceDescriptionBlock {
                 linktype: DataLink::IPV4,
                 snaplen: SNAPLEN,

@@ -103,31 +103,36 @@ struct Port {
     busy_until: Nanos,
     /// A `TxDone` event is scheduled (at `busy_until`): it starts the next packet.
     txdone_pending: bool,
-    tx_pkts: u64,
-    tx_bytes: u64,
-    drops: u64,
     /// The most packets queued at once.
-    peak_packets: usize,
-    /// What router ports record at each sample (none for access ports).
-    series: Option<Box<PortSeries>>,
+    peak_packets: u32,
+    /// What a router port counts and samples for its link's report. Access ports (four
+    /// per flow, never reported) carry none of it.
+    record: Option<Box<LinkRecord>>,
     /// A [`Tracer`] is told of this port's packets.
     traced: bool,
     /// The port leaves a router: the first such port a packet meets is its edge.
     from_router: bool,
 }
 
-/// A router port's time series.
+/// What a router port records for its link's report: counters, and time series sampled
+/// every interval.
 #[derive(Debug, Default)]
-struct PortSeries {
+struct LinkRecord {
+    tx_pkts: u64,
+    tx_bytes: u64,
+    drops: u64,
     queue: Vec<u32>,
     alpha: Vec<f64>,
     table: Vec<u32>,
 }
 
+/// What sends a flow's packets. The open-loop ones draw their gaps (and ON/OFF periods,
+/// and RLM's join experiments) from the flow's random stream, which they hold; TCP draws
+/// nothing, so its flows keep no stream. Boxed, so a TCP flow's record stays small.
 #[derive(Debug)]
 enum Endpoint {
-    Cbr(CbrSource),
-    OnOff(OnOffSource),
+    Cbr(Box<Drawn<CbrSource>>),
+    OnOff(Box<Drawn<OnOffSource>>),
     Tcp {
         sender: Box<TcpSender>,
         receiver: Box<TcpReceiver>,
@@ -137,9 +142,18 @@ enum Endpoint {
     Rlm(Box<RlmSession>),
 }
 
+/// An open-loop source with the flow's random stream.
+#[derive(Debug)]
+struct Drawn<S> {
+    src: S,
+    rng: Pcg64Mcg,
+}
+
 /// One RLM session: a CBR source per layer and the receiver's subscription state.
 #[derive(Debug)]
 struct RlmSession {
+    /// The flow's random stream: the layers' gaps and the receiver's join experiments.
+    rng: Pcg64Mcg,
     params: RlmParams,
     layers: Vec<CbrSource>,
     receiver: Option<RlmReceiver>,
@@ -165,7 +179,6 @@ struct FlowStats {
 #[derive(Debug)]
 struct FlowRt {
     endpoint: Endpoint,
-    rng: Pcg64Mcg,
     seq: u32,
     /// TUF source tagging of a TCP flow: the packet counter of `X_n`.
     tuf_counter: Option<u32>,
@@ -263,13 +276,10 @@ impl Simulation {
                     (port_rngs.len() - 1) as u32
                 },
                 busy_until: Nanos::ZERO,
-                from_router: topo.nodes[p.from].is_router(),
+                from_router: topo.nodes[p.from as usize].is_router(),
                 txdone_pending: false,
-                tx_pkts: 0,
-                tx_bytes: 0,
-                drops: 0,
                 peak_packets: 0,
-                series: p.between_routers.then(Box::default),
+                record: p.between_routers.then(Box::default),
                 traced: false,
             })
             .collect();
@@ -313,18 +323,24 @@ impl Simulation {
                 .filter(|&e| ports[e].disc.is_tuf())
                 .map(|_| flow_rng.random::<u32>());
             let endpoint = match f.kind {
-                FlowKind::Udp => Endpoint::Cbr(CbrSource::new(
-                    f.rate_bps.expect("validated"),
-                    f.packet_bytes,
-                    f.jitter,
-                )),
+                FlowKind::Udp => Endpoint::Cbr(Box::new(Drawn {
+                    src: CbrSource::new(f.rate_bps.expect("validated"), f.packet_bytes, f.jitter),
+                    rng: flow_rng,
+                })),
                 FlowKind::Onoff => {
                     let (on, off) = f.on_off.expect("validated");
-                    Endpoint::OnOff(OnOffSource::new(
-                        CbrSource::new(f.rate_bps.expect("validated"), f.packet_bytes, f.jitter),
-                        on,
-                        off,
-                    ))
+                    Endpoint::OnOff(Box::new(Drawn {
+                        src: OnOffSource::new(
+                            CbrSource::new(
+                                f.rate_bps.expect("validated"),
+                                f.packet_bytes,
+                                f.jitter,
+                            ),
+                            on,
+                            off,
+                        ),
+                        rng: flow_rng,
+                    }))
                 }
                 FlowKind::Rlm => {
                     let (layers, base_bps) = f.rlm_layers.expect("rlm flows have layers");
@@ -334,6 +350,7 @@ impl Simulation {
                         ..RlmParams::default()
                     };
                     Endpoint::Rlm(Box::new(RlmSession {
+                        rng: flow_rng,
                         layers: (1..=layers)
                             .map(|i| CbrSource::new(params.layer_bps(i), f.packet_bytes, f.jitter))
                             .collect(),
@@ -351,7 +368,6 @@ impl Simulation {
             };
             flows.push(FlowRt {
                 endpoint,
-                rng: flow_rng,
                 seq: 0,
                 tuf_counter,
                 stats: FlowStats {
@@ -469,7 +485,7 @@ impl Simulation {
     pub fn memory(&self) -> MemoryUse {
         MemoryUse {
             queue_slots: self.ports.iter().map(|p| p.disc.reserved_slots()).sum(),
-            queue_peak_packets: self.ports.iter().map(|p| p.peak_packets).sum(),
+            queue_peak_packets: self.ports.iter().map(|p| p.peak_packets as usize).sum(),
             ports: self.ports.len(),
             wire_slots: self.in_flight.capacity(),
             event_slots: self.heap.capacity(),
@@ -541,7 +557,7 @@ impl Simulation {
                 let flow = &mut self.flows[f as usize];
                 if let Endpoint::Rlm(s) = &mut flow.endpoint {
                     if let Some(rx) = &mut s.receiver {
-                        rx.on_window(now, s.sent, s.received, &mut flow.rng);
+                        rx.on_window(now, s.sent, s.received, &mut s.rng);
                     }
                     let next = now + s.params.window;
                     self.schedule(next, EventKind::RlmWindow(f));
@@ -726,11 +742,11 @@ impl Simulation {
         match &mut flow.endpoint {
             Endpoint::Cbr(_) => self.schedule(now, EventKind::Source(f as u32)),
             Endpoint::OnOff(s) => {
-                s.start(now, &mut flow.rng);
+                s.src.start(now, &mut s.rng);
                 self.schedule(now, EventKind::Source(f as u32));
             }
             Endpoint::Rlm(s) => {
-                s.receiver = Some(RlmReceiver::new(s.params, now, &mut flow.rng));
+                s.receiver = Some(RlmReceiver::new(s.params, now, &mut s.rng));
                 let window = s.params.window;
                 for layer in 1..=s.params.layers {
                     self.schedule(now, EventKind::Layer(f as u32, layer));
@@ -753,9 +769,9 @@ impl Simulation {
         }
         let flow = &mut self.flows[f];
         let (next, size) = match &mut flow.endpoint {
-            Endpoint::Cbr(s) => (Some(now + s.next_gap(&mut flow.rng)), Some(s.size)),
-            Endpoint::OnOff(s) => match s.tick(now, &mut flow.rng) {
-                Ok(next) => (Some(next), Some(s.cbr.size)),
+            Endpoint::Cbr(s) => (Some(now + s.src.next_gap(&mut s.rng)), Some(s.src.size)),
+            Endpoint::OnOff(s) => match s.src.tick(now, &mut s.rng) {
+                Ok(next) => (Some(next), Some(s.src.cbr.size)),
                 Err(next_on) => (Some(next_on), None),
             },
             Endpoint::Tcp { .. } | Endpoint::Rlm(_) => (None, None),
@@ -782,7 +798,7 @@ impl Simulation {
             return;
         };
         let src = &s.layers[layer as usize - 1];
-        let next = now + src.next_gap(&mut flow.rng);
+        let next = now + src.next_gap(&mut s.rng);
         let size = src.size;
         let subscribed = s.receiver.as_ref().is_some_and(|r| layer <= r.level());
         if subscribed {
@@ -920,7 +936,8 @@ impl Simulation {
         }
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
         let port = &mut self.ports[port_id];
-        port.peak_packets = port.peak_packets.max(port.disc.len_packets());
+        // A queue of u32::MAX packets would need more than a u32 buffer of bytes.
+        port.peak_packets = port.peak_packets.max(port.disc.len_packets() as u32);
         if !port.txdone_pending {
             if now >= port.busy_until {
                 self.start_tx(port_id);
@@ -935,7 +952,9 @@ impl Simulation {
     /// A drop at a port: counted there, traced if watched, and charged to its flow.
     fn port_drop(&mut self, port_id: usize, d: Dropped<SimPacket>) {
         let port = &mut self.ports[port_id];
-        port.drops += 1;
+        if let Some(r) = &mut port.record {
+            r.drops += 1;
+        }
         if port.traced {
             if let Some(t) = &mut self.tracer {
                 t.dropped(self.now, port_id, &d.packet, d.reason);
@@ -974,8 +993,10 @@ impl Simulation {
                 t.sent(now, port_id, &p);
             }
         }
-        port.tx_pkts += 1;
-        port.tx_bytes += p.size as u64;
+        if let Some(r) = &mut port.record {
+            r.tx_pkts += 1;
+            r.tx_bytes += p.size as u64;
+        }
         self.hops += 1;
         let def = &self.topo.ports[port_id];
         let tx = Nanos::transmission(p.size, def.rate_bps);
@@ -1046,13 +1067,13 @@ impl Simulation {
             st.sampled_bytes = st.delivered_bytes;
         }
         for p in &mut self.ports {
-            if let Some(series) = &mut p.series {
-                series.queue.push(p.disc.len_bytes());
+            if let Some(rec) = &mut p.record {
+                rec.queue.push(p.disc.len_bytes());
                 if let Some(a) = p.disc.alpha() {
-                    series.alpha.push(a / 1e6);
+                    rec.alpha.push(a / 1e6);
                 }
                 if let Some(n) = p.disc.table_entries() {
-                    series.table.push(n as u32);
+                    rec.table.push(n as u32);
                 }
             }
         }
@@ -1137,31 +1158,31 @@ impl Simulation {
             .iter()
             .zip(&self.topo.ports)
             .filter(|(_, d)| d.between_routers)
-            .map(|(p, d)| (p, d, p.series.as_deref().expect("router ports record")))
-            .map(|(p, d, series)| LinkReport {
-                from: self.topo.nodes[d.from].name().into_owned(),
-                to: self.topo.nodes[d.to].name().into_owned(),
+            .map(|(p, d)| (p, d, p.record.as_deref().expect("router ports record")))
+            .map(|(p, d, rec)| LinkReport {
+                from: self.topo.nodes[d.from as usize].name().into_owned(),
+                to: self.topo.nodes[d.to as usize].name().into_owned(),
                 discipline: d.discipline.name(),
                 rate_mbps: d.rate_bps / 1e6,
-                tx_pkts: p.tx_pkts,
+                tx_pkts: rec.tx_pkts,
                 // Busy time within the run: a packet still on the wire at the end counts
                 // only for the part of its transmission that happened.
                 utilization: if dur > 0.0 {
                     let unsent = p.busy_until.saturating_sub(self.now).as_secs_f64();
-                    ((p.tx_bytes as f64 * 8.0 / d.rate_bps - unsent) / dur).max(0.0)
+                    ((rec.tx_bytes as f64 * 8.0 / d.rate_bps - unsent) / dur).max(0.0)
                 } else {
                     0.0
                 },
-                dropped_pkts: p.drops,
-                mean_queue_bytes: if series.queue.is_empty() {
+                dropped_pkts: rec.drops,
+                mean_queue_bytes: if rec.queue.is_empty() {
                     0.0
                 } else {
-                    series.queue.iter().map(|&q| q as f64).sum::<f64>() / series.queue.len() as f64
+                    rec.queue.iter().map(|&q| q as f64).sum::<f64>() / rec.queue.len() as f64
                 },
                 peak_queue_pkts: p.peak_packets as u64,
-                queue_bytes: series.queue.clone(),
-                alpha_mbps: series.alpha.clone(),
-                table_entries: series.table.clone(),
+                queue_bytes: rec.queue.clone(),
+                alpha_mbps: rec.alpha.clone(),
+                table_entries: rec.table.clone(),
                 may: p.disc.may_stats().map(|m| MayTableReport {
                     inserts: m.inserts,
                     refused_full: m.refused_full,

@@ -57,10 +57,11 @@ impl Node {
 /// One direction of a link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortDef {
-    /// Sending node.
-    pub from: usize,
+    /// Sending node (an index into [`Topology::nodes`]; u32 keeps the four ports of each
+    /// flow's hosts small).
+    pub from: u32,
     /// Receiving node.
-    pub to: usize,
+    pub to: u32,
     /// Capacity, bits/s.
     pub rate_bps: f64,
     /// Propagation delay.
@@ -260,8 +261,8 @@ impl Topology {
             let (a, b) = (index(&l.between[0]), index(&l.between[1]));
             for (from, to) in [(a, b), (b, a)] {
                 ports.push(PortDef {
-                    from,
-                    to,
+                    from: from as u32,
+                    to: to as u32,
                     rate_bps: l.rate_mbps * 1e6,
                     delay: Nanos::from_secs_f64(l.delay_ms / 1e3),
                     buffer_bytes: l.buffer_bytes,
@@ -322,8 +323,9 @@ impl Topology {
                         });
                         for (from, to) in [(h, router), (router, h)] {
                             ports.push(PortDef {
-                                from,
-                                to,
+                                // At most MAX_FLOWS flows, two hosts each.
+                                from: from as u32,
+                                to: to as u32,
                                 rate_bps: a.rate_mbps * 1e6,
                                 delay: secs(delay_ms / 1e3),
                                 buffer_bytes: ACCESS_BUFFER_BYTES,
@@ -368,10 +370,12 @@ impl Topology {
                             .position(|l| &l.name == name)
                             .expect("validated");
                         let l = &loops[lid];
-                        let entry = fwd.iter().position(|&p| ports[p].from == l.ingress);
+                        let entry = fwd
+                            .iter()
+                            .position(|&p| ports[p].from as usize == l.ingress);
                         let exit = fwd
                             .iter()
-                            .position(|&p| ports[p].from == l.egress)
+                            .position(|&p| ports[p].from as usize == l.egress)
                             .unwrap_or(fwd.len());
                         match entry {
                             Some(e) if fwd[e..exit] == l.fwd[..] => Some(LoopHops {
@@ -643,7 +647,10 @@ pub(crate) struct RouterRoutes {
 impl RouterRoutes {
     /// Over the router-to-router ports of `ports` (all of them, at this point of the build).
     fn new(routers: usize, ports: &[PortDef]) -> Self {
-        Self::over(routers, ports.iter().map(|p| (p.from, p.to)))
+        Self::over(
+            routers,
+            ports.iter().map(|p| (p.from as usize, p.to as usize)),
+        )
     }
 
     /// Over ports given as (from, to) router indices, in index order.
@@ -717,11 +724,12 @@ mod tests {
         seen[from] = true;
         let mut queue = VecDeque::from([from]);
         while let Some(n) = queue.pop_front() {
-            for (pi, p) in t.ports.iter().enumerate().filter(|(_, p)| p.from == n) {
-                if !seen[p.to] && (t.nodes[p.to].is_router() || p.to == to) {
-                    seen[p.to] = true;
-                    via[p.to] = Some(pi);
-                    queue.push_back(p.to);
+            for (pi, p) in t.ports.iter().enumerate() {
+                let (from_n, to_n) = (p.from as usize, p.to as usize);
+                if from_n == n && !seen[to_n] && (t.nodes[to_n].is_router() || to_n == to) {
+                    seen[to_n] = true;
+                    via[to_n] = Some(pi);
+                    queue.push_back(to_n);
                 }
             }
         }
@@ -730,7 +738,7 @@ mod tests {
         while n != from {
             let pi = via[n].expect("connected");
             path.push(pi);
-            n = t.ports[pi].from;
+            n = t.ports[pi].from as usize;
         }
         path.reverse();
         path
@@ -778,6 +786,7 @@ mod tests {
             for f in &t.flows {
                 let fwd: Vec<usize> = f.fwd_ports().collect();
                 let (src, dst) = (t.ports[fwd[0]].from, t.ports[*fwd.last().unwrap()].to);
+                let (src, dst) = (src as usize, dst as usize);
                 assert_eq!(fwd, reference_path(&t, src, dst));
                 assert_eq!(
                     f.rev_ports().collect::<Vec<_>>(),

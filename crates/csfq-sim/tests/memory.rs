@@ -133,7 +133,7 @@ fn per_flow_state_is_only_where_a_flow_is() {
         for f in &topo.flows {
             let edge = f
                 .fwd_ports()
-                .find(|&p| topo.nodes[topo.ports[p].from].is_router());
+                .find(|&p| topo.nodes[topo.ports[p].from as usize].is_router());
             edge_flows[edge.unwrap()] += 1;
         }
         // Router ports: r0->r1 carries groups 1 and 4 (data) and nothing back; r1->r0 their ACKs.
