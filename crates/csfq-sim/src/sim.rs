@@ -322,19 +322,32 @@ impl Simulation {
                 .and(edge_port)
                 .filter(|&e| ports[e].disc.is_tuf())
                 .map(|_| flow_rng.random::<u32>());
+            let open = || {
+                f.open_loop
+                    .as_deref()
+                    .expect("open-loop flows have a source")
+            };
             let endpoint = match f.kind {
-                FlowKind::Udp => Endpoint::Cbr(Box::new(Drawn {
-                    src: CbrSource::new(f.rate_bps.expect("validated"), f.packet_bytes, f.jitter),
-                    rng: flow_rng,
-                })),
+                FlowKind::Udp => {
+                    let o = open();
+                    Endpoint::Cbr(Box::new(Drawn {
+                        src: CbrSource::new(
+                            o.rate_bps.expect("validated"),
+                            o.packet_bytes,
+                            o.jitter,
+                        ),
+                        rng: flow_rng,
+                    }))
+                }
                 FlowKind::Onoff => {
-                    let (on, off) = f.on_off.expect("validated");
+                    let o = open();
+                    let (on, off) = o.on_off.expect("validated");
                     Endpoint::OnOff(Box::new(Drawn {
                         src: OnOffSource::new(
                             CbrSource::new(
-                                f.rate_bps.expect("validated"),
-                                f.packet_bytes,
-                                f.jitter,
+                                o.rate_bps.expect("validated"),
+                                o.packet_bytes,
+                                o.jitter,
                             ),
                             on,
                             off,
@@ -343,7 +356,8 @@ impl Simulation {
                     }))
                 }
                 FlowKind::Rlm => {
-                    let (layers, base_bps) = f.rlm_layers.expect("rlm flows have layers");
+                    let o = open();
+                    let (layers, base_bps) = o.rlm_layers.expect("rlm flows have layers");
                     let params = RlmParams {
                         layers,
                         base_bps,
@@ -352,7 +366,7 @@ impl Simulation {
                     Endpoint::Rlm(Box::new(RlmSession {
                         rng: flow_rng,
                         layers: (1..=layers)
-                            .map(|i| CbrSource::new(params.layer_bps(i), f.packet_bytes, f.jitter))
+                            .map(|i| CbrSource::new(params.layer_bps(i), o.packet_bytes, o.jitter))
                             .collect(),
                         params,
                         receiver: None,
@@ -1116,7 +1130,11 @@ impl Simulation {
                 kind: def.kind.name(),
                 src: self.topo.nodes[def.src].name().into_owned(),
                 dst: self.topo.nodes[def.dst].name().into_owned(),
-                offered_mbps: def.rate_bps.map(|r| r / 1e6),
+                offered_mbps: def
+                    .open_loop
+                    .as_deref()
+                    .and_then(|o| o.rate_bps)
+                    .map(|r| r / 1e6),
                 weight: def.weight,
                 throughput_mbps: if active > 0.0 {
                     st.delivered_bytes as f64 * 8.0 / active / 1e6

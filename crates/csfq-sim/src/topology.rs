@@ -83,14 +83,9 @@ pub struct FlowDef {
     pub src: usize,
     /// Destination router.
     pub dst: usize,
-    /// Offered rate (udp; onoff while ON), bits/s.
-    pub rate_bps: Option<f64>,
-    /// Packet size (udp/onoff), bytes.
-    pub packet_bytes: u32,
-    /// Inter-arrival jitter.
-    pub jitter: f64,
-    /// Mean ON and OFF periods (onoff).
-    pub on_off: Option<(Nanos, Nanos)>,
+    /// What an open-loop source (udp, onoff, rlm) sends; `None` for TCP and web flows,
+    /// whose senders need none of it (boxed, so a million TCP flows do not carry it).
+    pub open_loop: Option<Box<OpenLoopDef>>,
     /// Start.
     pub start: Nanos,
     /// Stop.
@@ -99,8 +94,6 @@ pub struct FlowDef {
     pub weight: f64,
     /// Segments of a finite TCP transfer.
     pub size_pkts: Option<u32>,
-    /// RLM: (layers, layer-1 rate in bits/s).
-    pub rlm_layers: Option<(u8, f64)>,
     /// The ports from source to destination ([`FlowDef::fwd`]), then those from
     /// destination back to source ([`FlowDef::rev`]): one allocation per flow.
     hops: Box<[Hop]>,
@@ -108,6 +101,21 @@ pub struct FlowDef {
     fwd_len: u16,
     /// The overlay loop that carries its data packets, if any.
     pub overlay: Option<LoopHops>,
+}
+
+/// What an open-loop flow's source sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenLoopDef {
+    /// Offered rate (udp; onoff while ON), bits/s; `None` for rlm, whose layers have theirs.
+    pub rate_bps: Option<f64>,
+    /// Packet size, bytes.
+    pub packet_bytes: u32,
+    /// Inter-arrival jitter.
+    pub jitter: f64,
+    /// Mean ON and OFF periods (onoff).
+    pub on_off: Option<(Nanos, Nanos)>,
+    /// RLM: (layers, layer-1 rate in bits/s).
+    pub rlm_layers: Option<(u8, f64)>,
 }
 
 /// One hop of a flow's path: the port, and the flow's index among the flows that port
@@ -192,7 +200,10 @@ impl FlowDef {
         if self.size_pkts.is_some() {
             return 0.0;
         }
-        match (self.kind, self.rate_bps, self.on_off) {
+        let Some(o) = self.open_loop.as_deref() else {
+            return f64::INFINITY;
+        };
+        match (self.kind, o.rate_bps, o.on_off) {
             // Adaptive: TCP and RLM take what the network gives them.
             (FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm, _, _) => f64::INFINITY,
             (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
@@ -398,25 +409,30 @@ impl Topology {
                     kind: spec.kind,
                     src: src_router,
                     dst: dst_router,
-                    rate_bps: spec
-                        .rate_mbps
-                        .map(|r| (r + spec.rate_step_mbps * j as f64) * 1e6),
-                    packet_bytes: spec.packet_bytes,
-                    jitter: spec.jitter,
-                    on_off: spec
-                        .on_ms
-                        .zip(spec.off_ms)
-                        .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
+                    open_loop: matches!(spec.kind, FlowKind::Udp | FlowKind::Onoff | FlowKind::Rlm)
+                        .then(|| {
+                            Box::new(OpenLoopDef {
+                                rate_bps: spec
+                                    .rate_mbps
+                                    .map(|r| (r + spec.rate_step_mbps * j as f64) * 1e6),
+                                packet_bytes: spec.packet_bytes,
+                                jitter: spec.jitter,
+                                on_off: spec
+                                    .on_ms
+                                    .zip(spec.off_ms)
+                                    .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
+                                rlm_layers: (spec.kind == FlowKind::Rlm).then(|| {
+                                    (
+                                        spec.layers.unwrap_or(7),
+                                        spec.layer_base_kbps.unwrap_or(32.0) * 1e3,
+                                    )
+                                }),
+                            })
+                        }),
                     start,
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
                     size_pkts,
-                    rlm_layers: (spec.kind == FlowKind::Rlm).then(|| {
-                        (
-                            spec.layers.unwrap_or(7),
-                            spec.layer_base_kbps.unwrap_or(32.0) * 1e3,
-                        )
-                    }),
                     fwd_len: fwd.len() as u16,
                     // Numbered by assign_local_ids once every flow is known.
                     hops: fwd
