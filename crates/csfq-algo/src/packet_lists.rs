@@ -110,33 +110,28 @@ impl<P> PacketLists<P> {
     /// Removes the head of `list` (the oldest packet).
     pub fn pop_front(&mut self, list: &mut PacketList) -> Option<P> {
         let h = list.head;
-        if h == NIL {
-            return None;
-        }
-        let next = self.slots[h as usize].next;
-        match next {
-            NIL => list.tail = NIL,
-            n => self.slots[n as usize].prev = NIL,
-        }
-        list.head = next;
-        list.len -= 1;
-        Some(self.release(h))
+        (h != NIL).then(|| self.unlink(list, h))
     }
 
     /// Removes the tail of `list` (the most recent arrival).
     pub fn pop_back(&mut self, list: &mut PacketList) -> Option<P> {
         let t = list.tail;
-        if t == NIL {
-            return None;
-        }
-        let prev = self.slots[t as usize].prev;
+        (t != NIL).then(|| self.unlink(list, t))
+    }
+
+    /// Takes slot `i` out of `list`, frees it and returns its packet.
+    fn unlink(&mut self, list: &mut PacketList, i: u32) -> P {
+        let Slot { prev, next, .. } = self.slots[i as usize];
         match prev {
-            NIL => list.head = NIL,
-            p => self.slots[p as usize].next = NIL,
+            NIL => list.head = next,
+            p => self.slots[p as usize].next = next,
         }
-        list.tail = prev;
+        match next {
+            NIL => list.tail = prev,
+            n => self.slots[n as usize].prev = prev,
+        }
         list.len -= 1;
-        Some(self.release(t))
+        self.release(i)
     }
 
     /// Frees slot `i` and returns its packet.
