@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --workspace
+# The per-packet benchmark, each case once: its driver checks that every discipline runs at
+# a congested link (packets conserved, the link busy) before it would be timed.
+cargo test -p csfq-algo --benches
 
 # The Python tests compare the package with the `csfq` command built from this tree.
 cargo build --release -p csfq-cli

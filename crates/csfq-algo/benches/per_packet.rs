@@ -98,7 +98,7 @@ impl Link {
         if self.now >= self.free_at {
             match black_box(q.dequeue(self.now)) {
                 Some(_) => {
-                    self.free_at = self.free_at.max(self.now - SERVICE) + SERVICE;
+                    self.free_at = self.free_at.max(self.now.saturating_sub(SERVICE)) + SERVICE;
                     sent = 1;
                 }
                 None => self.free_at = self.now,
