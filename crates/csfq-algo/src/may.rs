@@ -19,10 +19,12 @@
 //! sampled at all, so it almost never loses a packet.
 //!
 //! Choices the paper leaves open, made here:
-//! - **Utilization** is the bytes this queue accepted over the last update interval
-//!   divided by what the link could send in it (`8 bytes / (C * elapsed)`): a rate-based
-//!   indicator, as Section V says, measured on what enters the FIFO, so the packets MAY
-//!   itself drops do not count as load. Arrivals use the last completed interval's value.
+//! - **Utilization** is the paper's congestion indicator, which Section V defines as the
+//!   arrival rate at the queue: every byte that arrives over the last update interval,
+//!   whether MAY or the buffer then drops it, divided by what the link could send in it
+//!   (`8 bytes / (C * elapsed)`). It exceeds 1 under overload, which is what lets `v` grow
+//!   on a link that drop-tail alone keeps below `u0` (accepted or departed bytes cannot
+//!   exceed about 1). Arrivals use the last completed interval's value.
 //! - **Updates** run on the first arrival at least `Delta` after the last one (the
 //!   pseudocode's `now - LastUpdate > Delta`), over the time actually elapsed.
 //! - **A full table** (`table_capacity` entries; the paper sizes 16K entries per Mbit of
@@ -166,8 +168,8 @@ pub struct May<P> {
     table: HashMap<FlowId, MayEntry, FixedState>,
     v: f64,
     last_update: Nanos,
-    /// Bytes accepted into the FIFO since `last_update`.
-    accepted_bytes: u64,
+    /// Bytes arrived at the queue since `last_update`, dropped ones included.
+    arrived_bytes: u64,
     utilization: f64,
     stats: MayStats,
 }
@@ -182,7 +184,7 @@ impl<P: Packet> May<P> {
             table: HashMap::default(),
             v: 0.0,
             last_update: Nanos::ZERO,
-            accepted_bytes: 0,
+            arrived_bytes: 0,
             utilization: 0.0,
             stats: MayStats::default(),
             params,
@@ -269,7 +271,7 @@ impl<P: Packet> May<P> {
             return;
         }
         let sendable_bits = self.params.capacity_bps * elapsed.as_secs_f64();
-        self.utilization = self.accepted_bytes as f64 * 8.0 / sendable_bits;
+        self.utilization = self.arrived_bytes as f64 * 8.0 / sendable_bits;
         let p = self.params;
         self.v = (self.v + p.gain * (self.utilization - p.target_utilization)).max(0.0);
         let before = self.table.len();
@@ -282,7 +284,7 @@ impl<P: Packet> May<P> {
             true
         });
         self.stats.expired += (before - self.table.len()) as u64;
-        self.accepted_bytes = 0;
+        self.arrived_bytes = 0;
         self.last_update = now;
     }
 }
@@ -291,15 +293,12 @@ impl<P: Packet> QueueDisc<P> for May<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
         let verdict = self.decide(p.flow_hash_key(), now, rng);
         self.update(now);
+        self.arrived_bytes += u64::from(p.size_bytes());
         if let Some(reason) = verdict {
             return Some(Dropped::new(p, reason));
         }
-        let size = p.size_bytes();
         match self.fifo.push(p) {
-            Ok(()) => {
-                self.accepted_bytes += size as u64;
-                None
-            }
+            Ok(()) => None,
             Err(p) => Some(Dropped::new(p, DropReason::BufferOverflow)),
         }
     }
@@ -375,6 +374,76 @@ impl SamplingModel {
         let keep = 1.0 - 1.0 / self.s0;
         let short = self.expect(|y| if y < self.s0 { 1.0 } else { 0.0 });
         self.expect(|y| if y < self.s0 { keep.powf(y) } else { 0.0 }) / short
+    }
+}
+
+/// Section III's fluid model of MAY with long-lived AIMD flows on one bottleneck
+/// (Eqs. 1-4), run deterministically one update interval `Delta` at a time:
+///
+/// - Eq. (1): flow `i` sends `U_i = a_i / sqrt(delta_i v)` packets in an interval, the
+///   square-root formula at drop probability `delta_i v`; `a_i` is proportional to
+///   `1 / RTT_i` (the constant in front is common to all flows and cancels in fairness);
+/// - Eq. (3): `v` is whatever makes the flows fill the link at `u0`:
+///   `sum_i U_i = u0 C Delta`, so `sqrt(v) = sum_i (a_i / sqrt(delta_i)) / (u0 C Delta)`;
+/// - Eq. (2): the interval's drops of flow `i` are `U_i delta_i v = a_i sqrt(delta_i v)`;
+/// - Eq. (4): `delta_i <- (1 - q_w) delta_i + q_w * drops_i`.
+///
+/// Its fixed point is `delta_i = a_i^2 v`, where every flow sends `1/v`: equal shares
+/// whatever the round-trip times (Theorem 3.2). Every flow starts as a flow just sampled
+/// into `H` does: one drop folded in once, `delta_i = q_w`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FluidModel {
+    /// Each flow's `a_i`: packets per interval at drop probability 1.
+    pub a: Vec<f64>,
+    /// `u0 C Delta`: the packets the link carries in one interval at the target.
+    pub target_pkts: f64,
+    /// `q_w`.
+    pub q_w: f64,
+}
+
+impl FluidModel {
+    /// The model of flows with round-trip times `rtts_s` under MAY's parameters (its link's
+    /// capacity and packet size among them): `a_i = (Delta / RTT_i) sqrt(3/2)`, the
+    /// square-root formula's constant.
+    pub fn from_rtts(rtts_s: &[f64], p: &MayParams) -> Self {
+        let interval = p.update_interval.as_secs_f64();
+        FluidModel {
+            a: rtts_s
+                .iter()
+                .map(|rtt| interval / rtt * 1.5f64.sqrt())
+                .collect(),
+            target_pkts: p.target_utilization * p.capacity_bps * interval
+                / (f64::from(p.packet_bytes) * 8.0),
+            q_w: p.q_w,
+        }
+    }
+
+    /// Each flow's packets per interval over `intervals` updates, the first from the
+    /// starting state: one row per interval.
+    pub fn run(&self, intervals: usize) -> Vec<Vec<f64>> {
+        let mut delta = vec![self.q_w; self.a.len()];
+        let mut out = Vec::with_capacity(intervals);
+        for _ in 0..intervals {
+            let sqrt_v = self
+                .a
+                .iter()
+                .zip(&delta)
+                .map(|(a, d)| a / d.sqrt())
+                .sum::<f64>()
+                / self.target_pkts;
+            let v = sqrt_v * sqrt_v;
+            out.push(
+                self.a
+                    .iter()
+                    .zip(&delta)
+                    .map(|(a, d)| a / (d * v).sqrt())
+                    .collect(),
+            );
+            for (d, a) in delta.iter_mut().zip(&self.a) {
+                *d = (1.0 - self.q_w) * *d + self.q_w * a * (*d * v).sqrt();
+            }
+        }
+        out
     }
 }
 
@@ -494,6 +563,68 @@ mod tests {
         assert_eq!(m.entry(FlowId(1)).unwrap().ts, t);
     }
 
+    /// The fluid model, by hand for two flows with RTTs 1 s and 2 s on a link carrying 30
+    /// packets per interval at the target (a = sqrt(1.5), sqrt(1.5)/2; q_w = 0.05):
+    /// at the start both deltas are 0.05, so the shares follow a: U = 20 and 10 (they fill
+    /// the 30 packets, Eq. 3). Over the intervals the ratio falls towards 1 without ever
+    /// crossing it, and the flows always fill the link (Theorem 3.2: equal shares at the
+    /// fixed point delta_i = a_i^2 v).
+    #[test]
+    fn fluid_model_starts_in_rtt_proportion_and_converges_to_equal_shares() {
+        let m = FluidModel {
+            a: vec![1.5f64.sqrt(), 1.5f64.sqrt() / 2.0],
+            target_pkts: 30.0,
+            q_w: 0.05,
+        };
+        let rows = m.run(2000);
+        assert!((rows[0][0] - 20.0).abs() < 1e-9 && (rows[0][1] - 10.0).abs() < 1e-9);
+        let mut last = f64::INFINITY;
+        for r in &rows {
+            assert!((r[0] + r[1] - 30.0).abs() < 1e-9, "{r:?}");
+            let ratio = r[0] / r[1];
+            assert!(
+                (1.0..=last + 1e-12).contains(&ratio),
+                "{ratio} after {last}"
+            );
+            last = ratio;
+        }
+        assert!((last - 1.0).abs() < 1e-3, "{last}");
+        // from_rtts: a follows 1/RTT, and the target is u0 C Delta in packets.
+        let p = MayParams::new(80e6, 100_000);
+        let f = FluidModel::from_rtts(&[0.04, 0.44], &p);
+        assert!((f.a[0] / f.a[1] - 11.0).abs() < 1e-9);
+        assert!((f.target_pkts - 0.98 * 10_000.0).abs() < 1e-6);
+    }
+
+    /// Section V's indicator is the arrival rate: every arriving byte counts, the ones the
+    /// buffer then drops included. 2500 packets of 1000 bytes arrive in 1 s at a 10 Mbit/s
+    /// link with a 10-packet buffer that sends 1250: utilization = 2500 * 8000 / 10e6 = 2.0
+    /// and `v = 0.1 * (2.0 - 0.98) = 0.102`. Counting accepted bytes would give about
+    /// 1260 * 8000 / 10e6 = 1.008 and `v` = 0.0028: drop-tail would hide the overload.
+    #[test]
+    fn utilization_is_the_arrival_rate_drops_included() {
+        let p = MayParams {
+            buffer_bytes: 10_000,
+            ..params()
+        };
+        let mut m: May<TestPacket> = May::new(p).unwrap();
+        let mut overflows = 0;
+        for i in 0..2500u64 {
+            let t = Nanos(i * 400_000);
+            if let Some(d) = m.enqueue(pkt(2), t, &mut always(0.9)) {
+                assert_eq!(d.reason, DropReason::BufferOverflow);
+                overflows += 1;
+            }
+            if i % 2 == 0 {
+                m.dequeue(t);
+            }
+        }
+        assert!(overflows > 1200, "{overflows}");
+        m.enqueue(pkt(2), Nanos::from_millis(1000), &mut always(0.9));
+        assert!((m.utilization() - 2.0).abs() < 1e-12, "{}", m.utilization());
+        assert!((m.v() - 0.102).abs() < 1e-12, "{}", m.v());
+    }
+
     /// Above `u0`, a sampled packet is dropped (line 13); `v` falls when the link runs
     /// below target and never goes negative.
     #[test]
@@ -603,7 +734,7 @@ mod tests {
                     }
                 }
                 // Hold the utilization at exactly u0, so v does not move.
-                m.accepted_bytes = 1_225_000;
+                m.arrived_bytes = 1_225_000;
             }
             let share = delivered as f64 / (10 * per_interval) as f64;
             if shut_off {
