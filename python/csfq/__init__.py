@@ -20,7 +20,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 import tomli_w
@@ -237,7 +237,20 @@ def experiments() -> pd.DataFrame:
     return pd.DataFrame(json.loads(_csfq.experiments())).set_index("id")
 
 
-_VERDICT_COLUMNS = ["what", "ours", "published", "tolerance", "lo", "hi", "outcome", "source", "note"]
+_VERDICT_COLUMNS = [
+    "what",
+    "ours",
+    "published",
+    "tolerance",
+    "lo",
+    "hi",
+    "outcome",
+    "source",
+    "note",
+    "seeds_in_band",
+    "seeds_judged",
+    "per_seed",
+]
 
 
 @dataclass
@@ -253,12 +266,36 @@ class Reproduction:
     verdicts: pd.DataFrame
     notes: List[str]
     numbers: Any = field(repr=False)
+    seeds: List[int] = field(default_factory=list)
 
 
-def reproduce(id: str, seed: Optional[int] = None) -> Reproduction:
-    """Runs a published experiment (its runs on all cores) and judges it against the
-    paper's numbers, as ``csfq reproduce ID`` does."""
-    data = json.loads(_csfq.reproduce(id, seed))
+def _seed(s: Any) -> int:
+    if isinstance(s, bool) or not isinstance(s, int):
+        raise TypeError(f"a seed is a whole number, not {s!r}")
+    if not 0 <= s < 2**64:
+        raise ValueError(f"seed {s} is outside 0 .. 2**64 - 1")
+    return s
+
+
+def reproduce(id: str, seed: Optional[int] = None, seeds: Optional[Sequence[int]] = None) -> Reproduction:
+    """Runs a published experiment (its runs on all cores, at every seed) and judges it
+    against the paper's numbers, as ``csfq reproduce ID`` does: each verdict is the mean
+    over ``seeds`` (default 1-8; ``seed=S`` for one), with each seed's number in
+    ``verdicts.per_seed`` and how many fall in the band in ``seeds_in_band``. The table is
+    the first seed's."""
+    if seed is not None and seeds is not None:
+        raise ValueError("give seed or seeds, not both")
+    if seed is not None:
+        chosen = [_seed(seed)]
+    elif seeds is not None:
+        if isinstance(seeds, (str, bytes)):
+            raise TypeError("seeds is a sequence of whole numbers, not a string")
+        chosen = [_seed(s) for s in seeds]
+        if not chosen or any(b <= a for a, b in zip(chosen, chosen[1:])):
+            raise ValueError("seeds must be non-empty, increasing, each once")
+    else:
+        chosen = None
+    data = json.loads(_csfq.reproduce(id, chosen))
     return Reproduction(
         id=data["id"],
         setup=data["setup"],
@@ -267,6 +304,7 @@ def reproduce(id: str, seed: Optional[int] = None) -> Reproduction:
         verdicts=pd.DataFrame(data["checks"]).reindex(columns=_VERDICT_COLUMNS),
         notes=data["notes"],
         numbers=data["numbers"],
+        seeds=data["seeds"],
     )
 
 

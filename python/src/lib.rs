@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use csfq_cli::reproduce::{analyze, run_experiments};
+use csfq_cli::reproduce::{analyze_seeds, run_experiments, DEFAULT_SEEDS};
 use csfq_cli::run::References;
 use csfq_sim::experiments::{find, EXPERIMENTS};
 use csfq_sim::{DisciplineKind, ScenarioError, ScenarioFile, Simulation, Topology};
@@ -249,8 +249,8 @@ fn experiments() -> String {
 /// Runs one experiment (its runs on all cores) and returns its analysis as JSON: the
 /// table beside the paper's numbers, the verdicts, the notes and the numbers.
 #[pyfunction]
-#[pyo3(signature = (id, seed=None))]
-fn reproduce(py: Python<'_>, id: &str, seed: Option<u64>) -> PyResult<String> {
+#[pyo3(signature = (id, seeds=None))]
+fn reproduce(py: Python<'_>, id: &str, seeds: Option<Vec<u64>>) -> PyResult<String> {
     let Some(e) = find(id) else {
         let ids: Vec<_> = EXPERIMENTS.iter().map(|e| e.id).collect();
         return Err(SimulationError::new_err(format!(
@@ -258,13 +258,16 @@ fn reproduce(py: Python<'_>, id: &str, seed: Option<u64>) -> PyResult<String> {
             ids.join(", ")
         )));
     };
+    let seeds = seeds.unwrap_or_else(|| DEFAULT_SEEDS.collect());
     py.detach(move || {
-        let results = run_experiments(&[e], seed, e.id)
+        let results = run_experiments(&[e], &seeds, e.id)
             .map_err(|e| sim_error(format!("{e:#}")))?
             .remove(0);
-        let a = analyze(e, &results);
+        let judged = analyze_seeds(e, &results);
+        let a = &judged.analysis;
         Ok(json!({
             "id": e.id,
+            "seeds": judged.seeds,
             "setup": e.setup,
             "published": e.published,
             "header": a.header,

@@ -205,5 +205,25 @@ def test_reproduce_gives_the_commands_verdicts(tmp_path):
         csfq.reproduce("nosuch")
 
 
+def test_reproduce_judges_the_mean_over_seeds():
+    rep = csfq.reproduce("csfq-fig3b", seeds=[1, 2, 3])
+    assert rep.seeds == [1, 2, 3]
+    for _, v in rep.verdicts.iterrows():
+        per_seed = v["per_seed"]
+        assert len(per_seed) == 3 and v["seeds_judged"] == 3
+        assert v["ours"] == pytest.approx(sum(per_seed) / 3)
+        lo, hi = v["lo"], v["hi"]
+        in_band = sum(1 for x in per_seed if (pd.isna(lo) or x >= lo) and (pd.isna(hi) or x <= hi))
+        assert v["seeds_in_band"] == in_band
+    # One seed: the verdicts are that seed's own numbers.
+    one = csfq.reproduce("csfq-fig3b", seed=2)
+    assert one.seeds == [2]
+    assert one.verdicts["ours"].tolist() == [p[1] for p in rep.verdicts["per_seed"]]
+    for bad, err in [({"seeds": "12"}, TypeError), ({"seeds": [1.5]}, TypeError), ({"seeds": [2, 1]}, ValueError),
+                     ({"seeds": []}, ValueError), ({"seed": -1}, ValueError), ({"seed": 1, "seeds": [1]}, ValueError)]:
+        with pytest.raises(err):
+            csfq.reproduce("csfq-fig3b", **bad)
+
+
 def test_disciplines():
     assert {"fifo", "drr", "csfq", "fq_codel"} <= set(csfq.disciplines())

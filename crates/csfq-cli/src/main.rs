@@ -52,9 +52,14 @@ enum Command {
         /// Where to write results.csv, summary.json and the plot [default: out/ID].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Seed, overriding the scenario's.
-        #[arg(long)]
+        /// Judge the verdicts at one seed only (the same as --seeds S).
+        #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
+        /// The seeds each verdict is judged over, as a range or a list ("1-8", "1,3,5"):
+        /// every run is repeated at each, and each verdict is the mean, with the seeds'
+        /// range beside it [default: 1-8].
+        #[arg(long, value_parser = parse_seeds)]
+        seeds: Option<SeedList>,
     },
     /// Run a campaign: a scenario x a grid of overrides x seeds, stored as Parquet, on all
     /// local cores or a Dask cluster (runs `python3 -m csfq sweep`; needs the Python
@@ -97,6 +102,45 @@ enum Command {
     Dp(dp::Dp),
 }
 
+/// The seeds of `--seeds`.
+#[derive(Debug, Clone)]
+struct SeedList(Vec<u64>);
+
+/// Seeds as "A-B" (a range, both ends included) or "A,B,C": at most 1000 of them, no
+/// repeats, in increasing order as given.
+fn parse_seeds(s: &str) -> Result<SeedList, String> {
+    const MAX: u64 = 1000;
+    let num = |t: &str| {
+        t.trim().parse::<u64>().map_err(|_| {
+            format!(
+                "`{}` is not a seed (a whole number from 0 to {})",
+                t.trim(),
+                u64::MAX
+            )
+        })
+    };
+    let seeds: Vec<u64> = match s.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b {
+                return Err(format!("the range {a}-{b} is empty"));
+            }
+            if b - a >= MAX {
+                return Err(format!("{} seeds; at most {MAX}", u128::from(b - a) + 1));
+            }
+            (a..=b).collect()
+        }
+        None => s.split(',').map(num).collect::<Result<_, _>>()?,
+    };
+    if seeds.len() as u64 > MAX {
+        return Err(format!("{} seeds; at most {MAX}", seeds.len()));
+    }
+    if seeds.windows(2).any(|w| w[1] <= w[0]) {
+        return Err("list the seeds in increasing order, each once".into());
+    }
+    Ok(SeedList(seeds))
+}
+
 /// A positive, finite number.
 fn positive_finite(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -129,14 +173,20 @@ fn main() -> ExitCode {
             all,
             out,
             seed,
+            seeds,
         } => {
+            let seeds = match (seed, seeds) {
+                (Some(s), _) => vec![s],
+                (None, Some(v)) => v.0,
+                (None, None) => reproduce::DEFAULT_SEEDS.collect(),
+            };
             if list {
                 reproduce::list();
                 Ok(())
             } else if all {
-                reproduce::reproduce_all(out, seed)
+                reproduce::reproduce_all(out, &seeds)
             } else {
-                reproduce::reproduce(id.as_deref().unwrap_or_default(), out, seed)
+                reproduce::reproduce(id.as_deref().unwrap_or_default(), out, &seeds)
             }
         }
         Command::Maxmin { scenario } => run::maxmin(&scenario),

@@ -74,6 +74,50 @@ fn reproduce_lists_and_runs() {
     for f in ["results.csv", "summary.json", "csfq-fig3a.svg"] {
         assert!(out.join(f).exists(), "{f}");
     }
+    // By default every verdict is the mean over seeds 1-8, each seed's number kept, and
+    // results.csv holds every seed's runs.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(json["seeds"], serde_json::json!([1, 2, 3, 4, 5, 6, 7, 8]));
+    for v in json["verdicts"].as_array().unwrap() {
+        let per_seed: Vec<f64> = v["per_seed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(per_seed.len(), 8, "{v}");
+        let mean = per_seed.iter().sum::<f64>() / 8.0;
+        assert!((v["ours"].as_f64().unwrap() - mean).abs() < 1e-9, "{v}");
+    }
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 8 * 6 * 32);
+    assert!(stdout.contains("mean of seeds 1-8"), "{stdout}");
+    // --seed judges one seed: that seed's own numbers, and its runs alone.
+    let one = tmp("repro-one");
+    let o = csfq(
+        &[
+            "reproduce",
+            "csfq-fig3a",
+            "--seed",
+            "3",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+        &one,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let single: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(single["seeds"], serde_json::json!([3]));
+    for (a, b) in single["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(json["verdicts"].as_array().unwrap())
+    {
+        assert_eq!(a["ours"], b["per_seed"][2], "{a} {b}");
+    }
 }
 
 #[test]
@@ -147,6 +191,35 @@ fn bad_input_is_a_clear_error_not_a_panic() {
             "expected one of fifo, red, fred1, fred2, drr, csfq",
         ),
         (&["reproduce", "nope"], "unknown experiment `nope`"),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "5-1"],
+            "the range 5-1 is empty",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "1-100000"],
+            "at most 1000",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "1,x"],
+            "`x` is not a seed",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "3,2"],
+            "increasing order",
+        ),
+        (
+            &[
+                "reproduce",
+                "csfq-fig3a",
+                "--seeds",
+                "0-18446744073709551616",
+            ],
+            "is not a seed",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seed", "1", "--seeds", "1-2"],
+            "cannot be used with",
+        ),
         (&["bench", "--repeat", "0"], "--repeat"),
         (&["frobnicate"], "unrecognized subcommand"),
     ];
@@ -163,7 +236,14 @@ fn bad_input_is_a_clear_error_not_a_panic() {
 fn reproduce_all_writes_the_report() {
     let out = tmp("all");
     let o = csfq(
-        &["reproduce", "--all", "--out", out.to_str().unwrap()],
+        &[
+            "reproduce",
+            "--all",
+            "--seeds",
+            "1-2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &out,
     );
     let (stdout, stderr) = text(&o);
@@ -184,6 +264,20 @@ fn reproduce_all_writes_the_report() {
         assert!(out.join(id).join("results.csv").exists());
     }
     assert!(md.contains("**Verdict:**"));
+    // Two seeds: each verdict the mean of both, and the summary counts the ones that
+    // flip with the seed.
+    assert!(md.contains("--seeds 1-2"), "the command line in the report");
+    assert!(md.contains("mean of seeds 1-2"));
+    assert!(md.contains("of them flip with the seed"));
+    assert!(md.contains("\nIn all: "));
+    // The sensitivity section judges the verdicts again at other values of the papers'
+    // unstated parameters.
+    assert!(md.contains("## Sensitivity to unstated parameters"));
+    assert!(
+        md.contains("| RED/FRED max_p = 0.02 |"),
+        "csfq-fig3b's columns"
+    );
+    assert!(md.contains(" robust |"));
     // The section beyond the papers: 5 scenarios x 5 schemes, figures for the 4 with a UDP.
     assert!(md.contains("## CSFQ at scale"), "scale section missing");
     let csv = std::fs::read_to_string(out.join("scale/results.csv")).unwrap();

@@ -9,7 +9,9 @@ use csfq_algo::Nanos;
 use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 
 mod overlay;
+mod unstated;
 pub use overlay::*;
+pub use unstated::{unstated, Unstated};
 
 /// An experiment of the papers.
 #[derive(Debug, Clone, Copy)]
@@ -50,6 +52,9 @@ pub enum Sweep {
     TufFilterModel,
     /// csfq-table4: UDP, TCP, and UDP with relabeling off.
     Table4Variants,
+    /// csfq-table3: RED and FRED also run with the paper's default thresholds
+    /// ([`TABLE3_DEFAULT_THRESHOLDS`]) beside the file's, scaled to the 256 KB buffer.
+    Table3Thresholds,
     /// may-fig2/3: the memory and lossless-share model of MAY's sampling; no network.
     MayMemoryModel,
     /// may-fig8: the CBR flow's rate over [`MAY_CBR_RATES_MBPS`].
@@ -166,7 +171,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         published: "mean (std) packets delivered per TCP: DRR 6080 (64), CSFQ 5761 (220), FRED 4974 (190), RED 628 (80), FIFO 378 (69)",
         scenario_toml: Some(include_str!("../../../scenarios/csfq-table3.toml")),
         disciplines: ALL_SIX,
-        sweep: Sweep::None,
+        sweep: Sweep::Table3Thresholds,
     },
     Experiment {
         id: "csfq-table4",
@@ -381,6 +386,11 @@ pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
         Tuf | Csfne | Choke | CsfqFixed | May | Las | Ared | FqCodel => None,
     }
 }
+
+/// The CSFQ paper's default RED and FRED thresholds, bytes (Section 3: "the first threshold
+/// is set to 16 KB, while the second one is set to 32 KB", with a 64 KB buffer).
+/// csfq-table3's file scales them with its 256 KB buffer; these run beside it.
+pub const TABLE3_DEFAULT_THRESHOLDS: (u32, u32) = (16_000, 32_000);
 
 /// csfq-table1: the ON-OFF source's (delivered, dropped) packets as published.
 pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
@@ -624,6 +634,15 @@ impl Experiment {
                 run(1.0, "loops".into(), base),
             ],
             Sweep::None => vec![run(0.0, String::new(), base)],
+            Sweep::Table3Thresholds => {
+                let mut runs = vec![run(0.0, String::new(), base.clone())];
+                if matches!(d, Red | Fred1 | Fred2) {
+                    let mut s = base;
+                    (s.red.min_th_bytes, s.red.max_th_bytes) = TABLE3_DEFAULT_THRESHOLDS;
+                    runs.push(run(1.0, "16/32 KB thresholds".into(), s));
+                }
+                runs
+            }
             Sweep::Fig4Flows => (2..=32)
                 .map(|n| run(n as f64, format!("N = {n}"), fig4_with(&base, n)))
                 .collect(),
@@ -873,4 +892,39 @@ pub fn may_sampling(seed: u64, shape: f64, mean_pkts: f64, s0: f64, flows: u32) 
         hashed_share: hashed as f64 / flows as f64,
         lossless_short_share: short_lossless as f64 / short.max(1) as f64,
     }
+}
+
+/// The MAY paper's fluid model (Eqs. 1-4, [`csfq_algo::may::FluidModel`]) of a one-link
+/// scenario's long-lived TCP flows, with each flow's round-trip propagation time (its two
+/// access links, each way, and the link) and the scenario's `[may]` parameters; `None`
+/// for a scenario of more than one link or with flows of other kinds or without access
+/// links.
+pub fn may_fluid_model(s: &ScenarioFile) -> Option<csfq_algo::may::FluidModel> {
+    use csfq_algo::may::{FluidModel, MayParams};
+    let [link] = s.links.as_slice() else {
+        return None;
+    };
+    let link = link.get_ref();
+    let mut rtts = Vec::new();
+    for f in &s.flows {
+        let f = f.get_ref();
+        let access = f.access?;
+        if f.kind != FlowKind::Tcp || f.size_pkts.is_some() {
+            return None;
+        }
+        for j in 0..f.count {
+            let one_way =
+                2.0 * (access.delay_ms + f64::from(j) * access.delay_step_ms) + link.delay_ms;
+            rtts.push(2.0 * one_way / 1e3);
+        }
+    }
+    let m = &s.may;
+    let params = MayParams {
+        update_interval: Nanos::from_secs_f64(m.update_interval_ms / 1e3),
+        target_utilization: m.target_utilization,
+        q_w: m.q_w,
+        packet_bytes: s.tcp.segment_bytes,
+        ..MayParams::new(link.rate_mbps * 1e6, link.buffer_bytes)
+    };
+    Some(FluidModel::from_rtts(&rtts, &params))
 }

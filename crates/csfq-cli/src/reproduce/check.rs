@@ -42,8 +42,14 @@ pub struct Check {
     pub hi: f64,
     /// Our number.
     pub ours: f64,
-    /// What we found about a departure (or about a match that needs a caveat).
+    /// A caveat shown whatever the outcome.
     pub note: Option<String>,
+    /// What we found about a departure: shown only while the check departs, so it follows
+    /// the outcome once the seeds are combined.
+    pub departure_note: Option<String>,
+    /// Our number at each seed, when the verdict is judged over several (then `ours` is
+    /// their mean); empty for a single run.
+    pub per_seed: Vec<(u64, f64)>,
 }
 
 impl Check {
@@ -64,6 +70,8 @@ impl Check {
             hi: published + tol,
             ours,
             note: None,
+            departure_note: None,
+            per_seed: Vec::new(),
         }
     }
 
@@ -99,6 +107,8 @@ impl Check {
             hi,
             ours,
             note: None,
+            departure_note: None,
+            per_seed: Vec::new(),
         }
     }
 
@@ -153,13 +163,48 @@ impl Check {
         self
     }
 
-    /// Adds what we found about a departure, only if the check departs.
-    pub fn note_if_departs(self, note: impl Into<String>) -> Self {
+    /// Replaces the tolerance's text (the band stays).
+    pub fn with_tolerance(mut self, tolerance: impl Into<String>) -> Self {
+        self.tolerance = tolerance.into();
+        self
+    }
+
+    /// Adds what we found about a departure, shown only if the check departs (judged
+    /// again when the seeds are combined).
+    pub fn note_if_departs(mut self, note: impl Into<String>) -> Self {
+        self.departure_note = Some(note.into());
+        self
+    }
+
+    /// The notes shown with the verdict: the caveat, and the departure's note if it
+    /// departs.
+    pub fn notes(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.note.iter().map(String::as_str).collect();
         if self.outcome() == Outcome::Departs {
-            self.note(note)
-        } else {
-            self
+            v.extend(self.departure_note.as_deref());
         }
+        v
+    }
+
+    /// Seeds whose own number falls in the band, and how many seeds there are (1, 1 or
+    /// 0, 1 for a single run).
+    pub fn seeds_in_band(&self) -> (usize, usize) {
+        if self.per_seed.is_empty() {
+            return (usize::from(self.outcome() == Outcome::Matches), 1);
+        }
+        let k = self
+            .per_seed
+            .iter()
+            .filter(|(_, x)| self.judge(*x) == Outcome::Matches)
+            .count();
+        (k, self.per_seed.len())
+    }
+
+    /// A verdict whose outcome differs from some seed's own: the mean matches while a seed
+    /// departs, or the other way round.
+    pub fn flips_with_seed(&self) -> bool {
+        let (k, n) = self.seeds_in_band();
+        k != 0 && k != n
     }
 
     /// The verdict on a number: in the band or not (NaN departs).
@@ -198,10 +243,16 @@ impl Check {
     /// As JSON, for `summary.json`.
     pub fn to_json(&self) -> Value {
         let finite = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+        let notes = self.notes();
+        let (in_band, seeds) = self.seeds_in_band();
         json!({
             "outcome": self.outcome().to_string(), "what": self.what, "source": self.source,
             "ours": finite(self.ours), "published": self.published, "tolerance": self.tolerance,
-            "lo": finite(self.lo), "hi": finite(self.hi), "note": self.note,
+            "lo": finite(self.lo), "hi": finite(self.hi),
+            "note": (!notes.is_empty()).then(|| notes.join(". ")),
+            "seeds": self.per_seed.iter().map(|p| p.0).collect::<Vec<_>>(),
+            "per_seed": self.per_seed.iter().map(|p| finite(p.1)).collect::<Vec<_>>(),
+            "seeds_in_band": in_band, "seeds_judged": seeds,
         })
     }
 }
@@ -212,20 +263,88 @@ impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: {} = {}; {}: {}, tolerance {} (band {})",
+            "{}: {} = {}",
             self.outcome(),
             self.what,
-            fmt_num(self.ours),
+            fmt_num(self.ours)
+        )?;
+        if let (Some(first), Some(last)) = (self.per_seed.first(), self.per_seed.last()) {
+            let (lo, hi) = self
+                .per_seed
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(p.1), hi.max(p.1))
+                });
+            let (k, n) = self.seeds_in_band();
+            write!(
+                f,
+                " (mean of seeds {}-{}: range {} .. {}, in the band at {k} of {n}{})",
+                first.0,
+                last.0,
+                fmt_num(lo),
+                fmt_num(hi),
+                if self.flips_with_seed() {
+                    "; flips with the seed"
+                } else {
+                    ""
+                }
+            )?;
+        }
+        write!(
+            f,
+            "; {}: {}, tolerance {} (band {})",
             self.source,
             self.published,
             self.tolerance,
             self.band()
         )?;
-        if let Some(n) = &self.note {
+        for n in self.notes() {
             write!(f, ". {n}")?;
         }
         Ok(())
     }
+}
+
+/// One experiment's verdicts at several seeds combined into one verdict each: our number is
+/// the mean over the seeds, judged by the band, with each seed's number kept beside it.
+/// Verdicts are paired by what they compare, in the first seed's order; a verdict absent
+/// at some seed is judged over the seeds that have it. A band computed from the runs (it
+/// moves with the seed) is replaced by its mean over the seeds, and the verdict says so.
+/// One seed gives its verdicts unchanged.
+pub fn combine_seeds(mut runs: Vec<(u64, Vec<Check>)>) -> Vec<Check> {
+    if runs.len() <= 1 {
+        return runs.pop().map(|r| r.1).unwrap_or_default();
+    }
+    let (_, first) = &runs[0];
+    first
+        .iter()
+        .map(|c| {
+            let same: Vec<(u64, &Check)> = runs
+                .iter()
+                .filter_map(|(seed, cs)| cs.iter().find(|x| x.what == c.what).map(|x| (*seed, x)))
+                .collect();
+            let mean_of = |f: fn(&Check) -> f64| {
+                let v = f(same[0].1);
+                if same.iter().all(|(_, x)| f(x) == v) {
+                    v
+                } else {
+                    same.iter().map(|(_, x)| f(x)).sum::<f64>() / same.len() as f64
+                }
+            };
+            let mut out = c.clone();
+            out.lo = mean_of(|x| x.lo);
+            out.hi = mean_of(|x| x.hi);
+            if out.lo != c.lo || out.hi != c.hi {
+                out.tolerance = format!(
+                    "{}; the band is computed from each seed's runs, and its mean over the seeds is shown",
+                    c.tolerance
+                );
+            }
+            out.per_seed = same.iter().map(|(seed, x)| (*seed, x.ours)).collect();
+            out.ours = out.per_seed.iter().map(|p| p.1).sum::<f64>() / out.per_seed.len() as f64;
+            out
+        })
+        .collect()
 }
 
 /// A number with three significant digits (at least), no trailing zeros.
@@ -262,6 +381,64 @@ mod tests {
         assert_eq!(c.judge(c.wrong_number()), Outcome::Departs);
         let c = Check::at_most("z", "src", -3.0, "< 0", 0.0, "none");
         assert_eq!(c.judge(c.wrong_number()), Outcome::Departs);
+    }
+
+    /// Three seeds of two verdicts: the mean is judged, each seed's number is kept, and a
+    /// departure's note shows only when the mean departs.
+    #[test]
+    fn seeds_combine_into_a_mean_judged_by_the_band() {
+        let at = |x: f64, y: f64| {
+            vec![
+                Check::near("a", "src", x, 1.0, 0.1).note_if_departs("why a departs"),
+                Check::at_least("b", "src", y, "> 0", 0.0, "none"),
+            ]
+        };
+        // a: 0.95, 1.05, 1.2 -> mean 1.0667, in the band at 2 of 3 seeds.
+        // b: -1, 2, 2 -> mean 1, in the band at 2 of 3.
+        let cs = combine_seeds(vec![
+            (1, at(0.95, -1.0)),
+            (2, at(1.05, 2.0)),
+            (3, at(1.2, 2.0)),
+        ]);
+        assert_eq!(cs.len(), 2);
+        assert!((cs[0].ours - 3.2 / 3.0).abs() < 1e-12);
+        assert_eq!(cs[0].outcome(), Outcome::Matches);
+        assert_eq!(cs[0].seeds_in_band(), (2, 3));
+        assert!(cs[0].flips_with_seed());
+        assert!(cs[0].notes().is_empty(), "{:?}", cs[0].notes());
+        assert_eq!(cs[1].ours, 1.0);
+        assert_eq!(cs[1].per_seed, vec![(1, -1.0), (2, 2.0), (3, 2.0)]);
+        let text = cs[0].to_string();
+        assert!(
+            text.contains(
+                "mean of seeds 1-3: range 0.95 .. 1.2, in the band at 2 of 3; flips with the seed"
+            ),
+            "{text}"
+        );
+        // All three seeds far off: the mean departs and the note shows.
+        let cs = combine_seeds(vec![
+            (1, at(2.0, 1.0)),
+            (2, at(3.0, 1.0)),
+            (3, at(2.5, 1.0)),
+        ]);
+        assert_eq!(cs[0].outcome(), Outcome::Departs);
+        assert_eq!(cs[0].notes(), vec!["why a departs"]);
+        assert!(!cs[0].flips_with_seed() && !cs[1].flips_with_seed());
+        // One seed: unchanged.
+        let one = combine_seeds(vec![(4, at(0.5, 1.0))]);
+        assert!(one[0].per_seed.is_empty() && one[0].ours == 0.5);
+    }
+
+    /// A band computed from the runs is replaced by its mean, and the tolerance says so.
+    #[test]
+    fn a_band_that_moves_with_the_seed_is_averaged() {
+        let cs = combine_seeds(vec![
+            (1, vec![Check::near("a", "src", 1.0, 1.0, 0.1)]),
+            (2, vec![Check::near("a", "src", 1.0, 2.0, 0.1)]),
+        ]);
+        assert!((cs[0].lo - 1.4).abs() < 1e-12 && (cs[0].hi - 1.6).abs() < 1e-12);
+        assert_eq!(cs[0].outcome(), Outcome::Departs);
+        assert!(cs[0].tolerance.contains("computed from each seed's runs"));
     }
 
     #[test]

@@ -39,16 +39,14 @@ pub(crate) fn tuf_checks(id: &str, results: &[RunResult]) -> Vec<Check> {
     use DisciplineKind::{Csfq, Drr, Tuf};
     let (t, c, d) = (summary(Tuf), summary(Csfq), summary(Drr));
     match id {
-        "tuf-fig9a" => [(Tuf, t), (Csfq, c), (Drr, d)]
+        "tuf-fig9a" => [Tuf, Csfq, Drr]
             .into_iter()
-            .map(|(k, v)| {
-                Check::at_most(
-                    format!("{k}: the largest deviation of a flow from its fair share, %"),
-                    "TUF report, Fig. 9(a)",
-                    v.0,
-                    "TUF, CSFQ and DRR comparable",
-                    11.0,
-                    "'comparable' read as every flow within 11% of its share, the precision the CSFQ paper publishes for CSFQ (Fig. 3(a))",
+            .filter_map(|k| results.iter().find(|r| r.discipline == k))
+            .flat_map(|r| {
+                fig3a_band_checks(
+                    &r.discipline.to_string(),
+                    "TUF report, Fig. 9(a) ('TUF, CSFQ and DRR comparable'), judged by the CSFQ paper's Fig. 3(a) band on the same run",
+                    r,
                 )
             })
             .collect(),

@@ -1,0 +1,182 @@
+//! The parameters each experiment's paper leaves unstated: the value we run, the rule that
+//! chose it, and the other values a reader could plausibly have chosen. `csfq reproduce
+//! --all` runs every experiment again at each of those values and reports which verdicts
+//! hold across the range (robust) and which flip (fragile).
+
+use crate::scenario::{DisciplineKind, ScenarioFile};
+
+/// A parameter a paper does not give.
+#[derive(Debug, Clone, Copy)]
+pub struct Unstated {
+    /// What it is, with its unit ("RED max_p").
+    pub name: &'static str,
+    /// How our value was chosen.
+    pub rule: &'static str,
+    /// The value the experiment runs with.
+    pub ours: f64,
+    /// The other plausible values, each run in turn in place of ours.
+    pub others: &'static [f64],
+    /// Sets the parameter to a value in one run's scenario.
+    pub apply: fn(&mut ScenarioFile, f64),
+}
+
+/// RED's (and FRED's) drop probability at `max_th`.
+const RED_MAX_P: Unstated = Unstated {
+    name: "RED/FRED max_p",
+    rule:
+        "Floyd and Jacobson's recommended 0.1, ns-2's default (the paper gives only the thresholds)",
+    ours: 0.1,
+    others: &[0.02, 0.2],
+    apply: |s, v| s.red.max_p = v,
+};
+
+/// The TCP retransmission timer's clock granularity `G` (RFC 6298).
+const TCP_TICK: Unstated = Unstated {
+    name: "TCP timer granularity G, ms",
+    rule: "ns-2's 100 ms tick of the papers' era (the papers give no TCP timer settings)",
+    ours: 100.0,
+    others: &[10.0, 500.0],
+    apply: |s, v| s.tcp.clock_granularity_ms = v,
+};
+
+/// RED's and FRED's thresholds in proportion to the buffer (csfq-table3).
+const THRESHOLDS: Unstated = Unstated {
+    name: "RED/FRED min_th over the buffer (max_th twice it)",
+    rule: "the paper's default proportion (16 KB of 64 KB), kept as the buffer grows, as the paper scales its K constants",
+    ours: 0.25,
+    others: &[0.0625],
+    apply: |s, v| {
+        let buffer = s.links.first().map_or(0, |l| l.get_ref().buffer_bytes);
+        s.red.min_th_bytes = (v * f64::from(buffer)).round() as u32;
+        s.red.max_th_bytes = 2 * s.red.min_th_bytes;
+    },
+};
+
+/// The buffer of every link under the schemes whose buffer the MAY paper does not give
+/// (it states DRR's, 100 KB, which stays).
+const MAY_BUFFER: Unstated = Unstated {
+    name: "buffer under RED, MAY, LAS, CSFQ, packets",
+    rule: "100 packets: the paper's DRR blimit_ (100 KB) and its Fig. 7 queues (stated there, so not varied for may-fig7)",
+    ours: 100.0,
+    others: &[300.0, 1000.0],
+    apply: |s, v| {
+        if s.discipline == DisciplineKind::Drr {
+            return;
+        }
+        let bytes = (v * f64::from(s.tcp.segment_bytes)).round() as u32;
+        for l in &mut s.links {
+            l.get_mut().buffer_bytes = bytes;
+        }
+    },
+};
+
+/// The TCP senders' window cap.
+const TCP_WINDOW: Unstated = Unstated {
+    name: "TCP window cap, segments",
+    rule: "no cap (Fig. 9 states none; Figs. 5 and 7 do not say)",
+    ours: 1_048_576.0,
+    others: &[20.0, 64.0],
+    apply: |s, v| s.tcp.max_window_segments = v as u32,
+};
+
+/// How the TCPs of overlay-fig7 start: together, or spread over an interval.
+const START_SPREAD: Unstated = Unstated {
+    name: "TCP start times spread over, s",
+    rule: "all at t = 0 (the paper does not say)",
+    ours: 0.0,
+    others: &[10.0],
+    apply: spread_starts,
+};
+
+/// Spreads the starts of every flow table evenly over `[0, v)` seconds, flow by flow in
+/// order, by splitting each table into single flows.
+fn spread_starts(s: &mut ScenarioFile, v: f64) {
+    let total: u32 = s.flows.iter().map(|f| f.get_ref().count).sum();
+    if v <= 0.0 || total == 0 {
+        return;
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    let mut k = 0u32;
+    for f in s.flows.drain(..) {
+        let span = f.span();
+        let spec = f.into_inner();
+        for j in 0..spec.count {
+            let mut one = spec.clone();
+            one.count = 1;
+            one.rate_mbps = spec
+                .rate_mbps
+                .map(|r| r + f64::from(j) * spec.rate_step_mbps);
+            one.rate_step_mbps = 0.0;
+            if let Some(a) = &mut one.access {
+                a.delay_ms += f64::from(j) * a.delay_step_ms;
+                a.delay_step_ms = 0.0;
+            }
+            one.start_s = spec.start_s + v * f64::from(k) / f64::from(total);
+            k += 1;
+            out.push(toml::Spanned::new(span.clone(), one));
+        }
+    }
+    s.flows = out;
+}
+
+/// The unstated parameters of an experiment (none for most).
+pub fn unstated(id: &str) -> &'static [Unstated] {
+    match id {
+        "csfq-fig3b" | "csfq-table2" => &[RED_MAX_P, TCP_TICK],
+        "csfq-table3" => &[THRESHOLDS, RED_MAX_P],
+        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW],
+        // Fig. 7's queues are stated (100 packets).
+        "may-fig7" => &[TCP_WINDOW],
+        "may-fig9" => &[MAY_BUFFER],
+        "overlay-fig7" => &[START_SPREAD],
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::find;
+
+    /// Every experiment's own scenario has each unstated parameter at the value we say
+    /// we run: setting it to ours changes nothing (csfq-table3's extra run with the
+    /// default thresholds aside).
+    #[test]
+    fn ours_is_what_the_scenarios_run() {
+        for e in crate::experiments::EXPERIMENTS {
+            for u in unstated(e.id) {
+                for &d in e.disciplines {
+                    for r in e
+                        .runs(d)
+                        .into_iter()
+                        .filter(|r| r.x == 0.0 || e.id != "csfq-table3")
+                    {
+                        let mut s = r.scenario.clone();
+                        (u.apply)(&mut s, u.ours);
+                        assert_eq!(
+                            s, r.scenario,
+                            "{}: {} at ours changes the run",
+                            e.id, u.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Spreading starts keeps every flow, its order, rates and delays, and spaces the starts
+    /// evenly.
+    #[test]
+    fn spread_starts_splits_tables_in_order() {
+        let mut s = find("may-fig5").unwrap().scenario();
+        spread_starts(&mut s, 10.0);
+        assert_eq!(s.flows.len(), 100);
+        for (j, f) in s.flows.iter().enumerate() {
+            let f = f.get_ref();
+            assert_eq!(f.count, 1);
+            assert!((f.start_s - j as f64 * 0.1).abs() < 1e-9);
+            let a = f.access.unwrap();
+            assert!((a.delay_ms - (9.5 + j as f64 * 1.0101010101)).abs() < 1e-6);
+        }
+    }
+}
