@@ -108,7 +108,16 @@ impl Link {
     }
 }
 
-fn drive<Q: QueueDisc<Pkt>>(c: &mut Criterion, name: &str, mut q: Q) {
+/// The link sends at least this many of the 20 000 packets it could in the measured 16 s
+/// (99%): the discipline is timed at a busy, congested link.
+const BUSY: i64 = 19_800;
+
+fn drive<Q: QueueDisc<Pkt>>(c: &mut Criterion, name: &str, q: Q) {
+    drive_with(c, name, q, BUSY);
+}
+
+/// [`drive`], checking that the link sends at least `min_sent` of its 20 000 packets.
+fn drive_with<Q: QueueDisc<Pkt>>(c: &mut Criterion, name: &str, mut q: Q, min_sent: i64) {
     let mut link = Link::new();
     // Ten simulated seconds to reach the standing queue (estimators average over 100 ms,
     // adaptive RED steps max_p every 500 ms).
@@ -127,7 +136,7 @@ fn drive<Q: QueueDisc<Pkt>>(c: &mut Criterion, name: &str, mut q: Q) {
     let change = q.len_packets() as i64 - before;
     assert_eq!(drops + sent + change, n, "{name}: packets lost or made up");
     assert!(
-        sent >= 19_800,
+        sent >= min_sent,
         "{name}: the link sent {sent} of 20 000 packets"
     );
     eprintln!(
@@ -172,8 +181,13 @@ fn disciplines(c: &mut Criterion) {
     );
     drive(c, "las", Las::<Pkt>::new(BUF));
     // MAY with every flow in its table (S0 = 1: each flow's first packet enters it), so
-    // each arrival pays the table lookup and the v * delta draw.
-    drive(
+    // each arrival pays the table lookup and the v * delta draw. MAY's indicator is the
+    // arrival rate, drops included (Section V): open-loop arrivals 10% above the link
+    // never fall to u0, so its controller raises v every second and shuts the flows off
+    // (the paper's denial of service to unresponsive flows above their share), and the
+    // link cannot stay busy. Checked instead: it still sends at least half of what it
+    // could, so MAY is timed while it drops, not on an idle link.
+    drive_with(
         c,
         "may",
         May::<Pkt>::new(MayParams {
@@ -181,6 +195,7 @@ fn disciplines(c: &mut Criterion) {
             ..MayParams::new(C, BUF)
         })
         .expect("valid parameters"),
+        10_000,
     );
 }
 

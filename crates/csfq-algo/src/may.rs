@@ -31,7 +31,9 @@
 //!   SRAM) refuses the insert: the sampled packet is treated as in line 13 (dropped if the
 //!   utilization exceeds `u0`) but its flow stays untracked, and the refusal is counted.
 //! - **Buffer overflow** drops the arrival (drop-tail) and, like the pseudocode, does not
-//!   count as a MAY drop.
+//!   count as a MAY drop by default; with `overflow_in_nd` an overflow of a flow in `H`
+//!   adds to its `ND` and stamps `TS` as a MAY drop does, the prose's reading ("the number
+//!   of dropped packets from the flow").
 
 use std::collections::hash_map::{DefaultHasher, Entry as MapEntry};
 use std::collections::HashMap;
@@ -71,6 +73,9 @@ pub struct MayParams {
     pub table_capacity: usize,
     /// The packet size the paper assumes (1000 bytes), for the fair-share estimate only.
     pub packet_bytes: u32,
+    /// Whether a buffer overflow of a flow in `H` counts in its `ND` (the prose's
+    /// reading); the pseudocode's, off, is the default.
+    pub overflow_in_nd: bool,
 }
 
 impl MayParams {
@@ -87,6 +92,7 @@ impl MayParams {
             s0: 1000.0,
             table_capacity: 1 << 17,
             packet_bytes: 1000,
+            overflow_in_nd: false,
         }
     }
 
@@ -291,7 +297,8 @@ impl<P: Packet> May<P> {
 
 impl<P: Packet> QueueDisc<P> for May<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
-        let verdict = self.decide(p.flow_hash_key(), now, rng);
+        let flow = p.flow_hash_key();
+        let verdict = self.decide(flow, now, rng);
         self.update(now);
         self.arrived_bytes += u64::from(p.size_bytes());
         if let Some(reason) = verdict {
@@ -299,7 +306,15 @@ impl<P: Packet> QueueDisc<P> for May<P> {
         }
         match self.fifo.push(p) {
             Ok(()) => None,
-            Err(p) => Some(Dropped::new(p, DropReason::BufferOverflow)),
+            Err(p) => {
+                if self.params.overflow_in_nd {
+                    if let Some(e) = self.table.get_mut(&flow) {
+                        e.nd += 1;
+                        e.ts = now;
+                    }
+                }
+                Some(Dropped::new(p, DropReason::BufferOverflow))
+            }
         }
     }
 
@@ -561,6 +576,34 @@ mod tests {
         assert_eq!(d.reason, DropReason::MayHistory);
         assert_eq!(m.entry(FlowId(1)).unwrap().nd, 1);
         assert_eq!(m.entry(FlowId(1)).unwrap().ts, t);
+    }
+
+    /// An overflow counts in `ND` only with `overflow_in_nd`, and only for a flow in `H`.
+    #[test]
+    fn overflows_count_in_nd_only_when_asked() {
+        for on in [false, true] {
+            let p = MayParams {
+                buffer_bytes: 1000,
+                overflow_in_nd: on,
+                ..params()
+            };
+            let mut m: May<TestPacket> = May::new(p).unwrap();
+            // Flow 1 is sampled into H (ND = 1) and fills the one-packet buffer.
+            assert!(m.enqueue(pkt(1), Nanos(0), &mut always(0.1)).is_none());
+            let t = Nanos(5);
+            let d = m.enqueue(pkt(1), t, &mut always(0.9)).unwrap();
+            assert_eq!(d.reason, DropReason::BufferOverflow);
+            // Flow 2 is not in H: its overflow is counted nowhere.
+            let d = m.enqueue(pkt(2), t, &mut always(0.9)).unwrap();
+            assert_eq!(d.reason, DropReason::BufferOverflow);
+            assert!(m.entry(FlowId(2)).is_none());
+            let e = m.entry(FlowId(1)).unwrap();
+            assert_eq!(
+                (e.nd, e.ts),
+                if on { (2, t) } else { (1, Nanos(0)) },
+                "on = {on}"
+            );
+        }
     }
 
     /// The fluid model, by hand for two flows with RTTs 1 s and 2 s on a link carrying 30

@@ -174,6 +174,7 @@ impl Discipline {
                     s0: m.s0,
                     table_capacity: m.table_capacity as usize,
                     packet_bytes: s.tcp.segment_bytes,
+                    overflow_in_nd: m.overflow_in_nd,
                     ..MayParams::new(rate_bps, buffer_bytes)
                 };
                 Discipline::May(Box::new(

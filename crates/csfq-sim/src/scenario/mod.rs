@@ -328,6 +328,11 @@ pub struct MayConfig {
     /// Most entries the table holds; a full table refuses new flows (they stay
     /// untracked). 131 072 by default: the paper's 8 Mbit of SRAM at 10 bytes per entry.
     pub table_capacity: u32,
+    /// Count a tracked flow's buffer overflows in its `ND` as well as MAY's own drops (the
+    /// prose's "the number of dropped packets from the flow"); the pseudocode's reading,
+    /// false, is the default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overflow_in_nd: bool,
 }
 
 impl Default for MayConfig {
@@ -340,6 +345,7 @@ impl Default for MayConfig {
             timeout_s: 64.0,
             s0: 1000.0,
             table_capacity: 1 << 17,
+            overflow_in_nd: false,
         }
     }
 }
