@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import operator
 import os
 import sys
 from dataclasses import dataclass, field
@@ -270,8 +271,12 @@ class Reproduction:
 
 
 def _seed(s: Any) -> int:
-    if isinstance(s, bool) or not isinstance(s, int):
+    if isinstance(s, bool):
         raise TypeError(f"a seed is a whole number, not {s!r}")
+    try:
+        s = operator.index(s)  # int, numpy integers; not floats or strings
+    except TypeError:
+        raise TypeError(f"a seed is a whole number, not {s!r}") from None
     if not 0 <= s < 2**64:
         raise ValueError(f"seed {s} is outside 0 .. 2**64 - 1")
     return s
@@ -293,6 +298,8 @@ def reproduce(id: str, seed: Optional[int] = None, seeds: Optional[Sequence[int]
         chosen = [_seed(s) for s in seeds]
         if not chosen or any(b <= a for a, b in zip(chosen, chosen[1:])):
             raise ValueError("seeds must be non-empty, increasing, each once")
+        if len(chosen) > 1000:
+            raise ValueError(f"{len(chosen)} seeds; at most 1000")
     else:
         chosen = None
     data = json.loads(_csfq.reproduce(id, chosen))

@@ -259,6 +259,11 @@ fn reproduce(py: Python<'_>, id: &str, seeds: Option<Vec<u64>>) -> PyResult<Stri
         )));
     };
     let seeds = seeds.unwrap_or_else(|| DEFAULT_SEEDS.collect());
+    if seeds.is_empty() || seeds.len() > 1000 || seeds.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(PyValueError::new_err(
+            "seeds: from 1 to 1000 of them, increasing, each once",
+        ));
+    }
     py.detach(move || {
         let results = run_experiments(&[e], &seeds, e.id)
             .map_err(|e| sim_error(format!("{e:#}")))?

@@ -9,6 +9,7 @@ import re
 import subprocess
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -216,11 +217,15 @@ def test_reproduce_judges_the_mean_over_seeds():
         in_band = sum(1 for x in per_seed if (pd.isna(lo) or x >= lo) and (pd.isna(hi) or x <= hi))
         assert v["seeds_in_band"] == in_band
     # One seed: the verdicts are that seed's own numbers.
-    one = csfq.reproduce("csfq-fig3b", seed=2)
+    one = csfq.reproduce("csfq-fig3b", seed=np.int64(2))
     assert one.seeds == [2]
-    assert one.verdicts["ours"].tolist() == [p[1] for p in rep.verdicts["per_seed"]]
+    # (A group of alternatives, "the better of FRED-1 and FRED-2", may choose another
+    # member at one seed than over three; compare the others.)
+    plain = ~rep.verdicts["note"].fillna("").str.startswith("the better here")
+    assert one.verdicts["ours"][plain].tolist() == [p[1] for p in rep.verdicts["per_seed"][plain]]
     for bad, err in [({"seeds": "12"}, TypeError), ({"seeds": [1.5]}, TypeError), ({"seeds": [2, 1]}, ValueError),
-                     ({"seeds": []}, ValueError), ({"seed": -1}, ValueError), ({"seed": 1, "seeds": [1]}, ValueError)]:
+                     ({"seeds": []}, ValueError), ({"seed": -1}, ValueError), ({"seed": 1, "seeds": [1]}, ValueError),
+                     ({"seeds": list(range(1001))}, ValueError), ({"seeds": [1, 1]}, ValueError)]:
         with pytest.raises(err):
             csfq.reproduce("csfq-fig3b", **bad)
 

@@ -111,14 +111,26 @@ struct SeedList(Vec<u64>);
 fn parse_seeds(s: &str) -> Result<SeedList, String> {
     const MAX: u64 = 1000;
     let num = |t: &str| {
-        t.trim().parse::<u64>().map_err(|_| {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err("a seed is missing: give a range as 1-8 or a list as 1,3,5".to_string());
+        }
+        if !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "`{t}` is not a seed (a whole number from 0 to {})",
+                u64::MAX
+            ));
+        }
+        t.parse::<u64>().map_err(|_| {
             format!(
-                "`{}` is not a seed (a whole number from 0 to {})",
-                t.trim(),
+                "`{t}` is not a seed (a whole number from 0 to {})",
                 u64::MAX
             )
         })
     };
+    if s.contains('-') && s.contains(',') {
+        return Err("give a range (1-8) or a list (1,3,5), not both".into());
+    }
     let seeds: Vec<u64> = match s.split_once('-') {
         Some((a, b)) => {
             let (a, b) = (num(a)?, num(b)?);

@@ -208,6 +208,22 @@ fn bad_input_is_a_clear_error_not_a_panic() {
             "increasing order",
         ),
         (
+            &["reproduce", "csfq-fig3a", "--seeds", "1-"],
+            "a seed is missing",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "1,,2"],
+            "a seed is missing",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "+5"],
+            "`+5` is not a seed",
+        ),
+        (
+            &["reproduce", "csfq-fig3a", "--seeds", "1-8,10"],
+            "not both",
+        ),
+        (
             &[
                 "reproduce",
                 "csfq-fig3a",

@@ -50,6 +50,28 @@ pub struct Check {
     /// Our number at each seed, when the verdict is judged over several (then `ours` is
     /// their mean); empty for a single run.
     pub per_seed: Vec<(u64, f64)>,
+    /// One of several alternatives judged as one verdict (the paper's "version of FRED
+    /// which performed better"): the group's name, the verdict's text once chosen, and
+    /// which is better. The better one, by its number over all the seeds, is kept.
+    pub alternative: Option<Alternative>,
+}
+
+/// See [`Check::alternative`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alternative {
+    /// What the chosen verdict compares ("FRED, the better of FRED-1 and FRED-2: ...").
+    pub group: &'static str,
+    /// Which of the alternatives' numbers is the better.
+    pub prefer: Prefer,
+}
+
+/// The better of two numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefer {
+    /// The lower.
+    Lower,
+    /// The higher.
+    Higher,
 }
 
 impl Check {
@@ -72,6 +94,7 @@ impl Check {
             note: None,
             departure_note: None,
             per_seed: Vec::new(),
+            alternative: None,
         }
     }
 
@@ -109,6 +132,7 @@ impl Check {
             note: None,
             departure_note: None,
             per_seed: Vec::new(),
+            alternative: None,
         }
     }
 
@@ -160,6 +184,13 @@ impl Check {
     /// Replaces the published text (for a claim compared as a number, e.g. "close to").
     pub fn with_published(mut self, published: impl Into<String>) -> Self {
         self.published = published.into();
+        self
+    }
+
+    /// Makes this verdict one of a group of alternatives of which only the better is
+    /// judged (see [`choose_alternatives`]).
+    pub fn alternative(mut self, group: &'static str, prefer: Prefer) -> Self {
+        self.alternative = Some(Alternative { group, prefer });
         self
     }
 
@@ -268,7 +299,7 @@ impl fmt::Display for Check {
             self.what,
             fmt_num(self.ours)
         )?;
-        if let (Some(first), Some(last)) = (self.per_seed.first(), self.per_seed.last()) {
+        if !self.per_seed.is_empty() {
             let (lo, hi) = self
                 .per_seed
                 .iter()
@@ -276,11 +307,11 @@ impl fmt::Display for Check {
                     (lo.min(p.1), hi.max(p.1))
                 });
             let (k, n) = self.seeds_in_band();
+            let seeds: Vec<u64> = self.per_seed.iter().map(|p| p.0).collect();
             write!(
                 f,
-                " (mean of seeds {}-{}: range {} .. {}, in the band at {k} of {n}{})",
-                first.0,
-                last.0,
+                " (mean of seeds {}: range {} .. {}, in the band at {k} of {n}{})",
+                seeds_words(&seeds),
                 fmt_num(lo),
                 fmt_num(hi),
                 if self.flips_with_seed() {
@@ -313,10 +344,10 @@ impl fmt::Display for Check {
 /// One seed gives its verdicts unchanged.
 pub fn combine_seeds(mut runs: Vec<(u64, Vec<Check>)>) -> Vec<Check> {
     if runs.len() <= 1 {
-        return runs.pop().map(|r| r.1).unwrap_or_default();
+        return choose_alternatives(runs.pop().map(|r| r.1).unwrap_or_default());
     }
     let (_, first) = &runs[0];
-    first
+    let combined = first
         .iter()
         .map(|c| {
             let same: Vec<(u64, &Check)> = runs
@@ -344,7 +375,59 @@ pub fn combine_seeds(mut runs: Vec<(u64, Vec<Check>)>) -> Vec<Check> {
             out.ours = out.per_seed.iter().map(|p| p.1).sum::<f64>() / out.per_seed.len() as f64;
             out
         })
-        .collect()
+        .collect();
+    choose_alternatives(combined)
+}
+
+/// Of each group of alternatives ([`Check::alternative`]), keeps the better by our number
+/// (over all the seeds, once they are combined), in the place of the group's first, as
+/// the group's verdict: it says which alternative it is. Other verdicts pass unchanged.
+pub fn choose_alternatives(checks: Vec<Check>) -> Vec<Check> {
+    let better = |a: &Check, b: &Check, prefer: Prefer| match prefer {
+        Prefer::Lower => b.ours < a.ours,
+        Prefer::Higher => b.ours > a.ours,
+    };
+    let mut out: Vec<Check> = Vec::with_capacity(checks.len());
+    for c in checks {
+        let Some(alt) = c.alternative else {
+            out.push(c);
+            continue;
+        };
+        match out
+            .iter_mut()
+            .find(|x| x.alternative.is_some_and(|a| a.group == alt.group))
+        {
+            Some(kept) if better(kept, &c, alt.prefer) => *kept = named(c, alt),
+            Some(_) => {}
+            None => out.push(named(c, alt)),
+        }
+    }
+    out
+}
+
+/// An alternative as its group's verdict: the group's text, saying which it is.
+fn named(mut c: Check, alt: Alternative) -> Check {
+    let chosen = std::mem::replace(&mut c.what, alt.group.to_string());
+    let which = format!("the better here: {chosen}");
+    c.note = Some(match c.note.take() {
+        Some(n) if !n.starts_with("the better here: ") => format!("{which}. {n}"),
+        _ => which,
+    });
+    c
+}
+
+/// Seeds as `--seeds` takes them: "1-8" for a run of consecutive ones, else "1,3,5".
+pub fn seeds_words(seeds: &[u64]) -> String {
+    match seeds {
+        [first, .., last] if seeds.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("{first}-{last}")
+        }
+        _ => seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
 }
 
 /// A number with three significant digits (at least), no trailing zeros.
@@ -427,6 +510,42 @@ mod tests {
         // One seed: unchanged.
         let one = combine_seeds(vec![(4, at(0.5, 1.0))]);
         assert!(one[0].per_seed.is_empty() && one[0].ours == 0.5);
+    }
+
+    /// Of a group of alternatives the better by the mean over the seeds is kept, in the
+    /// group's first place and under the group's name, whatever each seed prefers: here
+    /// "x" is lower at seed 1 (1.0 against 1.2) but "y" over both (1.5 against 2.0 .. ).
+    #[test]
+    fn alternatives_are_chosen_on_the_mean_over_the_seeds() {
+        let at = |x: f64, y: f64| {
+            vec![
+                Check::at_least("z", "src", 1.0, "> 0", 0.0, "none"),
+                Check::near("x", "src", x, 1.0, 0.5)
+                    .alternative("the better of x, y", Prefer::Lower),
+                Check::near("y", "src", y, 1.0, 0.5)
+                    .alternative("the better of x, y", Prefer::Lower),
+            ]
+        };
+        let cs = combine_seeds(vec![(1, at(1.0, 1.2)), (2, at(3.0, 1.8))]);
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[1].what, "the better of x, y");
+        assert_eq!(cs[1].per_seed, vec![(1, 1.2), (2, 1.8)]);
+        assert!((cs[1].ours - 1.5).abs() < 1e-12);
+        assert_eq!(cs[1].note.as_deref(), Some("the better here: y"));
+        // One seed: its own better one.
+        let one = combine_seeds(vec![(1, at(1.0, 1.2))]);
+        assert_eq!(
+            (one[1].what.as_str(), one[1].ours),
+            ("the better of x, y", 1.0)
+        );
+        assert_eq!(one[1].note.as_deref(), Some("the better here: x"));
+        // Prefer::Higher picks the other way.
+        let hi = choose_alternatives(vec![
+            Check::near("x", "src", 1.0, 1.0, 0.5).alternative("g", Prefer::Higher),
+            Check::near("y", "src", 1.2, 1.0, 0.5).alternative("g", Prefer::Higher),
+        ]);
+        assert_eq!(hi.len(), 1);
+        assert_eq!(hi[0].ours, 1.2);
     }
 
     /// A band computed from the runs is replaced by its mean, and the tolerance says so.

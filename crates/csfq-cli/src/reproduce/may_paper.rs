@@ -155,7 +155,7 @@ pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
                 );
                 if fig7 && r.discipline == Drr {
                     c.note_if_departs(
-                        "the seed reaches this run only through DRR's choice between equally long queues when it pushes a packet out (a random number each flow draws at its arrivals); over seeds 1-8 the index is 0.929-0.988 with a mean of 0.971, inside the band, and the test (tests/may_paper.rs) judges that mean; one published run does not pin down the draw",
+                        "the seed reaches this run only through DRR's choice between equally long queues when it pushes a packet out (a random number each flow draws at its arrivals), so the index varies between seeds (see the range); one published run does not pin down the draw",
                     )
                 } else {
                     c
@@ -208,15 +208,14 @@ pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
             json_rows.push(
                 json!({"discipline": "may_fluid_model", "jain": run_mean, "jain_at_end": at_end}),
             );
-            checks.push(Check::near(
-                "MAY's fluid model (Eqs. 1-4): Jain's index of the flows' mean rates over 2 min",
-                "MAY paper, Section IV-A (Fig. 5)",
-                run_mean,
-                0.993,
-                0.03,
-            ));
+            // Shown beside the runs, not judged: it is the paper's model, not a simulation.
+            let may = run_of(results, May).map(drop_split);
             notes.push(format!(
-                "The paper's analysis is a fluid model (Eqs. 1-4): each flow sends by the square-root formula at drop probability delta_i v, v fills the link at u0, and delta_i averages the flow's drops. Run deterministically on this scenario's 100 round-trip times, one 1 s interval at a time for 2 minutes, every flow starting as just sampled (delta = q_w), it gives Jain's index {run_mean:.3} over the mean rates ({at_end:.3} in the last second): the paper's 0.993 is what MAY's model reaches, while the packet-level MAY above never leaves drop-tail (v stays near 0 below u0)."
+                "The paper's analysis is a fluid model (Eqs. 1-4): each flow sends by the square-root formula at drop probability delta_i v, v fills the link at u0, and delta_i averages the flow's drops. Run deterministically on this scenario's 100 round-trip times, one 1 s interval at a time for 2 minutes, every flow starting as just sampled (delta = q_w), it gives Jain's index {run_mean:.3} over the mean rates ({at_end:.3} in the last second; the table's last row, not a verdict): the paper's 0.993 is what MAY's model reaches.{}",
+                may.map_or(String::new(), |(own, overflow)| format!(
+                    " The packet-level MAY with this scenario's 100-packet buffer makes {own} drops of its own against {overflow} buffer overflows (seed {}): it stays close to drop-tail; the sensitivity section shows it with larger buffers",
+                    results.first().map_or(0, |r| r.seed)
+                ))
             ));
         }
     }

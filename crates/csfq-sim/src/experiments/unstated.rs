@@ -3,7 +3,7 @@
 //! --all` runs every experiment again at each of those values and reports which verdicts
 //! hold across the range (robust) and which flip (fragile).
 
-use crate::scenario::{DisciplineKind, ScenarioFile};
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
 
 /// A parameter a paper does not give.
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +79,16 @@ const TCP_WINDOW: Unstated = Unstated {
     apply: |s, v| s.tcp.max_window_segments = v as u32,
 };
 
+/// Whether buffer overflows count in a MAY flow's `ND`: the pseudocode (Fig. 1) counts only
+/// MAY's own drops, the prose "the number of dropped packets from the flow".
+const MAY_OVERFLOW_IN_ND: Unstated = Unstated {
+    name: "MAY counts buffer overflows in ND (0 no, 1 yes)",
+    rule: "no: the pseudocode of Fig. 1 (the prose allows both)",
+    ours: 0.0,
+    others: &[1.0],
+    apply: |s, v| s.may.overflow_in_nd = v != 0.0,
+};
+
 /// How the TCPs of overlay-fig7 start: together, or spread over an interval.
 const START_SPREAD: Unstated = Unstated {
     name: "TCP start times spread over, s",
@@ -88,16 +98,38 @@ const START_SPREAD: Unstated = Unstated {
     apply: spread_starts,
 };
 
-/// Spreads the starts of every flow table evenly over `[0, v)` seconds, flow by flow in
-/// order, by splitting each table into single flows.
+/// Spreads the starts of every flow evenly over `[0, v)` seconds by splitting each table
+/// into single flows (kept in order, so flow ids do not change). The starts take the
+/// tables in turn (the first flow of each table, then the second of each, ...), so that
+/// no table, and no overlay loop, starts before another. Web tables are left whole: their
+/// transfers have starts of their own.
 fn spread_starts(s: &mut ScenarioFile, v: f64) {
-    let total: u32 = s.flows.iter().map(|f| f.get_ref().count).sum();
+    let counts: Vec<u32> = s
+        .flows
+        .iter()
+        .map(|f| match f.get_ref().kind {
+            FlowKind::Web => 0,
+            _ => f.get_ref().count,
+        })
+        .collect();
+    let total: u32 = counts.iter().sum();
     if v <= 0.0 || total == 0 {
         return;
     }
-    let mut out = Vec::with_capacity(total as usize);
-    let mut k = 0u32;
-    for f in s.flows.drain(..) {
+    // rank(t, j): the position of table t's j-th flow when the tables take turns.
+    let rank = |t: usize, j: u32| -> u32 {
+        counts
+            .iter()
+            .enumerate()
+            .map(|(u, &c)| c.min(j) + u32::from(u < t && c > j))
+            .sum()
+    };
+    let mut out = Vec::with_capacity(s.flows.len() + total as usize);
+    for (t, f) in s.flows.drain(..).enumerate() {
+        if counts[t] == 0 {
+            out.push(f);
+            continue;
+        }
         let span = f.span();
         let spec = f.into_inner();
         for j in 0..spec.count {
@@ -111,8 +143,7 @@ fn spread_starts(s: &mut ScenarioFile, v: f64) {
                 a.delay_ms += f64::from(j) * a.delay_step_ms;
                 a.delay_step_ms = 0.0;
             }
-            one.start_s = spec.start_s + v * f64::from(k) / f64::from(total);
-            k += 1;
+            one.start_s = spec.start_s + v * f64::from(rank(t, j)) / f64::from(total);
             out.push(toml::Spanned::new(span.clone(), one));
         }
     }
@@ -124,10 +155,10 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
     match id {
         "csfq-fig3b" | "csfq-table2" => &[RED_MAX_P, TCP_TICK],
         "csfq-table3" => &[THRESHOLDS, RED_MAX_P],
-        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW],
+        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         // Fig. 7's queues are stated (100 packets).
-        "may-fig7" => &[TCP_WINDOW],
-        "may-fig9" => &[MAY_BUFFER],
+        "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
+        "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND],
         "overlay-fig7" => &[START_SPREAD],
         _ => &[],
     }
@@ -178,5 +209,38 @@ mod tests {
             let a = f.access.unwrap();
             assert!((a.delay_ms - (9.5 + j as f64 * 1.0101010101)).abs() < 1e-6);
         }
+    }
+
+    /// Tables take turns: with tables of 3, 1 and 2 flows, the starts in flow order are
+    /// ranks 0, 3, 5 (table 0), 1 (table 1), 2, 4 (table 2) of 6; web tables stay whole.
+    #[test]
+    fn spread_starts_interleaves_the_tables() {
+        let mut s = find("may-fig9").unwrap().scenario();
+        let tcp = s
+            .flows
+            .iter()
+            .position(|f| f.get_ref().kind == FlowKind::Tcp)
+            .unwrap();
+        let web = s
+            .flows
+            .iter()
+            .position(|f| f.get_ref().kind == FlowKind::Web)
+            .unwrap();
+        let (tcp, web) = (s.flows[tcp].clone(), s.flows[web].clone());
+        let table = |n: u32| {
+            let mut f = tcp.clone();
+            f.get_mut().count = n;
+            f
+        };
+        s.flows = vec![table(3), table(1), web.clone(), table(2)];
+        spread_starts(&mut s, 6.0);
+        let starts: Vec<f64> = s
+            .flows
+            .iter()
+            .filter(|f| f.get_ref().kind == FlowKind::Tcp)
+            .map(|f| f.get_ref().start_s)
+            .collect();
+        assert_eq!(starts, vec![0.0, 3.0, 5.0, 1.0, 2.0, 4.0]);
+        assert_eq!(s.flows[4], web);
     }
 }
