@@ -410,8 +410,8 @@ fn named(mut c: Check, alt: Alternative) -> Check {
     let chosen = std::mem::replace(&mut c.what, alt.group.to_string());
     let which = format!("the better here: {chosen}");
     c.note = Some(match c.note.take() {
-        Some(n) if !n.starts_with("the better here: ") => format!("{which}. {n}"),
-        _ => which,
+        Some(n) => format!("{which}. {n}"),
+        None => which,
     });
     c
 }

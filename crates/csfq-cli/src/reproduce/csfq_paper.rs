@@ -183,7 +183,7 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         } else {
             continue;
         };
-        *c = c.clone().note_if_departs(note);
+        c.departure_note = Some(note.to_string());
     }
     Analysis {
         header: [

@@ -496,22 +496,31 @@ fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Pat
 pub fn analyze_seeds(e: &Experiment, results: &[RunResult]) -> Judged {
     let mut seeds: Vec<u64> = results.iter().map(|r| r.seed).collect();
     seeds.dedup();
-    if seeds.len() <= 1 {
-        let mut analysis = analyze(e, results);
-        analysis.checks = choose_alternatives(std::mem::take(&mut analysis.checks));
-        return Judged { analysis, seeds };
-    }
-    let mut per_seed = Vec::new();
-    let mut first = None;
-    for &seed in &seeds {
-        // Runs are in seed order: each seed's are one contiguous slice.
-        let from = results.partition_point(|r| r.seed < seed);
-        let to = results.partition_point(|r| r.seed <= seed);
-        let a = analyze(e, &results[from..to]);
-        per_seed.push((seed, a.checks.clone()));
-        first.get_or_insert(a);
-    }
-    let mut analysis = first.expect("at least two seeds");
+    // Runs are in seed order: each seed's are one contiguous slice. A model with no runs
+    // (tuf-fig4, may-fig2) is analyzed once.
+    let groups: Vec<(u64, &[RunResult])> = if seeds.is_empty() {
+        vec![(0, results)]
+    } else {
+        seeds
+            .iter()
+            .map(|&seed| {
+                let from = results.partition_point(|r| r.seed < seed);
+                let to = results.partition_point(|r| r.seed <= seed);
+                (seed, &results[from..to])
+            })
+            .collect()
+    };
+    let mut first: Option<Analysis> = None;
+    let per_seed: Vec<(u64, Vec<Check>)> = groups
+        .into_iter()
+        .map(|(seed, runs)| {
+            let mut a = analyze(e, runs);
+            let checks = std::mem::take(&mut a.checks);
+            first.get_or_insert(a);
+            (seed, checks)
+        })
+        .collect();
+    let mut analysis = first.expect("one analysis at least");
     analysis.checks = combine_seeds(per_seed);
     Judged { analysis, seeds }
 }
