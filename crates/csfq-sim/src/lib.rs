@@ -11,6 +11,7 @@
 mod compact;
 pub mod discipline;
 pub mod experiments;
+pub mod ns2_timer;
 pub mod overlay;
 pub mod packet;
 pub mod pcap;

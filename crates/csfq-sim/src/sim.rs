@@ -23,7 +23,7 @@ use crate::overlay::LoopReport;
 use crate::packet::{Kind, SimPacket};
 use crate::report::{FlowReport, LinkReport, MayTableReport, SimReport};
 use crate::rlm::{RlmParams, RlmReceiver};
-use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile, TcpTimer};
 use crate::source::{CbrSource, OnOffSource};
 use crate::tcp::{AckAction, TcpReceiver, TcpSender};
 use crate::topology::{BuildError, Topology};
@@ -375,7 +375,15 @@ impl Simulation {
                     }))
                 }
                 FlowKind::Tcp | FlowKind::Web => Endpoint::Tcp {
-                    sender: Box::new(TcpSender::with_limit(id, tcp.clone(), f.size_pkts)),
+                    sender: Box::new({
+                        let mut s = TcpSender::with_limit(id, tcp.clone(), f.size_pkts);
+                        if tcp.timer == TcpTimer::Ns2 {
+                            // ns-2 starts each sender's timer clock at a random phase.
+                            let tick = Nanos::from_secs_f64(tcp.clock_granularity_ms / 1e3);
+                            s.set_timer_phase(Nanos(stream_seed(seed, 5, i as u64) % tick.0));
+                        }
+                        s
+                    }),
                     receiver: Box::new(TcpReceiver::new(id, tcp.clone())),
                     rto_event: None,
                 },

@@ -8,15 +8,17 @@
 //! backoff, a configurable minimum, go-back-N after a timeout), RTT samples from echoed
 //! timestamps (RFC 7323), optional delayed ACKs (every second segment or a timeout,
 //! immediately for out-of-order data, RFC 5681 Section 4.2), and optional SACK (RFC 2018
-//! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3).
+//! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3). Instead of
+//! RFC 6298's timer, ns-2's coarse one ([`crate::ns2_timer`]) when the scenario asks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use csfq_algo::{FlowId, Nanos};
 
+use crate::ns2_timer::Ns2Timer;
 use crate::packet::{SackBlocks, SimPacket};
-use crate::scenario::TcpConfig;
+use crate::scenario::{TcpConfig, TcpTimer};
 
 const DUP_THRESH: u32 = 3;
 const MAX_RTO: Nanos = Nanos(60_000_000_000);
@@ -56,6 +58,8 @@ pub struct TcpSender {
     rttvar_ns: f64,
     has_rtt: bool,
     rto: Nanos,
+    /// ns-2's timer, when the scenario runs it instead of RFC 6298's.
+    ns2: Option<Ns2Timer>,
     deadline: Option<Nanos>,
     stopped: bool,
     /// Segments to send in all (`None`: unlimited).
@@ -74,6 +78,16 @@ impl TcpSender {
     /// A sender for `flow` with `limit` segments to send (`None`: unlimited).
     pub fn with_limit(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>, limit: Option<u32>) -> Self {
         let cfg = cfg.into();
+        let initial_rto = Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3);
+        let ns2 = (cfg.timer == TcpTimer::Ns2).then(|| {
+            Ns2Timer::new(
+                Nanos::from_secs_f64(cfg.clock_granularity_ms / 1e3),
+                Nanos::ZERO,
+                initial_rto,
+                Nanos::from_secs_f64(cfg.min_rto_ms / 1e3),
+                MAX_RTO,
+            )
+        });
         TcpSender {
             flow,
             snd_una: 0,
@@ -87,7 +101,8 @@ impl TcpSender {
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
             has_rtt: false,
-            rto: Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3),
+            rto: ns2.map_or(initial_rto, |t| t.timeout()),
+            ns2,
             deadline: None,
             stopped: false,
             limit,
@@ -96,6 +111,14 @@ impl TcpSender {
             board: VecDeque::new(),
             stats: SenderStats::default(),
             cfg,
+        }
+    }
+
+    /// Sets the phase of ns-2's timer clock (`boot_time_`, random in `[0, tick)` in ns-2);
+    /// no effect under RFC 6298's timer. Call before [`Self::start`].
+    pub fn set_timer_phase(&mut self, phase: Nanos) {
+        if let Some(t) = &mut self.ns2 {
+            t.set_phase(phase);
         }
     }
 
@@ -154,6 +177,8 @@ impl TcpSender {
         self.stats.segments_sent += 1;
         if seq < self.max_sent {
             self.stats.retransmits += 1;
+        } else if let Some(t) = &mut self.ns2 {
+            t.on_new_segment(seq, now);
         }
         if self.deadline.is_none() {
             self.deadline = Some(now + self.rto);
@@ -275,7 +300,13 @@ impl TcpSender {
         }
         if next > self.snd_una {
             let newly = next - self.snd_una;
-            self.rtt_sample(now.saturating_sub(ack.ts));
+            match &mut self.ns2 {
+                Some(t) => {
+                    t.on_new_ack(next, now);
+                    self.rto = t.timeout();
+                }
+                None => self.rtt_sample(now.saturating_sub(ack.ts)),
+            }
             for _ in 0..newly {
                 self.board.pop_front();
             }
@@ -312,6 +343,11 @@ impl TcpSender {
                 self.recover = Some(self.max_sent - 1);
                 self.in_recovery = true;
                 self.stats.fast_retransmits += 1;
+                if let Some(t) = &mut self.ns2 {
+                    // ns-2 restarts the timer on a fast retransmit and stops timing.
+                    t.stop_timing();
+                    self.deadline = Some(now + self.rto);
+                }
                 if !self.board.is_empty() {
                     self.board[0] |= RETRANSMITTED;
                 }
@@ -345,7 +381,14 @@ impl TcpSender {
         self.recover = Some(self.max_sent.saturating_sub(1));
         self.in_recovery = false;
         self.dupacks = 0;
-        self.rto = (self.rto + self.rto).min(MAX_RTO); // back off (RFC 6298 5.5)
+        match &mut self.ns2 {
+            Some(t) => {
+                t.back_off();
+                t.stop_timing();
+                self.rto = t.timeout();
+            }
+            None => self.rto = (self.rto + self.rto).min(MAX_RTO), // back off (RFC 6298 5.5)
+        }
         self.snd_nxt = self.snd_una; // go back N
         for f in &mut self.board {
             *f = 0;
@@ -629,6 +672,44 @@ mod tests {
             Nanos::from_millis(700),
             "SRTT + G once RTTVAR has decayed"
         );
+    }
+
+    /// Under ns-2's timer a sender times one segment per round trip on 100 ms ticks: a
+    /// 20 ms round trip gives 3 ticks (300 ms, where RFC 6298 gives its 200 ms minimum), a
+    /// timeout doubles it, and the next timed ACK clears the back-off.
+    #[test]
+    fn ns2_timer_in_the_sender() {
+        let ns2 = TcpConfig {
+            timer: TcpTimer::Ns2,
+            initial_rto_ms: 3000.0,
+            ..cfg()
+        };
+        let mut s = TcpSender::new(FlowId(0), ns2);
+        let mut out = Vec::new();
+        s.start(Nanos::ZERO, &mut out);
+        assert_eq!(s.deadline(), Some(Nanos::from_millis(3000)), "rtxcur_init_");
+        let t = Nanos::from_millis(20);
+        s.on_ack(&ack(1, out[0].ts), t, &mut out);
+        assert_eq!(s.rto(), Nanos::from_millis(300));
+        assert_eq!(s.deadline(), Some(t + Nanos::from_millis(300)));
+        // Segments 1 and 2 are out; 1 (timed) is lost: the timer fires and backs off.
+        let d = s.deadline().unwrap();
+        out.clear();
+        s.on_timeout(d, &mut out);
+        assert_eq!(s.rto(), Nanos::from_millis(600));
+        assert_eq!(s.deadline(), Some(d + Nanos::from_millis(600)));
+        // The retransmission of 1 is not timed (Karn); its ACK leaves the back-off.
+        let t2 = d + Nanos::from_millis(20);
+        s.on_ack(&ack(2, out[0].ts), t2, &mut out);
+        assert_eq!(s.rto(), Nanos::from_millis(600));
+        // Go-back-N sends 2 again (not timed) and 3, new and timed: 3's ACK clears it.
+        let seqs: Vec<u32> = out.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs[seqs.len() - 2..], [2, 3]);
+        out.clear();
+        s.on_ack(&ack(3, t2), t2 + Nanos::from_millis(20), &mut out);
+        assert_eq!(s.rto(), Nanos::from_millis(600));
+        s.on_ack(&ack(4, t2), t2 + Nanos::from_millis(30), &mut out);
+        assert_eq!(s.rto(), Nanos::from_millis(300));
     }
 
     #[test]

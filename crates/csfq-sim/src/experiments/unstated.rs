@@ -3,7 +3,7 @@
 //! --all` runs every experiment again at each of those values and reports which verdicts
 //! hold across the range (robust) and which flip (fragile).
 
-use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile};
+use crate::scenario::{DisciplineKind, FlowKind, ScenarioFile, TcpTimer};
 
 /// A parameter a paper does not give.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +37,40 @@ const TCP_TICK: Unstated = Unstated {
     ours: 100.0,
     others: &[10.0, 500.0],
     apply: |s, v| s.tcp.clock_granularity_ms = v,
+};
+
+/// The TCP retransmission timer: RFC 6298's (0) or ns-2's of the papers' era (1): 100 ms
+/// ticks, one timed segment per round trip, a first timeout of 6 s (`rtxcur_init_ 6.0`,
+/// ns-2's default until 2006) and a floor of two ticks.
+const TCP_TIMER: Unstated = Unstated {
+    name: "TCP timer (0 RFC 6298, 1 ns-2's of 1998)",
+    rule: "RFC 6298 with ns-2's 100 ms tick as G (the papers give no TCP timer settings)",
+    ours: 0.0,
+    others: &[1.0],
+    apply: |s, v| {
+        if v != 0.0 {
+            s.tcp.timer = TcpTimer::Ns2;
+            s.tcp.initial_rto_ms = 6000.0;
+        } else {
+            s.tcp.timer = TcpTimer::Rfc6298;
+        }
+    },
+};
+
+/// The mean gap between csfq-table2's transfer starts: printed "0.05 ms"; the text could
+/// also mean 0.05 s, or a value lost in the text file.
+const WEB_GAP: Unstated = Unstated {
+    name: "mean gap between transfer starts, ms",
+    rule: "0.05 ms as printed (Section 3.4)",
+    ours: 0.05,
+    others: &[5.0, 50.0],
+    apply: |s, v| {
+        for f in &mut s.flows {
+            if f.get_ref().kind == FlowKind::Web {
+                f.get_mut().arrival_mean_ms = Some(v);
+            }
+        }
+    },
 };
 
 /// RED's and FRED's thresholds in proportion to the buffer (csfq-table3).
@@ -153,7 +187,8 @@ fn spread_starts(s: &mut ScenarioFile, v: f64) {
 /// The unstated parameters of an experiment (none for most).
 pub fn unstated(id: &str) -> &'static [Unstated] {
     match id {
-        "csfq-fig3b" | "csfq-table2" => &[RED_MAX_P, TCP_TICK],
+        "csfq-fig3b" => &[RED_MAX_P, TCP_TICK, TCP_TIMER],
+        "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP],
         "csfq-table3" => &[THRESHOLDS, RED_MAX_P],
         "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         // Fig. 7's queues are stated (100 packets).

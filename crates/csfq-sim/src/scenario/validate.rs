@@ -108,6 +108,14 @@ impl ScenarioFile {
                 "timers must be 0.001 ms..=1000000 s".into(),
             ));
         }
+        if t.timer == TcpTimer::Ns2 && t.clock_granularity_ms == 0.0 {
+            return Err(err(
+                table_key("tcp", "clock_granularity_ms"),
+                "tcp.clock_granularity_ms",
+                "the ns2 timer counts round trips in ticks of clock_granularity_ms: it must be > 0"
+                    .into(),
+            ));
+        }
         let m = &self.may;
         let may_checks = [
             (
