@@ -462,6 +462,25 @@ impl FluidModel {
     }
 }
 
+/// The growth law in the proof of Theorem 3.2 (Section III-B): at a steady `v*`, a CBR
+/// flow sending `x` packets per interval has its drop frequency grow as
+/// `delta(t + 1) = delta(t) ((1 - q_w) + q_w x v*)`, exponentially when `x > 1/v*`, until
+/// `delta v* >= 1`, from when every packet of it is dropped.
+///
+/// Returns the time, s, from the CBR's first sampled drop (`delta = q_w`, one drop folded
+/// in once) to that shut-off with `1/v*` = `share_bps`, counting intervals continuously;
+/// `None` at or below the share, where the law gives lossless service instead.
+pub fn cbr_shutoff_s(p: &MayParams, share_bps: f64, cbr_bps: f64) -> Option<f64> {
+    let interval = p.update_interval.as_secs_f64();
+    let v = f64::from(p.packet_bytes) * 8.0 / (share_bps * interval);
+    let growth = 1.0 - p.q_w + p.q_w * cbr_bps / share_bps;
+    if growth <= 1.0 {
+        return None;
+    }
+    let needed = 1.0 / (p.q_w * v);
+    Some(interval * needed.ln().max(0.0) / growth.ln())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -786,5 +805,22 @@ mod tests {
                 assert!(share > 0.99, "{per_interval}/interval kept {share}");
             }
         }
+    }
+
+    /// The growth law with the paper's parameters on Fig. 8's link (fair share 2 Mbps,
+    /// `q_w` 0.05, `Delta` 1 s, 1000-byte packets): `v* = 1/250` packets, `delta` must grow
+    /// 5000-fold, by `1 + 0.05 (x/2 - 1)` per second: 686, 345 and 175 s at 2.5, 3 and 4
+    /// Mbps; none at or below the share.
+    #[test]
+    fn cbr_shutoff_follows_the_growth_law() {
+        let p = MayParams::new(40e6, 100_000);
+        for (rate, secs) in [(2.5e6, 686.0), (3e6, 345.0), (4e6, 175.0)] {
+            let t = cbr_shutoff_s(&p, 2e6, rate).unwrap();
+            assert!((t - secs).abs() < 1.0, "{rate}: {t}");
+        }
+        let by_hand = 5000f64.ln() / 1.15f64.ln();
+        assert!((cbr_shutoff_s(&p, 2e6, 8e6).unwrap() - by_hand).abs() < 1e-9);
+        assert_eq!(cbr_shutoff_s(&p, 2e6, 2e6), None);
+        assert_eq!(cbr_shutoff_s(&p, 2e6, 1.5e6), None);
     }
 }

@@ -900,7 +900,7 @@ pub fn may_sampling(seed: u64, shape: f64, mean_pkts: f64, s0: f64, flows: u32) 
 /// for a scenario of more than one link or with flows of other kinds or without access
 /// links.
 pub fn may_fluid_model(s: &ScenarioFile) -> Option<csfq_algo::may::FluidModel> {
-    use csfq_algo::may::{FluidModel, MayParams};
+    use csfq_algo::may::FluidModel;
     let [link] = s.links.as_slice() else {
         return None;
     };
@@ -918,13 +918,24 @@ pub fn may_fluid_model(s: &ScenarioFile) -> Option<csfq_algo::may::FluidModel> {
             rtts.push(2.0 * one_way / 1e3);
         }
     }
+    Some(FluidModel::from_rtts(&rtts, &may_params(s)?))
+}
+
+/// MAY's parameters on a one-link scenario's link, from its `[may]` table; `None` for a
+/// scenario of more than one link.
+pub fn may_params(s: &ScenarioFile) -> Option<csfq_algo::may::MayParams> {
+    use csfq_algo::may::MayParams;
+    let [link] = s.links.as_slice() else {
+        return None;
+    };
+    let link = link.get_ref();
     let m = &s.may;
-    let params = MayParams {
+    Some(MayParams {
         update_interval: Nanos::from_secs_f64(m.update_interval_ms / 1e3),
         target_utilization: m.target_utilization,
+        gain: m.gain,
         q_w: m.q_w,
         packet_bytes: s.tcp.segment_bytes,
         ..MayParams::new(link.rate_mbps * 1e6, link.buffer_bytes)
-    };
-    Some(FluidModel::from_rtts(&rtts, &params))
+    })
 }
