@@ -54,6 +54,11 @@ pub enum Service {
         rate_bps: f64,
         /// `gamma`.
         gamma: f64,
+        /// Back off the ingress departure rate `lambda` instead of the egress rate `mu`:
+        /// `min(A + beta (lambda - A), gamma lambda)`. Section 7.4's prose ("backing off
+        /// the portion of the ingress departure rate that exceeds the assurance"); its
+        /// formula has `mu`, the default.
+        on_ingress_rate: bool,
     },
     /// Quasi-leased line: starts at `A` and decreases to `max(A, A + beta (mu - A))`.
     /// Needs admission control ([`admit_leased`]): over-subscribed it is unstable.
@@ -322,9 +327,16 @@ impl Ingress {
         let mut r = if self.epoch {
             match p.service {
                 Service::BestEffort => lambda.min(p.beta * mu),
-                Service::Assured { rate_bps, gamma } => (rate_bps + p.beta * (mu - rate_bps))
-                    .min(gamma * mu)
-                    .min(lambda),
+                Service::Assured {
+                    rate_bps,
+                    gamma,
+                    on_ingress_rate,
+                } => {
+                    let base = if on_ingress_rate { lambda } else { mu };
+                    (rate_bps + p.beta * (base - rate_bps))
+                        .min(gamma * base)
+                        .min(lambda)
+                }
                 Service::QuasiLeased { rate_bps } => {
                     rate_bps.max(rate_bps + p.beta * (mu - rate_bps))
                 }
@@ -611,6 +623,7 @@ mod tests {
             service: Service::Assured {
                 rate_bps: 4e6,
                 gamma: 0.975,
+                on_ingress_rate: false,
             },
             ..params()
         };
@@ -622,6 +635,22 @@ mod tests {
         backlogged(&mut i, MS(20));
         // mu far above A: min(4 + 0.95 * 36, 0.975 * 40, 5.85) = 5.85 (latched).
         assert!((i.on_feedback(&fb(3.0, 40e6), MS(20)) - 5.85e6).abs() < 1.0);
+        // The prose's reading backs off lambda (8 Mbps), whatever mu: min(4 + 0.95 * 4,
+        // 0.975 * 8, 8) = min(7.8, 7.8, 8) = 7.8 Mbps.
+        let mut i = Ingress::new(
+            LoopParams {
+                service: Service::Assured {
+                    rate_bps: 4e6,
+                    gamma: 0.975,
+                    on_ingress_rate: true,
+                },
+                ..assured
+            },
+            Nanos::ZERO,
+        );
+        backlogged(&mut i, MS(10));
+        let r = i.on_feedback(&fb(3.0, 6e6), MS(10));
+        assert!((r - 7.8e6).abs() < 1.0, "{r}");
         let qll = LoopParams {
             service: Service::QuasiLeased { rate_bps: 50e6 },
             ..params()

@@ -28,6 +28,9 @@ pub struct OverlayConfig {
     /// `gamma mu` undercuts `A + beta (mu - A)` whenever `mu < A (1 - beta) / (gamma - beta)`,
     /// which for 0.975 would be twice the assured rate, taking the assurance away.
     pub gamma: f64,
+    /// The assured service backs off the ingress departure rate `lambda` (Section 7.4's
+    /// prose) instead of the egress rate `mu` (its formula, the default).
+    pub assured_on_ingress_rate: bool,
     /// `alpha`, the increase per `tau`, packets.
     pub alpha_pkts: f64,
     /// `H_thresh`, packets.
@@ -52,6 +55,7 @@ impl Default for OverlayConfig {
             tau_ms: None,
             beta: 0.95,
             gamma: 0.99,
+            assured_on_ingress_rate: false,
             alpha_pkts: 1.0,
             h_thresh_pkts: 2.0,
             l_thresh_pkts: 1.5,

@@ -564,6 +564,7 @@ fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
                 (ServiceKind::Assured, Some(r)) => Service::Assured {
                     rate_bps: r * 1e6,
                     gamma: o.gamma,
+                    on_ingress_rate: o.assured_on_ingress_rate,
                 },
                 (ServiceKind::QuasiLeased, Some(r)) => Service::QuasiLeased { rate_bps: r * 1e6 },
                 _ => Service::BestEffort,

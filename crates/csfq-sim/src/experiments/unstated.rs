@@ -73,6 +73,28 @@ const WEB_GAP: Unstated = Unstated {
     },
 };
 
+/// Which rate the assured service backs off (overlay-fig9).
+const ASSURED_ON_INGRESS: Unstated = Unstated {
+    name: "assured decrease on the ingress rate lambda (0: on mu, 1: on lambda)",
+    rule: "mu, as Section 7.4's formula has it (its prose speaks of the ingress departure rate)",
+    ours: 0.0,
+    others: &[1.0],
+    apply: |s, v| s.overlay.assured_on_ingress_rate = v != 0.0,
+};
+
+/// The propagation delay of overlay-fig6's links, which also sets `tau = T`.
+const LINK_DELAY: Unstated = Unstated {
+    name: "delay of every link, ms",
+    rule: "5 ms (the paper gives the topology, not its delays)",
+    ours: 5.0,
+    others: &[1.0, 10.0],
+    apply: |s, v| {
+        for l in &mut s.links {
+            l.get_mut().delay_ms = v;
+        }
+    },
+};
+
 /// RED's and FRED's thresholds in proportion to the buffer (csfq-table3).
 const THRESHOLDS: Unstated = Unstated {
     name: "RED/FRED min_th over the buffer (max_th twice it)",
@@ -194,7 +216,9 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         // Fig. 7's queues are stated (100 packets).
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND],
+        "overlay-fig6" => &[LINK_DELAY],
         "overlay-fig7" => &[START_SPREAD],
+        "overlay-fig9" => &[ASSURED_ON_INGRESS],
         _ => &[],
     }
 }
