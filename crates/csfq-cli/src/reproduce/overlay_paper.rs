@@ -108,7 +108,7 @@ pub(crate) fn fig6(results: &[RunResult]) -> Analysis {
             (f64::NEG_INFINITY, 0.5),
             "at most 0.5 (closer to proportional fairness)",
         )
-        .note_if_departs("from M = 4 on the long loop gets more than halfway from the proportional-fair to the min-potential-delay share (0.54-0.63), though always between the two; every loop runs the same alpha per tau with tau the long loop's delay, as the paper sets it. We have not yet found which part of the paper's unpublished procedure would move it closer to proportional fairness"),
+        .note_if_departs("from M = 4 on the long loop gets more than halfway from the proportional-fair to the min-potential-delay share (0.54-0.63), though always between the two; every loop runs the same alpha per tau with tau the long loop's delay, as the paper sets it. The links' propagation delay is ours (5 ms; the paper gives none) and sets tau, and with it how many increases each loop makes per round trip of the long loop: the sensitivity section runs 1 and 10 ms links and shows how far the position moves with it"),
         Check::within(
             "long flow, M = 2..6: the smallest (throughput - PF) / (MPD - PF)",
             source,

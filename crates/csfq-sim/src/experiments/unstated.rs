@@ -211,7 +211,7 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
     match id {
         "csfq-fig3b" => &[RED_MAX_P, TCP_TICK, TCP_TIMER],
         "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP],
-        "csfq-table3" => &[THRESHOLDS, RED_MAX_P],
+        "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER],
         "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         // Fig. 7's queues are stated (100 packets).
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
