@@ -13,7 +13,9 @@
 //!   `RTO = (SRTT + 4 RTTVAR)` ticks, truncated;
 //! - the back-off multiplies that value (up to 64 times) and is cleared only by the next
 //!   timed ACK; past 8 times, `SRTT` is folded into `RTTVAR` and measured afresh;
-//! - the timeout is at least `minrto_` and at least two ticks.
+//! - the timeout is at least `minrto_` and at least two ticks;
+//! - as in ns-2 before its `timerfix_` (2001), an ACK restarts the timer with the timeout
+//!   in force before that ACK's round trip is sampled (the sender applies this).
 //!
 //! With RTTs under one tick, the first sample gives `SRTT = 1`, `RTTVAR = 1/2` tick, and an
 //! RTO of 3 ticks (300 ms), where RFC 6298 with `G = 100 ms` and a 200 ms minimum gives
@@ -145,6 +147,12 @@ impl Ns2Timer {
         let ticks =
             ((self.rttvar << (RTTVAR_EXP + SRTT_BITS - RTTVAR_BITS)) + self.srtt) >> SRTT_BITS;
         self.rtxcur_ns = (ticks as u64).saturating_mul(self.tick_ns);
+    }
+
+    /// The smoothed RTT, once measured (whole ticks, as ns-2 keeps it).
+    pub fn srtt(&self) -> Option<Nanos> {
+        (self.srtt != 0)
+            .then(|| Nanos(((self.srtt as u128 * u128::from(self.tick_ns)) >> SRTT_BITS) as u64))
     }
 
     /// The smoothed RTT in ticks, once measured.

@@ -59,7 +59,7 @@ pub struct TcpSender {
     has_rtt: bool,
     rto: Nanos,
     /// ns-2's timer, when the scenario runs it instead of RFC 6298's.
-    ns2: Option<Ns2Timer>,
+    ns2: Option<Box<Ns2Timer>>,
     deadline: Option<Nanos>,
     stopped: bool,
     /// Segments to send in all (`None`: unlimited).
@@ -80,13 +80,13 @@ impl TcpSender {
         let cfg = cfg.into();
         let initial_rto = Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3);
         let ns2 = (cfg.timer == TcpTimer::Ns2).then(|| {
-            Ns2Timer::new(
+            Box::new(Ns2Timer::new(
                 Nanos::from_secs_f64(cfg.clock_granularity_ms / 1e3),
                 Nanos::ZERO,
                 initial_rto,
                 Nanos::from_secs_f64(cfg.min_rto_ms / 1e3),
                 MAX_RTO,
-            )
+            ))
         });
         TcpSender {
             flow,
@@ -101,7 +101,7 @@ impl TcpSender {
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
             has_rtt: false,
-            rto: ns2.map_or(initial_rto, |t| t.timeout()),
+            rto: ns2.as_ref().map_or(initial_rto, |t| t.timeout()),
             ns2,
             deadline: None,
             stopped: false,
@@ -144,7 +144,10 @@ impl TcpSender {
 
     /// The smoothed round-trip time, once measured.
     pub fn srtt(&self) -> Option<Nanos> {
-        self.has_rtt.then_some(Nanos(self.srtt_ns as u64))
+        match &self.ns2 {
+            Some(t) => t.srtt(),
+            None => self.has_rtt.then_some(Nanos(self.srtt_ns as u64)),
+        }
     }
 
     /// The retransmission timeout.
@@ -300,13 +303,20 @@ impl TcpSender {
         }
         if next > self.snd_una {
             let newly = next - self.snd_una;
-            match &mut self.ns2 {
+            // The timeout the timer restarts with: ns-2 of the 1990s (before `timerfix_`)
+            // restarts it before the round trip is sampled and the back-off cleared.
+            let rearm = match &mut self.ns2 {
                 Some(t) => {
+                    let before = t.timeout();
                     t.on_new_ack(next, now);
                     self.rto = t.timeout();
+                    before
                 }
-                None => self.rtt_sample(now.saturating_sub(ack.ts)),
-            }
+                None => {
+                    self.rtt_sample(now.saturating_sub(ack.ts));
+                    self.rto
+                }
+            };
             for _ in 0..newly {
                 self.board.pop_front();
             }
@@ -331,7 +341,7 @@ impl TcpSender {
                     self.cwnd += 1.0 / self.cwnd;
                 }
             }
-            self.deadline = (self.snd_una < self.max_sent).then(|| now + self.rto);
+            self.deadline = (self.snd_una < self.max_sent).then(|| now + rearm);
         } else if next == self.snd_una && self.snd_una < self.max_sent {
             self.dupacks += 1;
             let may_enter = self.recover.is_none_or(|r| next > r);
@@ -691,6 +701,8 @@ mod tests {
         let t = Nanos::from_millis(20);
         s.on_ack(&ack(1, out[0].ts), t, &mut out);
         assert_eq!(s.rto(), Nanos::from_millis(300));
+        assert_eq!(s.srtt(), Some(Nanos::from_millis(100)), "one tick");
+        // Nothing was outstanding: the timer starts afresh with the new segments.
         assert_eq!(s.deadline(), Some(t + Nanos::from_millis(300)));
         // Segments 1 and 2 are out; 1 (timed) is lost: the timer fires and backs off.
         let d = s.deadline().unwrap();
@@ -710,6 +722,12 @@ mod tests {
         assert_eq!(s.rto(), Nanos::from_millis(600));
         s.on_ack(&ack(4, t2), t2 + Nanos::from_millis(30), &mut out);
         assert_eq!(s.rto(), Nanos::from_millis(300));
+        // With data still out, the timer restarts with the timeout in force before this
+        // ACK's sample (600 ms), as ns-2 did before `timerfix_`.
+        assert_eq!(
+            s.deadline(),
+            Some(t2 + Nanos::from_millis(30) + Nanos::from_millis(600))
+        );
     }
 
     #[test]

@@ -135,6 +135,21 @@ const TCP_WINDOW: Unstated = Unstated {
     apply: |s, v| s.tcp.max_window_segments = v as u32,
 };
 
+/// The rate of every flow's access links: how bursty a window arrives at the bottleneck.
+const ACCESS_RATE: Unstated = Unstated {
+    name: "access link rate, Mbps",
+    rule: "1000 Mbps, far above the bottleneck (the paper gives none)",
+    ours: 1000.0,
+    others: &[10.0, 100.0],
+    apply: |s, v| {
+        for f in &mut s.flows {
+            if let Some(a) = &mut f.get_mut().access {
+                a.rate_mbps = v;
+            }
+        }
+    },
+};
+
 /// Whether buffer overflows count in a MAY flow's `ND`: the pseudocode (Fig. 1) counts only
 /// MAY's own drops, the prose "the number of dropped packets from the flow".
 const MAY_OVERFLOW_IN_ND: Unstated = Unstated {
@@ -212,7 +227,7 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         "csfq-fig3b" => &[RED_MAX_P, TCP_TICK, TCP_TIMER],
         "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP],
         "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER],
-        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND],
+        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND, ACCESS_RATE],
         // Fig. 7's queues are stated (100 packets).
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND],
