@@ -1031,6 +1031,34 @@ rate_mbps = 1
         }
     }
 
+    /// A packet larger than a link's buffer could never be queued and its flow would get
+    /// nothing: refused at load, naming the buffer and the flow that sends it; ACKs are
+    /// bounded like segments.
+    #[test]
+    fn packets_larger_than_a_buffer_are_refused() {
+        let jumbo = GOOD.replace("rate_mbps = 1\n", "rate_mbps = 1\npacket_bytes = 9000\n");
+        let small = jumbo.replace("rate_mbps = 10\n", "rate_mbps = 10\nbuffer_bytes = 4000\n");
+        assert!(parse(&jumbo).is_ok(), "9000 bytes fit the default 64 KB");
+        let e = parse(&small).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("buffer_bytes"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("flow table 1 sends 9000-byte packets"),
+            "{e}"
+        );
+        let tcp = GOOD
+            .replace("kind = \"udp\"", "kind = \"tcp\"")
+            .replace("rate_mbps = 1\n", "");
+        let big = format!("{tcp}\n[tcp]\nsegment_bytes = 65000\n");
+        let e = parse(&big).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("buffer_bytes"), "{e}");
+        assert!(e.to_string().contains("segment_bytes"), "{e}");
+        let ack = format!("{tcp}\n[tcp]\nack_bytes = 4294967295\n");
+        let e = parse(&ack).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tcp.ack_bytes"), "{e}");
+        assert!(parse(&format!("{tcp}\n[tcp]\nack_bytes = 1500\n")).is_ok());
+    }
+
     /// ns-2's timer needs a tick: `clock_granularity_ms = 0` (allowed for RFC 6298, where
     /// G = 0 is meaningful) is refused with it, naming the field; an unknown timer names the
     /// choices.

@@ -80,11 +80,18 @@ impl ScenarioFile {
             ));
         }
         let t = &self.tcp;
-        if t.segment_bytes < 64 || t.segment_bytes > 65_535 || t.ack_bytes == 0 {
+        if t.segment_bytes < 64 || t.segment_bytes > 65_535 {
             return Err(err(
                 table_key("tcp", "segment_bytes"),
                 "tcp.segment_bytes",
-                "must be 64..=65535 bytes (and ack_bytes > 0)".into(),
+                "must be 64..=65535 bytes".into(),
+            ));
+        }
+        if t.ack_bytes == 0 || t.ack_bytes > 65_535 {
+            return Err(err(
+                table_key("tcp", "ack_bytes"),
+                "tcp.ack_bytes",
+                "must be 1..=65535 bytes".into(),
             ));
         }
         if !(1..=MAX_WINDOW).contains(&t.max_window_segments)
@@ -463,6 +470,7 @@ impl ScenarioFile {
                 }
             }
         }
+        self.validate_buffers(&at)?;
         self.validate_routes(&at)?;
         crate::overlay::validate(self).map_err(|(span, field, message)| {
             let short = field.trim_start_matches("overlay.").to_string();
@@ -520,6 +528,41 @@ impl ScenarioFile {
             }
             if self.routers[..i].contains(r) {
                 return bad("routers", format!("router `{r}` is listed twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every link's buffer holds the largest packet a flow of the scenario sends: a packet
+    /// larger than the buffer could never be queued, and its flow would get nothing.
+    fn validate_buffers(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let mut largest: Option<(u32, String)> = None;
+        for (i, f) in self.flows.iter().enumerate() {
+            let spec = f.get_ref();
+            let (bytes, what) = match spec.kind {
+                FlowKind::Tcp | FlowKind::Web => (
+                    self.tcp.segment_bytes.max(self.tcp.ack_bytes),
+                    "its TCP segments and ACKs ([tcp] segment_bytes, ack_bytes)",
+                ),
+                _ => (spec.packet_bytes, "its packet_bytes"),
+            };
+            if largest.as_ref().is_none_or(|(b, _)| bytes > *b) {
+                largest = Some((
+                    bytes,
+                    format!("flow table {} sends {bytes}-byte packets: {what}", i + 1),
+                ));
+            }
+        }
+        let Some((bytes, why)) = largest else {
+            return Ok(());
+        };
+        for l in &self.links {
+            if l.get_ref().buffer_bytes < bytes {
+                return Err(at.in_table(
+                    l.span(),
+                    "buffer_bytes",
+                    format!("must hold the largest packet of the scenario ({why})"),
+                ));
             }
         }
         Ok(())
