@@ -241,12 +241,12 @@ pub fn per_hop(capacities: &[f64], flows: &[MaxMinFlow]) -> Result<Vec<f64>, Max
 }
 
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)`: 1 when all equal, `1/n` at worst.
-/// An empty or all-zero input gives 1.
+/// Undefined (NaN) for an empty or all-zero input: nothing shared is not shared fairly.
 pub fn jain_index(xs: &[f64]) -> f64 {
     let sum: f64 = xs.iter().sum();
     let sq: f64 = xs.iter().map(|x| x * x).sum();
     if sq == 0.0 {
-        1.0
+        f64::NAN
     } else {
         sum * sum / (xs.len() as f64 * sq)
     }
@@ -507,5 +507,10 @@ mod tests {
     fn jain_index_bounds() {
         assert!(close(jain_index(&[1.0, 1.0, 1.0]), 1.0));
         assert!(close(jain_index(&[1.0, 0.0, 0.0, 0.0]), 0.25));
+        assert!(
+            jain_index(&[0.0, 0.0]).is_nan(),
+            "undefined when nothing is delivered"
+        );
+        assert!(jain_index(&[]).is_nan());
     }
 }

@@ -300,7 +300,11 @@ fn print_summary(r: &SimReport, refs: &References) {
         .iter()
         .filter(|a| **a > 0.0 && a.is_finite())
         .count();
-    if judged >= 2 {
+    if judged >= 2 && r.jain_index.is_nan() {
+        println!(
+            "fairness: Jain's index undefined: none of the {judged} flows with a reference share delivered anything"
+        );
+    } else if judged >= 2 {
         println!(
             "fairness: Jain's index {:.4} over {judged} flows (throughput / reference share)",
             r.jain_index

@@ -556,3 +556,24 @@ fn jain_is_not_shown_over_a_single_flow() {
     );
     assert!(stdout.contains("mean FCT s"), "{stdout}");
 }
+
+/// When no flow delivers anything, Jain's index is undefined, not a perfect 1.0000: two
+/// UDP flows behind a 1 kbit/s link whose first packet needs 8 s, in a 1 s run.
+#[test]
+fn jain_is_undefined_when_nothing_is_delivered() {
+    let dir = tmp("nothing");
+    std::fs::write(
+        dir.join("s.toml"),
+        "name = \"nothing\"\nduration_s = 1\ndiscipline = \"fifo\"\nrouters = [\"a\", \"b\"]\n\n\
+         [[link]]\nbetween = [\"a\", \"b\"]\nrate_mbps = 0.001\n\n\
+         [[flow]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\nrate_mbps = 1\ncount = 2\n",
+    )
+    .unwrap();
+    let o = csfq(&["run", "s.toml", "--out", "o"], &dir);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stdout.contains("Jain's index 1.0000"), "{stdout}");
+    assert!(stdout.contains("Jain's index undefined"), "{stdout}");
+    let summary = std::fs::read_to_string(dir.join("o/summary.json")).unwrap();
+    assert!(summary.contains("\"jain_index\": null"), "{summary}");
+}
