@@ -32,14 +32,25 @@ pub struct NoSuchPort {
     pub ports: usize,
 }
 
-/// A link named on the command line that the scenario does not have.
+/// A link named on the command line that the scenario does not have, or names twice.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no link `{name}`: give its index or its two routers as A-B; the links are {known}")]
-pub struct UnknownLink {
-    /// What was asked for.
-    pub name: String,
-    /// The scenario's links, `index (A-B)`, comma-separated.
-    pub known: String,
+pub enum UnknownLink {
+    /// No link has that index or those routers.
+    #[error("no link `{name}`: give its index or its two routers as A-B; the links are {known}")]
+    Missing {
+        /// What was asked for.
+        name: String,
+        /// The scenario's links, `index (A-B)`, comma-separated.
+        known: String,
+    },
+    /// Router names with '-' let `A-B` be read as more than one link.
+    #[error("`{name}` is ambiguous: it names {matches}; give the link's index instead")]
+    Ambiguous {
+        /// What was asked for.
+        name: String,
+        /// The links it could be, `index (A-B)`, comma-separated.
+        matches: String,
+    },
 }
 
 /// The two ports (both directions) of a scenario's link, named by its index in the file
@@ -47,25 +58,35 @@ pub struct UnknownLink {
 pub fn link_ports(s: &ScenarioFile, name: &str) -> Result<[usize; 2], UnknownLink> {
     let links: Vec<_> = s.links.iter().map(|l| &l.get_ref().between).collect();
     let by_index = name.parse::<usize>().ok().filter(|&i| i < links.len());
-    // Router names may contain '-': try every split.
-    let by_names = || {
-        name.match_indices('-').find_map(|(at, _)| {
+    let show = |i: usize| format!("{i} ({}-{})", links[i][0], links[i][1]);
+    if let Some(i) = by_index {
+        return Ok([2 * i, 2 * i + 1]);
+    }
+    // Router names may contain '-': try every split, and refuse a name two links fit.
+    let mut found: Vec<usize> = name
+        .match_indices('-')
+        .filter_map(|(at, _)| {
             let (a, b) = (&name[..at], &name[at + 1..]);
             links
                 .iter()
                 .position(|[x, y]| (x == a && y == b) || (x == b && y == a))
         })
-    };
-    match by_index.or_else(by_names) {
-        Some(i) => Ok([2 * i, 2 * i + 1]),
-        None => Err(UnknownLink {
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    match found.as_slice() {
+        [i] => Ok([2 * i, 2 * i + 1]),
+        [] => Err(UnknownLink::Missing {
             name: name.to_string(),
-            known: links
+            known: (0..links.len()).map(show).collect::<Vec<_>>().join(", "),
+        }),
+        many => Err(UnknownLink::Ambiguous {
+            name: name.to_string(),
+            matches: many
                 .iter()
-                .enumerate()
-                .map(|(i, [a, b])| format!("{i} ({a}-{b})"))
+                .map(|&i| format!("link {i} (`{}` and `{}`)", links[i][0], links[i][1]))
                 .collect::<Vec<_>>()
-                .join(", "),
+                .join(" and "),
         }),
     }
 }
@@ -89,7 +110,35 @@ mod tests {
         assert_eq!(link_ports(&s, "a-1-b"), Ok([0, 1]));
         assert_eq!(link_ports(&s, "c-b"), Ok([2, 3]));
         let e = link_ports(&s, "a-c").unwrap_err();
-        assert_eq!(e.known, "0 (a-1-b), 1 (b-c)");
+        assert!(
+            matches!(&e, UnknownLink::Missing { known, .. } if known == "0 (a-1-b), 1 (b-c)"),
+            "{e}"
+        );
         assert!(link_ports(&s, "2").is_err());
+    }
+
+    /// Routers `a-b`, `c`, `a` and `b-c`: `a-b-c` reads as a-b + c (link 0) and as a + b-c
+    /// (link 1); refused as ambiguous, naming both, where it used to pick one silently.
+    #[test]
+    fn an_ambiguous_name_is_refused() {
+        let s = ScenarioFile::parse(
+            "name = \"t\"\nduration_s = 1\ndiscipline = \"fifo\"\nrouters = [\"a-b\", \"c\", \"a\", \"b-c\"]\n\
+             [[link]]\nbetween = [\"a-b\", \"c\"]\nrate_mbps = 10\n\
+             [[link]]\nbetween = [\"a\", \"b-c\"]\nrate_mbps = 10\n\
+             [[link]]\nbetween = [\"c\", \"a\"]\nrate_mbps = 10\n\
+             [[flow]]\nkind = \"udp\"\nfrom = \"a-b\"\nto = \"b-c\"\nrate_mbps = 1\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        let e = link_ports(&s, "a-b-c").unwrap_err();
+        assert_eq!(
+            e,
+            UnknownLink::Ambiguous {
+                name: "a-b-c".into(),
+                matches: "link 0 (`a-b` and `c`) and link 1 (`a` and `b-c`)".into()
+            }
+        );
+        assert_eq!(link_ports(&s, "1"), Ok([2, 3]));
+        assert_eq!(link_ports(&s, "c-a"), Ok([4, 5]));
     }
 }
