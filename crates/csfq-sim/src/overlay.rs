@@ -257,6 +257,12 @@ pub(crate) fn validate(s: &crate::scenario::ScenarioFile) -> Result<(), LoopIssu
         let span = Some(l.span());
         let spec = l.get_ref();
         let bad = |field: &str, what: String| Err((span.clone(), field.to_string(), what));
+        if let Some(c) = spec.name.chars().find(|&c| !crate::scenario::printable(c)) {
+            return bad(
+                "name",
+                format!("holds {c:?}: control and direction-changing characters are refused"),
+            );
+        }
         if spec.name.is_empty() || s.loops[..i].iter().any(|o| o.get_ref().name == spec.name) {
             return bad(
                 "name",

@@ -17,6 +17,8 @@ use crate::overlay::{LoopSpec, OverlayConfig};
 
 mod validate;
 
+pub(crate) use validate::printable;
+
 /// A queue discipline by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -1029,6 +1031,18 @@ rate_mbps = 1
             let e = parse(&bad).unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{e}");
         }
+    }
+
+    /// Names are printed and written to files: control characters and Unicode's direction
+    /// overrides are refused in router and loop names, naming the character.
+    #[test]
+    fn names_with_unprintable_characters_are_refused() {
+        for bad in ["a\\n", "a\\u202Eb", "a\\u001b[31m"] {
+            let text = GOOD.replace("\"b\"", &format!("\"{bad}\""));
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some("routers"), "{bad}: {e}");
+        }
+        assert!(parse(&GOOD.replace("\"b\"", "\"b,\\\"c\\\" é\"")).is_ok());
     }
 
     /// A packet larger than a link's buffer could never be queued and its flow would get

@@ -526,6 +526,14 @@ impl ScenarioFile {
                     format!("router names must be 1..={MAX_NAME_BYTES} bytes"),
                 );
             }
+            if let Some(c) = r.chars().find(|&c| !printable(c)) {
+                return bad(
+                    "routers",
+                    format!(
+                        "router name {r:?} holds {c:?}: names are printed and written to files, so control and direction-changing characters are refused"
+                    ),
+                );
+            }
             if self.routers[..i].contains(r) {
                 return bad("routers", format!("router `{r}` is listed twice"));
             }
@@ -613,6 +621,13 @@ impl ScenarioFile {
         }
         Ok(())
     }
+}
+
+/// A character a name may hold: not a control character, and not one of Unicode's
+/// direction overrides and isolates (U+202A..U+202E, U+2066..U+2069), which would make a
+/// terminal show text other than what is there.
+pub(crate) fn printable(c: char) -> bool {
+    !c.is_control() && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A scenario's name becomes a directory name (`out/NAME`): one path component of
