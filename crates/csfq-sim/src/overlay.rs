@@ -251,7 +251,8 @@ pub(crate) fn validate(s: &crate::scenario::ScenarioFile) -> Result<(), LoopIssu
         return table("start_rate_mbps", "must be a positive rate");
     }
     let links: Vec<&LinkSpec> = s.links.iter().map(|l| l.get_ref()).collect();
-    let known = |n: &str| s.routers.iter().any(|r| r == n);
+    let routers = s.router_index();
+    let known = |n: &str| routers.contains_key(n);
     let mut leased = vec![0.0f64; 2 * links.len()];
     for (i, l) in s.loops.iter().enumerate() {
         let span = Some(l.span());

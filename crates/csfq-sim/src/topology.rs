@@ -265,7 +265,8 @@ impl Topology {
     /// Builds the network of a validated scenario.
     pub fn build(s: &ScenarioFile) -> Result<Self, BuildError> {
         let mut nodes: Vec<Node> = s.routers.iter().map(|n| Node::Router(n.clone())).collect();
-        let index = |name: &str| s.routers.iter().position(|r| r == name).expect("validated");
+        let routers = s.router_index();
+        let index = |name: &str| routers[name];
         let mut ports = Vec::new();
         for l in &s.links {
             let l = l.get_ref();
@@ -529,7 +530,8 @@ impl Topology {
 /// The loops of a validated scenario over its router ports (the first `2 x links` ports).
 fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
     let links: Vec<_> = s.links.iter().map(|l| l.get_ref()).collect();
-    let index = |name: &str| s.routers.iter().position(|r| r == name).expect("validated");
+    let routers = s.router_index();
+    let index = |name: &str| routers[name];
     let routes: Vec<(Vec<usize>, Vec<usize>)> = s
         .loops
         .iter()

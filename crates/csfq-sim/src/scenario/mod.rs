@@ -19,6 +19,18 @@ mod validate;
 
 pub(crate) use validate::printable;
 
+impl ScenarioFile {
+    /// Each router's index in `routers`, by name: one hashed lookup per name, so loading
+    /// stays linear in the routers, links and flows.
+    pub fn router_index(&self) -> std::collections::HashMap<&str, usize> {
+        self.routers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.as_str(), i))
+            .collect()
+    }
+}
+
 /// A queue discipline by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -1031,6 +1043,36 @@ rate_mbps = 1
             let e = parse(&bad).unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{e}");
         }
+    }
+
+    /// A chain of 20 000 routers loads (names are looked up by hash and components found
+    /// by union-find: 100 000 routers took 24.5 s when both were linear scans), a flow
+    /// across all of it has a route, and one missing link in the middle is found.
+    #[test]
+    fn long_chains_load_and_their_gaps_are_found() {
+        let n = 20_000;
+        let chain = |skip: usize| {
+            let mut t = format!(
+                "name = \"t\"\nduration_s = 1\ndiscipline = \"fifo\"\nrouters = [{}]\n",
+                (0..n)
+                    .map(|i| format!("\"r{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for i in (0..n - 1).filter(|&i| i != skip) {
+                t += &format!(
+                    "[[link]]\nbetween = [\"r{i}\", \"r{}\"]\nrate_mbps = 10\n",
+                    i + 1
+                );
+            }
+            t + &format!(
+                "[[flow]]\nkind = \"udp\"\nfrom = \"r0\"\nto = \"r{}\"\nrate_mbps = 1\n",
+                n - 1
+            )
+        };
+        assert!(parse(&chain(usize::MAX)).is_ok());
+        let e = parse(&chain(n / 2)).unwrap_err();
+        assert!(e.to_string().contains("no route"), "{e}");
     }
 
     /// Names are printed and written to files: control characters and Unicode's direction

@@ -215,7 +215,8 @@ impl ScenarioFile {
                 format!("{total} flows in all; at most {MAX_FLOWS}"),
             ));
         }
-        let known = |n: &str| self.routers.iter().any(|r| r == n);
+        let routers = self.router_index();
+        let known = |n: &str| routers.contains_key(n);
         for l in &self.links {
             let s = l.span();
             let spec = l.get_ref();
@@ -226,7 +227,7 @@ impl ScenarioFile {
                         "between",
                         format!(
                             "unknown router `{end}` (routers: {})",
-                            self.routers.join(", ")
+                            some_routers(&self.routers)
                         ),
                     ));
                 }
@@ -519,7 +520,8 @@ impl ScenarioFile {
         if self.routers.is_empty() {
             return bad("routers", "at least one router is needed".into());
         }
-        for (i, r) in self.routers.iter().enumerate() {
+        let mut seen = std::collections::HashSet::with_capacity(self.routers.len());
+        for r in &self.routers {
             if r.is_empty() || r.len() > MAX_NAME_BYTES {
                 return bad(
                     "routers",
@@ -534,7 +536,7 @@ impl ScenarioFile {
                     ),
                 );
             }
-            if self.routers[..i].contains(r) {
+            if !seen.insert(r.as_str()) {
                 return bad("routers", format!("router `{r}` is listed twice"));
             }
         }
@@ -578,32 +580,25 @@ impl ScenarioFile {
 
     /// Every flow's endpoints are joined by links (links are duplex).
     fn validate_routes(&self, at: &Locate) -> Result<(), ScenarioError> {
-        let n = self.routers.len();
-        let index = |name: &str| self.routers.iter().position(|r| r == name);
-        // Connected components by repeated relaxation over the link list (small: routers).
-        let mut comp: Vec<usize> = (0..n).collect();
-        let ends: Vec<(usize, usize)> = self
-            .links
-            .iter()
-            .filter_map(|l| {
-                let l = l.get_ref();
-                Some((index(&l.between[0])?, index(&l.between[1])?))
-            })
-            .collect();
-        loop {
-            let mut changed = false;
-            for &(a, b) in &ends {
-                let m = comp[a].min(comp[b]);
-                if comp[a] != m || comp[b] != m {
-                    comp[a] = m;
-                    comp[b] = m;
-                    changed = true;
-                }
+        let routers = self.router_index();
+        let index = |name: &str| routers.get(name).copied();
+        // Connected components: union-find over the links, with path halving.
+        let mut parent: Vec<usize> = (0..self.routers.len()).collect();
+        fn root(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
             }
-            if !changed {
-                break;
+            x
+        }
+        for l in &self.links {
+            let l = l.get_ref();
+            if let (Some(a), Some(b)) = (index(&l.between[0]), index(&l.between[1])) {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra] = rb;
             }
         }
+        let comp: Vec<usize> = (0..parent.len()).map(|x| root(&mut parent, x)).collect();
         for f in &self.flows {
             let spec = f.get_ref();
             if let (Some(a), Some(b)) = (index(&spec.from), index(&spec.to)) {
@@ -620,6 +615,19 @@ impl ScenarioFile {
             }
         }
         Ok(())
+    }
+}
+
+/// The routers for an error message: all of them if few, else the first ten and a count.
+fn some_routers(routers: &[String]) -> String {
+    if routers.len() <= 10 {
+        routers.join(", ")
+    } else {
+        format!(
+            "{}, ... ({} in all)",
+            routers[..10].join(", "),
+            routers.len()
+        )
     }
 }
 
