@@ -14,7 +14,9 @@ use rand_pcg::Pcg64Mcg;
 use csfq_algo::overlay::{LoopParams, Service};
 
 use crate::overlay::{router_route, ServiceKind};
-use crate::scenario::{Arrivals, DisciplineKind, FlowKind, ScenarioFile};
+use crate::scenario::{
+    Arrivals, DisciplineKind, FlowKind, ScenarioFile, RLM_DEFAULT_BASE_KBPS, RLM_DEFAULT_LAYERS,
+};
 use crate::sim::stream_seed;
 
 /// Drop-tail buffer of access-link ports, bytes: hosts are outside the island.
@@ -424,8 +426,8 @@ impl Topology {
                                     .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
                                 rlm_layers: (spec.kind == FlowKind::Rlm).then(|| {
                                     (
-                                        spec.layers.unwrap_or(7),
-                                        spec.layer_base_kbps.unwrap_or(32.0) * 1e3,
+                                        spec.layers.unwrap_or(RLM_DEFAULT_LAYERS),
+                                        spec.layer_base_kbps.unwrap_or(RLM_DEFAULT_BASE_KBPS) * 1e3,
                                     )
                                 }),
                             })

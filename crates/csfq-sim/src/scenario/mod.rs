@@ -663,6 +663,10 @@ pub const MAX_WEIGHT: f64 = 1e3;
 pub const MAX_NAME_BYTES: usize = 100;
 /// The largest scenario file, bytes.
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// RLM sessions' layers when a flow does not say (the CSFQ paper's seven).
+pub const RLM_DEFAULT_LAYERS: u8 = 7;
+/// The first RLM layer's rate when a flow does not say, kbit/s.
+pub const RLM_DEFAULT_BASE_KBPS: f64 = 32.0;
 const RATE_RANGE: &str = "must be 0.001..=1000000 Mbit/s (1 kbit/s to 1 Tbit/s)";
 const DELAY_RANGE: &str = "must be 0..=1000000 ms";
 /// The most flows a scenario may have.
@@ -1073,6 +1077,26 @@ rate_mbps = 1
         assert!(parse(&chain(usize::MAX)).is_ok());
         let e = parse(&chain(n / 2)).unwrap_err();
         assert!(e.to_string().contains("no route"), "{e}");
+    }
+
+    /// RLM layers double from the base: 16 layers from 1e8 kbit/s would send 65535 times
+    /// the 1 Tbit/s bound on every other source (a run of ~86 000 years); refused, like a
+    /// top layer too fast for its packets, while the paper's seven from 32 kbit/s pass.
+    #[test]
+    fn rlm_layers_are_bounded_like_any_source() {
+        let rlm = |extra: &str| {
+            GOOD.replace("kind = \"udp\"", "kind = \"rlm\"")
+                .replace("rate_mbps = 1\n", extra)
+        };
+        assert!(parse(&rlm("")).is_ok());
+        assert!(parse(&rlm("layers = 16\nlayer_base_kbps = 1000\n")).is_ok());
+        for bad in [
+            "layers = 16\nlayer_base_kbps = 1e8\n",
+            "layers = 1\nlayer_base_kbps = 9e8\npacket_bytes = 20\n",
+        ] {
+            let e = parse(&rlm(bad)).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some("layer_base_kbps"), "{bad}: {e}");
+        }
     }
 
     /// Names are printed and written to files: control characters and Unicode's direction

@@ -343,6 +343,28 @@ impl ScenarioFile {
             {
                 return Err(err(s, "layer_base_kbps", "must be positive".into()));
             }
+            if spec.kind == FlowKind::Rlm {
+                // Layer i sends base x 2^(i-1): all of them together, base x (2^layers - 1),
+                // is bounded like any source's rate, and the top layer's packets stay at
+                // least 1 ns apart.
+                let (layers, base) = (
+                    spec.layers.unwrap_or(RLM_DEFAULT_LAYERS),
+                    spec.layer_base_kbps.unwrap_or(RLM_DEFAULT_BASE_KBPS),
+                );
+                let total_mbps = base * (2f64.powi(i32::from(layers)) - 1.0) / 1e3;
+                let top_mbps = base * 2f64.powi(i32::from(layers) - 1) / 1e3;
+                let fastest = f64::from(spec.packet_bytes) * 8e3;
+                if total_mbps > MAX_RATE_MBPS || top_mbps > fastest {
+                    return Err(err(
+                        s,
+                        "layer_base_kbps",
+                        format!(
+                            "{layers} layers from {base} kbit/s send {total_mbps} Mbit/s in all: {RATE_RANGE}, and the top layer at most {fastest} Mbit/s at {}-byte packets",
+                            spec.packet_bytes
+                        ),
+                    ));
+                }
+            }
             if spec.size_pkts.is_some() && spec.kind != FlowKind::Tcp {
                 return Err(err(
                     s,
