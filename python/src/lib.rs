@@ -108,6 +108,8 @@ fn run(
 ) -> PyResult<String> {
     let s = load(py, text, file, discipline, seed)?;
     py.detach(move || {
+        s.check_fits_this_machine()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let sim = Simulation::new(&s).map_err(sim_error)?;
         let refs = References::of(sim.topology());
         let started = std::time::Instant::now();

@@ -74,6 +74,7 @@ pub fn simulate_with_progress(
     s: &ScenarioFile,
     trace: Option<&TraceRequest>,
 ) -> Result<(SimReport, References, std::time::Duration, Option<u64>)> {
+    s.check_fits_this_machine()?;
     let mut sim = Simulation::new(s)?;
     if let Some(t) = trace {
         let pcap = PcapTrace::create(&t.path, sim.topology(), &t.ports, s.tcp.segment_bytes)

@@ -577,3 +577,26 @@ fn jain_is_undefined_when_nothing_is_delivered() {
     let summary = std::fs::read_to_string(dir.join("o/summary.json")).unwrap();
     assert!(summary.contains("\"jain_index\": null"), "{summary}");
 }
+
+/// Buffers that could hold more packets than the machine has memory for are refused before
+/// the run, with what to change: three 4 GB links of 20-byte packets (over 90 GiB of queue
+/// state) into a 1 kbit/s link used to grow past 8 GB and abort.
+#[test]
+fn buffers_beyond_memory_are_refused_before_running() {
+    let dir = tmp("huge-buffers");
+    let mut file = String::from(
+        "name = \"huge\"\nduration_s = 10\ndiscipline = \"fifo\"\nrouters = [\"a\", \"b\", \"c\", \"d\"]\n",
+    );
+    for (x, y) in [("a", "b"), ("b", "c"), ("c", "d")] {
+        file += &format!(
+            "[[link]]\nbetween = [\"{x}\", \"{y}\"]\nrate_mbps = 0.001\nbuffer_bytes = 4294967295\n"
+        );
+    }
+    file += "[[flow]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"d\"\nrate_mbps = 160000\npacket_bytes = 20\n";
+    std::fs::write(dir.join("s.toml"), file).unwrap();
+    let o = csfq(&["run", "s.toml", "--out", "o"], &dir);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("lower buffer_bytes"), "{stderr}");
+    assert!(!dir.join("o/summary.json").exists());
+}
