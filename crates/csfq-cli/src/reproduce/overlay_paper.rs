@@ -370,8 +370,12 @@ pub(crate) fn fig8_9(id: &str, results: &[RunResult]) -> Analysis {
             } else {
                 "its fair share (10)"
             };
-            checks
-                .push(Check::relative(what, source, tcp, want_tcp, 0.1).with_published(published));
+            let c = Check::relative(what, source, tcp, want_tcp, 0.1).with_published(published);
+            checks.push(if fig9 {
+                c.note_if_departs("AIMD-ER's decrease works on mu, the loop's output rate, which is its FIFO share of the link when congestion is caught; detection takes a few intervals (H_thresh, the interval's end, the feedback's trip), the inputs overshoot the link, and equal cuts then leave the assured loop about 5 Mbps. Section 7.4's formula has mu, its prose 'the ingress departure rate': read as the prose, backing off the ingress rate, the TCP reaches the band (sensitivity section)")
+            } else {
+                c
+            });
             checks.push(Check::at_most(
                 "the UDP's packets dropped inside the network (excess held at its ingress)",
                 source,
