@@ -726,7 +726,7 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             format!("{m:.0}"),
             format!("{sd:.0}"),
             format!("{lost}/{}", web.len()),
-            format!("{overflow} / {}", dropped - overflow),
+            format!("{overflow} / {}", dropped.saturating_sub(overflow)),
             format!("{:.2}", mean(&timeouts)),
             format!("{with_timeout}/{}", web.len()),
             s(paper),

@@ -169,12 +169,10 @@ pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
                             " and runs larger buffers, where MAY engages; the paper's 0.993 is its fluid model's (the row below)"
                         },
                     ))
-                } else if r.discipline == Drr {
+                } else if let (Drr, Some(first), Some(last)) =
+                    (r.discipline, r.report.flows.first(), r.report.flows.last())
+                {
                     // Flows are in round-trip order, shortest first.
-                    let (first, last) = (
-                        &r.report.flows[0],
-                        &r.report.flows[r.report.flows.len() - 1],
-                    );
                     let secs = r.report.duration_s;
                     c.note_if_departs(format!(
                         "traced to the long round trips: at seed {}, the shortest-RTT flow gets {:.2} Mbps and the longest {:.2} against a {:.2} Mbps share; the longest loses a packet every {:.1} s ({} drops in {secs:.0} s) although it sends below its share, because DRR pushes out from the longest queue and a window arriving back to back sits in that flow's queue, served at 1/{} of the link; halved, its window takes hundreds of round trips of 440 ms to grow back with delayed ACKs. The access-link rate (10-1000 Mbps, so also burstiness) and a window cap (20, 64) leave the index where it is (sensitivity section); the paper's 0.997 would need each flow buffered for its round trip, which a 100 KB buffer shared by 100 flows does not give",
@@ -353,7 +351,7 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
         .max_by(|a, b| a.x.total_cmp(&b.x));
     let (v_zero, shut) = top.map_or((f64::NAN, f64::NAN), |r| {
         let tail = |v: &[f64]| v[DISCARD_S.min(v.len())..].to_vec();
-        let inv_v = tail(&r.report.links[0].alpha_mbps);
+        let inv_v = tail(r.report.links.first().map_or(&[][..], |l| &l.alpha_mbps));
         let cbr = tail(&r.report.flows[0].series_mbps);
         let frac = |v: &[f64], f: &dyn Fn(f64) -> bool| {
             v.iter().filter(|&&y| f(y)).count() as f64 / v.len().max(1) as f64
@@ -453,7 +451,10 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
                 x_label: s("time (s)"),
                 y_label: s("Mbps"),
                 series: vec![
-                    over_time("1/v", &r.report.links[0].alpha_mbps),
+                    over_time(
+                        "1/v",
+                        r.report.links.first().map_or(&[][..], |l| &l.alpha_mbps),
+                    ),
                     over_time("CBR throughput", &r.report.flows[0].series_mbps),
                 ],
                 reference: Some((2.0, s("fair share 2 Mbps"))),
