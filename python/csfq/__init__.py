@@ -59,7 +59,9 @@ def disciplines() -> List[str]:
 
 
 def _looks_like_toml(s: str) -> bool:
-    return "\n" in s or "=" in s
+    # A scenario's text has tables on lines of their own; a one-line string is a path,
+    # whatever it holds ("runs/a=b.toml").
+    return "\n" in s
 
 
 def _set(doc: Dict[str, Any], key: str, value: Any) -> None:

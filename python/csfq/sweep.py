@@ -28,7 +28,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from . import __version__, _csfq, load_scenario, _flows_frame
+from . import __version__, _csfq, load_scenario, _flows_frame, _seed
 
 #: Columns every stored row has besides the flow's own.
 RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
@@ -60,6 +60,9 @@ class Campaign:
         store: "os.PathLike[str] | str" = "campaign",
     ) -> None:
         self.scenario = scenario
+        for k, v in (grid or {}).items():
+            if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+                raise TypeError(f"grid `{k}`: a list of values, not {v!r} (write [{v!r}])")
         self.grid = {k: list(v) for k, v in (grid or {}).items()}
         for k, v in self.grid.items():
             if not v:
@@ -68,9 +71,13 @@ class Campaign:
                 raise ValueError("grid `seed`: give seeds as `seeds`, not in the grid")
             if k in RUN_COLUMNS and k != "discipline":
                 raise ValueError(f"grid `{k}`: a column of the results, not a scenario field")
-        self.seeds = [int(s) for s in seeds]
+        if isinstance(seeds, (str, bytes)):
+            raise TypeError("seeds is a sequence of whole numbers, not a string")
+        self.seeds = [_seed(s) for s in seeds]
         if not self.seeds:
             raise ValueError("a campaign needs at least one seed")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("each seed once: a repeated seed would run the same runs twice")
         self.store = pathlib.Path(store)
 
     def runs(self) -> List[Dict[str, Any]]:

@@ -179,3 +179,27 @@ def test_csfq_sweep_runs_the_package(tmp_path):
     bad = subprocess.run([binary, "sweep", *args], capture_output=True, text=True,
                          env={**os.environ, "CSFQ_PYTHON": "/nonexistent/python"})
     assert bad.returncode == 1 and "could not be started" in bad.stderr
+
+
+def test_campaign_arguments_are_checked_not_coerced(tmp_path):
+    # Seeds are whole numbers, each once: 1.2 and 1.9 used to collapse to seed 1, "12"
+    # to seeds 1 and 2; a grid's values are a list, not a string to iterate by character.
+    with pytest.raises(TypeError, match="whole number"):
+        csfq.Campaign(base(), GRID, seeds=[1.2, 1.9])
+    with pytest.raises(TypeError, match="not a string"):
+        csfq.Campaign(base(), GRID, seeds="12")
+    with pytest.raises(ValueError, match="each seed once"):
+        csfq.Campaign(base(), GRID, seeds=[1, 1])
+    with pytest.raises(TypeError, match=r"grid `discipline`: a list of values"):
+        csfq.Campaign(base(), {"discipline": "drr"})
+    np = pytest.importorskip("numpy")
+    assert csfq.Campaign(base(), GRID, seeds=np.arange(1, 3)).seeds == [1, 2]
+
+
+def test_a_path_with_an_equals_sign_is_a_path(tmp_path):
+    import tomli_w
+
+    path = tmp_path / "a=b.toml"
+    path.write_text(tomli_w.dumps(base()))
+    r = csfq.run(str(path))
+    assert len(r.flows) == 3
