@@ -303,14 +303,14 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
     let duration = results.first().map_or(0.0, |r| r.report.duration_s);
     let params = csfq_sim::experiments::find("may-fig8").and_then(|e| may_params(&e.scenario()));
     let (from, to) = (DISCARD_S as f64, duration);
+    let law_shutoff = |x: f64| params.and_then(|p| cbr_shutoff_s(&p, FAIR_BPS, x * 1e6));
     let law = |x: f64| -> f64 {
-        match params.and_then(|p| cbr_shutoff_s(&p, FAIR_BPS, x * 1e6)) {
+        match law_shutoff(x) {
             None => x,
             Some(_) if to <= from => x,
             Some(t) => x * (t.max(from).min(to) - from) / (to - from),
         }
     };
-    let law_shutoff = |x: f64| params.and_then(|p| cbr_shutoff_s(&p, FAIR_BPS, x * 1e6));
     let rates: Vec<f64> = by_d
         .first()
         .map(|(_, pts)| pts.iter().map(|(x, _)| *x).collect())
