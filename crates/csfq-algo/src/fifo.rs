@@ -20,6 +20,12 @@ impl<P: Packet> DropTail<P> {
             fifo: ByteFifo::new(buffer_bytes),
         }
     }
+
+    /// Whether it is empty and would take a packet of `size` bytes: then enqueueing it and
+    /// dequeueing it at once is the same as passing it on.
+    pub fn would_pass(&self, size: u32) -> bool {
+        self.fifo.is_empty() && self.fifo.fits(size)
+    }
 }
 
 impl<P: Packet> QueueDisc<P> for DropTail<P> {

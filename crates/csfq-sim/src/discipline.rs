@@ -270,6 +270,16 @@ impl Discipline {
         matches!(self, Discipline::Tuf { .. })
     }
 
+    /// Whether this is an empty drop-tail FIFO that would take a packet of `size` bytes:
+    /// a port that is also idle can then send it at once, as enqueueing and dequeueing it
+    /// would, without its queue holding a slot (hosts' access ports mostly never queue).
+    pub fn passes_through(&self, size: u32) -> bool {
+        match self {
+            Discipline::Fifo(q) => q.would_pass(size),
+            _ => false,
+        }
+    }
+
     /// Enqueues; returns the packet dropped, if any.
     #[inline]
     pub fn enqueue<R: Rng + ?Sized>(

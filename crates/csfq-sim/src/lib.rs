@@ -9,6 +9,7 @@
 //! NewReno ([`tcp`]).
 
 mod compact;
+pub mod delay;
 pub mod discipline;
 pub mod experiments;
 pub mod ns2_timer;

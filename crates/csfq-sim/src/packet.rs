@@ -50,6 +50,8 @@ pub struct SimPacket {
     pub seq: u32,
     /// Data: when it was sent. ACK: the echoed send time (RFC 7323 TSecr).
     pub ts: Nanos,
+    /// When it entered the queue it is in (for the queue's sojourn times).
+    pub enq: Nanos,
     /// ACK: selective acknowledgment blocks.
     pub sack: SackBlocks,
 }
@@ -69,6 +71,7 @@ impl SimPacket {
             shaped: false,
             seq,
             ts: now,
+            enq: now,
             sack: [(0, 0); 3],
         }
     }
@@ -87,6 +90,7 @@ impl SimPacket {
             shaped: false,
             seq: next,
             ts: echo,
+            enq: Nanos::ZERO,
             sack,
         }
     }

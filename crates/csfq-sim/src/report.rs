@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::delay::{DelayHistogram, DelayReport, DelayStats};
+
 /// One flow's results.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FlowReport {
@@ -40,6 +42,8 @@ pub struct FlowReport {
     pub timeouts: u64,
     /// Throughput in each sample interval, Mbit/s.
     pub series_mbps: Vec<f64>,
+    /// Delay of the data packets that reached the destination; none if none did.
+    pub delay: Option<DelayReport>,
 }
 
 /// One direction of a link.
@@ -63,6 +67,12 @@ pub struct LinkReport {
     pub mean_queue_bytes: f64,
     /// The most packets queued at once.
     pub peak_queue_pkts: u64,
+    /// Time packets spent in the queue, enqueue to start of transmission, ms; none if no
+    /// packet was sent.
+    pub sojourn_ms: Option<DelayStats>,
+    /// The same per packet, for distributions (not serialized).
+    #[serde(skip)]
+    pub sojourn: DelayHistogram,
     /// Queue at each sample, bytes.
     pub queue_bytes: Vec<u32>,
     /// Fair-share estimate at each sample, Mbit/s: CSFQ's `alpha`, CS-FNE's `C/N_act`,
@@ -189,10 +199,12 @@ impl SimReport {
     pub fn flows_csv(&self) -> String {
         // RFC 4180 quoting (a router name may hold a comma or a quote).
         let mut w = csv::Writer::from_writer(Vec::new());
-        let header = "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts,size_pkts,fct_s";
+        let header = "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts,size_pkts,fct_s,\
+                      delay_pkts,delay_mean_ms,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_max_ms,\
+                      queueing_mean_ms,queueing_p50_ms,queueing_p95_ms,queueing_p99_ms,queueing_max_ms,jitter_ms";
         let rows = std::iter::once(header.split(',').map(String::from).collect::<Vec<_>>()).chain(
             self.flows.iter().map(|f| {
-                vec![
+                let mut row = vec![
                     f.flow.to_string(),
                     f.kind.to_string(),
                     f.src.clone(),
@@ -208,7 +220,21 @@ impl SimReport {
                     f.timeouts.to_string(),
                     f.size_pkts.map_or(String::new(), |n| n.to_string()),
                     f.fct_s.map_or(String::new(), |t| format!("{t:.6}")),
-                ]
+                ];
+                // Delay columns: empty when no packet arrived.
+                match &f.delay {
+                    Some(d) => {
+                        row.push(d.packets.to_string());
+                        for s in [d.one_way_ms, d.queueing_ms] {
+                            for v in [s.mean, s.p50, s.p95, s.p99, s.max] {
+                                row.push(format!("{v:.6}"));
+                            }
+                        }
+                        row.push(format!("{:.6}", d.jitter_ms));
+                    }
+                    None => row.extend(std::iter::repeat_n(String::new(), 12)),
+                }
+                row
             }),
         );
         for row in rows {

@@ -18,6 +18,7 @@ use rand_pcg::Pcg64Mcg;
 use csfq_algo::overlay::{Control, Egress, Feedback, Ingress};
 
 use crate::compact::{DropCounts, IntervalSeries};
+use crate::delay::{FlowDelay, Sojourn};
 use crate::discipline::Discipline;
 use crate::overlay::LoopReport;
 use crate::packet::{Kind, SimPacket};
@@ -124,6 +125,8 @@ struct LinkRecord {
     queue: Vec<u32>,
     alpha: Vec<f64>,
     table: Vec<u32>,
+    /// Packets' time in the queue, enqueue to the start of transmission.
+    sojourn: Sojourn,
 }
 
 /// What sends a flow's packets. The open-loop ones draw their gaps (and ON/OFF periods,
@@ -174,6 +177,8 @@ struct FlowStats {
     series: IntervalSeries,
     /// When a finite transfer's last segment was acknowledged.
     completed: Option<Nanos>,
+    /// Delay of the data packets that reached the destination.
+    delay: FlowDelay,
 }
 
 #[derive(Debug)]
@@ -388,6 +393,16 @@ impl Simulation {
                     rto_event: None,
                 },
             };
+            // Its data packets have one size, so they spend the same time on the wire at
+            // every hop: what varies is queueing.
+            let data_bytes = match f.kind {
+                FlowKind::Tcp | FlowKind::Web => tcp.segment_bytes,
+                FlowKind::Udp | FlowKind::Onoff | FlowKind::Rlm => open().packet_bytes,
+            };
+            let base = f.fwd().iter().fold(Nanos::ZERO, |t, h| {
+                let p = &topo.ports[h.port as usize];
+                t + Nanos::transmission(data_bytes, p.rate_bps) + p.delay
+            });
             flows.push(FlowRt {
                 endpoint,
                 seq: 0,
@@ -396,6 +411,10 @@ impl Simulation {
                     // One value per sample: reserved once, so no slack grows with the run.
                     sampled_bytes: 0,
                     series: IntervalSeries::with_capacity(samples),
+                    delay: FlowDelay {
+                        base,
+                        ..FlowDelay::default()
+                    },
                     ..FlowStats::default()
                 },
             });
@@ -540,6 +559,12 @@ impl Simulation {
             seq: self.next_seq,
             kind,
         });
+    }
+
+    /// Flow `i`'s delay record so far (its queueing histogram, for distributions over
+    /// packets of several flows); `None` past the last flow.
+    pub fn flow_delay(&self, i: usize) -> Option<&FlowDelay> {
+        self.flows.get(i).map(|f| &f.stats.delay)
     }
 
     /// Runs every event up to and including `t` (capped at the end of the run).
@@ -943,12 +968,19 @@ impl Simulation {
             return;
         };
         p.local = local;
+        p.enq = now;
         let port = &mut self.ports[port_id];
         let rng = &mut self.port_rngs[port.rng as usize];
         if !p.entered && port.from_router {
             // The first router the packet meets is its edge: it (re)writes the label.
             p.entered = true;
             port.disc.label_at_edge(&mut p, now, rng);
+        }
+        if !port.txdone_pending && now >= port.busy_until && port.disc.passes_through(p.size) {
+            // An idle drop-tail port: what enqueue and start_tx would do, without a slot.
+            port.peak_packets = port.peak_packets.max(1);
+            self.transmit(port_id, p);
+            return;
         }
         if let Some(d) = port.disc.enqueue(p, now, rng) {
             self.port_drop(port_id, d);
@@ -1006,10 +1038,16 @@ impl Simulation {
         while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
             self.port_drop(port_id, d);
         }
-        let port = &mut self.ports[port_id];
-        let Some(mut p) = next else {
+        let Some(p) = next else {
             return;
         };
+        self.transmit(port_id, p);
+    }
+
+    /// Puts a packet that has left port `port_id`'s queue on the wire.
+    fn transmit(&mut self, port_id: usize, mut p: SimPacket) {
+        let now = self.now;
+        let port = &mut self.ports[port_id];
         if port.traced {
             if let Some(t) = &mut self.tracer {
                 t.sent(now, port_id, &p);
@@ -1018,6 +1056,7 @@ impl Simulation {
         if let Some(r) = &mut port.record {
             r.tx_pkts += 1;
             r.tx_bytes += p.size as u64;
+            r.sojourn.record(now.saturating_sub(p.enq).0);
         }
         self.hops += 1;
         let def = &self.topo.ports[port_id];
@@ -1049,6 +1088,9 @@ impl Simulation {
         let now = self.now;
         let f = p.flow.index();
         let flow = &mut self.flows[f];
+        if p.kind == Kind::Data {
+            flow.stats.delay.record(p.ts, now);
+        }
         match (&mut flow.endpoint, p.kind) {
             (Endpoint::Cbr(_) | Endpoint::OnOff(_), _) => {
                 flow.stats.delivered_pkts += 1;
@@ -1165,6 +1207,7 @@ impl Simulation {
                 retransmits,
                 timeouts,
                 series_mbps,
+                delay: st.delay.report(),
             });
         }
         // Jain's index over the flows with a reference share; raw throughputs if none has one.
@@ -1206,6 +1249,8 @@ impl Simulation {
                     rec.queue.iter().map(|&q| q as f64).sum::<f64>() / rec.queue.len() as f64
                 },
                 peak_queue_pkts: p.peak_packets as u64,
+                sojourn_ms: rec.sojourn.stats(),
+                sojourn: rec.sojourn.hist.clone(),
                 queue_bytes: rec.queue.clone(),
                 alpha_mbps: rec.alpha.clone(),
                 table_entries: rec.table.clone(),
