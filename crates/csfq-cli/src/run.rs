@@ -150,6 +150,8 @@ pub fn run(
         "delivered",
         "dropped",
         "drops by reason",
+        "delay ms p50/p99",
+        "jitter ms",
     ];
     let per_hop = refs.per_hop_if_different();
     if per_hop.is_some() {
@@ -199,6 +201,11 @@ pub fn run(
             f.delivered_pkts.to_string(),
             f.dropped_pkts.to_string(),
             reasons.join(", "),
+            f.delay.map_or("-".into(), |d| {
+                format!("{:.3}/{:.3}", d.one_way_ms.p50, d.one_way_ms.p99)
+            }),
+            f.delay
+                .map_or("-".into(), |d| format!("{:.3}", d.jitter_ms)),
         ];
         if let Some(hop) = per_hop {
             row.insert(5, format!("{:.4}", hop[i] / 1e6));
@@ -333,14 +340,21 @@ fn print_summary(r: &SimReport, refs: &References) {
             ),
             None => String::new(),
         };
+        let sojourn = l.sojourn_ms.map_or(String::new(), |d| {
+            format!(
+                ", sojourn ms mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
+                d.mean, d.p50, d.p99, d.max
+            )
+        });
         println!(
-            "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}{}",
+            "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}{}{}",
             l.from,
             l.to,
             l.discipline,
             l.utilization * 100.0,
             l.mean_queue_bytes / 1e3,
             l.dropped_pkts,
+            sojourn,
             alpha,
             table
         );
