@@ -43,6 +43,7 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "disciplines",
+    "drop_reasons",
     "experiments",
     "load_scenario",
     "maxmin",
@@ -56,6 +57,11 @@ Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 def disciplines() -> List[str]:
     """The discipline names a scenario (and ``discipline=``) takes."""
     return list(_csfq.disciplines())
+
+
+def drop_reasons() -> List[str]:
+    """Every reason a packet is dropped for: the ``drops_*`` columns of ``Result.flows``."""
+    return list(_csfq.drop_reasons())
 
 
 def _looks_like_toml(s: str) -> bool:
@@ -123,11 +129,15 @@ def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
 _FLOW_COLUMNS = [
     "flow", "kind", "src", "dst", "weight", "offered_mbps", "max_min_mbps", "per_hop_mbps",
     "reference_mbps", "throughput_mbps", "sent_pkts", "delivered_pkts", "dropped_pkts",
-    "ack_drops", "retransmits", "timeouts", "size_pkts", "fct_s",
+    "ack_drops", "retransmits", "timeouts", "size_pkts", "fct_s", "delay_pkts",
+    *(f"{what}_{stat}_ms" for what in ("delay", "queueing") for stat in ("mean", "p50", "p95", "p99", "max")),
+    "jitter_ms",
 ]
+_DELAY_COLUMNS = [c for c in _FLOW_COLUMNS if c.endswith("_ms")]
 _LINK_COLUMNS = [
     "from", "to", "discipline", "rate_mbps", "tx_pkts", "utilization", "dropped_pkts",
     "mean_queue_bytes", "peak_queue_pkts",
+    *(f"sojourn_{stat}_ms" for stat in ("mean", "p50", "p95", "p99", "max")),
 ]
 
 
@@ -139,17 +149,24 @@ def _flows_frame(records: List[Dict[str, Any]]) -> pd.DataFrame:
             r[f"drops_{why}"] = n
         rows.append(r)
     df = pd.DataFrame(rows)
-    drop_cols = sorted(c for c in df.columns if c.startswith("drops_"))
+    # Every reason a column, zeros where a run had none: one schema whatever the discipline
+    # (a campaign store read as one dataset takes its first file's columns).
+    drop_cols = [f"drops_{why}" for why in _csfq.drop_reasons()]
     df = df.reindex(columns=_FLOW_COLUMNS + drop_cols)
     df[drop_cols] = df[drop_cols].fillna(0).astype("int64")
+    # Float even when no flow of the run has a value (no packet arrived, no finite
+    # transfer): one schema whatever the run.
+    df[_DELAY_COLUMNS + ["fct_s", "offered_mbps"]] = df[_DELAY_COLUMNS + ["fct_s", "offered_mbps"]].astype("float64")
+    df["size_pkts"] = df["size_pkts"].astype("Int64")
     return df.set_index("flow")
 
 
 @dataclass
 class Result:
     """One run: ``summary`` (dict), ``flows`` (one row per flow, indexed by flow; rates in
-    Mbit/s, with the flow's max-min, per-hop and reference allocations), ``links`` (one row
-    per router-to-router link direction) and ``series`` (one row per sample: ``time_s`` at
+    Mbit/s, with the flow's max-min, per-hop and reference allocations; one-way and queueing
+    delay in ms, ``delay_*_ms``, ``queueing_*_ms``, ``jitter_ms``), ``links`` (one row per
+    router-to-router link direction, with its queue's ``sojourn_*_ms``) and ``series`` (one row per sample: ``time_s`` at
     the end of each sample interval, ``kind`` flow or link, ``id``, ``metric``, ``value``)."""
 
     summary: Dict[str, Any]
@@ -169,6 +186,25 @@ class Result:
         return head + self.flows._repr_html_()
 
 
+def _sample_time(k: int, dt: float) -> float:
+    """The end of sample interval k, s, rounded to the nanosecond the simulator counts in,
+    so ``loc[0.3]`` finds it (0.1 * 3 is 0.30000000000000004)."""
+    return round((k + 1) * dt, 9)
+
+
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    """The printed table's cells with real dtypes: a column whose cells are all numbers
+    (or "-" and blanks, read as missing) becomes numeric; others stay text."""
+    out = table.copy()
+    for c in out.columns:
+        cells = out[c].astype(str).str.strip()
+        missing = cells.isin(["-", "", "n/a"])
+        parsed = pd.to_numeric(cells.where(~missing), errors="coerce")
+        if parsed[~missing].notna().all() and (~missing).any():
+            out[c] = parsed
+    return out
+
+
 def _series_frame(data: Dict[str, Any], links: pd.DataFrame) -> pd.DataFrame:
     dt = data["summary"]["sample_interval_s"]
     parts = []
@@ -177,7 +213,7 @@ def _series_frame(data: Dict[str, Any], links: pd.DataFrame) -> pd.DataFrame:
             parts.append(
                 pd.DataFrame(
                     {
-                        "time_s": [(k + 1) * dt for k in range(len(values))],
+                        "time_s": [_sample_time(k, dt) for k in range(len(values))],
                         "kind": "flow",
                         "id": str(i),
                         "metric": "throughput_mbps",
@@ -192,7 +228,7 @@ def _series_frame(data: Dict[str, Any], links: pd.DataFrame) -> pd.DataFrame:
                 parts.append(
                     pd.DataFrame(
                         {
-                            "time_s": [(k + 1) * dt for k in range(len(values))],
+                            "time_s": [_sample_time(k, dt) for k in range(len(values))],
                             "kind": "link",
                             "id": lid,
                             "metric": metric,
@@ -220,6 +256,8 @@ def run(
     data = json.loads(_csfq.run(text, name, discipline, seed))
     flows = _flows_frame(data["flows"])
     links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)
+    sojourn = [c for c in _LINK_COLUMNS if c.startswith("sojourn_")]
+    links[sojourn] = links[sojourn].astype("float64")
     series = _series_frame(data, links)
     flow_ids = series["kind"] == "flow"
     series["id"] = series["id"].astype(object)
@@ -309,7 +347,7 @@ def reproduce(id: str, seed: Optional[int] = None, seeds: Optional[Sequence[int]
         id=data["id"],
         setup=data["setup"],
         published=data["published"],
-        table=pd.DataFrame(data["rows"], columns=data["header"]),
+        table=_typed(pd.DataFrame(data["rows"], columns=data["header"])),
         verdicts=pd.DataFrame(data["checks"]).reindex(columns=_VERDICT_COLUMNS),
         notes=data["notes"],
         numbers=data["numbers"],

@@ -47,6 +47,19 @@ def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> pd.
     return flows
 
 
+def _readable(path: pathlib.Path) -> bool:
+    """Whether `path` is a whole Parquet file (its footer reads)."""
+    if not path.exists():
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(path)
+    except Exception:
+        return False
+    return True
+
+
 class Campaign:
     """A campaign: ``scenario`` (path, TOML text or dict) x ``grid`` x ``seeds``, stored
     in ``store`` (a directory). ``grid`` maps a dotted field path, or ``discipline``, to
@@ -84,6 +97,10 @@ class Campaign:
         """Every run: its parameters, seed, resolved scenario text and key (scenario
         errors surface here, before anything runs)."""
         keys = list(self.grid)
+        known = _csfq.disciplines()
+        for d in self.grid.get("discipline", []):
+            if d is not None and d not in known:
+                raise ValueError(f"unknown discipline `{d}`: expected one of {', '.join(known)}")
         out = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
             params = dict(zip(keys, values))
@@ -111,8 +128,9 @@ class Campaign:
         return out
 
     def missing(self) -> List[Dict[str, Any]]:
-        """The runs whose results are not stored yet."""
-        return [r for r in self.runs() if not (self.store / f"{r['key']}.parquet").exists()]
+        """The runs whose results are not stored yet, or whose stored file is not a whole
+        Parquet file (a copy cut short, a disk that filled): those run again."""
+        return [r for r in self.runs() if not _readable(self.store / f"{r['key']}.parquet")]
 
     def _store(self, run: Dict[str, Any], rows: pd.DataFrame) -> None:
         rows = rows.copy()
@@ -160,16 +178,29 @@ class Campaign:
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
         bar = self._bar(len(todo), progress)
-        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            futures = {
-                pool.submit(_run_rows, r["text"], r["name"], r["discipline"], r["seed"]): r for r in todo
-            }
+        pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+        futures = {
+            pool.submit(_run_rows, r["text"], r["name"], r["discipline"], r["seed"]): r for r in todo
+        }
+        stored = set()
+        try:
             for f in as_completed(futures):
                 self._store(futures[f], f.result())
+                stored.add(f)
                 if bar is not None:
                     bar.update(1)
-        if bar is not None:
-            bar.close()
+        except BaseException:
+            # Interrupted (Ctrl-C) or a run failed: queued runs never start; the ones
+            # running finish (a thread cannot be stopped) and are kept.
+            pool.shutdown(wait=True, cancel_futures=True)
+            for f, r in futures.items():
+                if f not in stored and f.done() and not f.cancelled() and f.exception() is None:
+                    self._store(r, f.result())
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        pool.shutdown()
 
     def _run_dask(self, todo, scheduler, progress) -> None:
         from dask.distributed import Client, as_completed
@@ -185,12 +216,18 @@ class Campaign:
             for r in todo:
                 f = client.submit(_run_rows, r["text"], r["name"], r["discipline"], r["seed"], pure=False)
                 futures[f] = r
-            for f in as_completed(list(futures)):
-                self._store(futures[f], f.result())
+            try:
+                for f in as_completed(list(futures)):
+                    self._store(futures[f], f.result())
+                    if bar is not None:
+                        bar.update(1)
+            except BaseException:
+                # Interrupted or failed: the cluster drops what has not run yet.
+                client.cancel(list(futures))
+                raise
+            finally:
                 if bar is not None:
-                    bar.update(1)
-            if bar is not None:
-                bar.close()
+                    bar.close()
         finally:
             if own is not None:
                 own.close()
@@ -201,7 +238,7 @@ class Campaign:
         frames = []
         for r in self.runs():
             p = self.store / f"{r['key']}.parquet"
-            if p.exists():
+            if _readable(p):
                 frames.append(pd.read_parquet(p))
         if not frames:
             return pd.DataFrame()

@@ -124,7 +124,7 @@ fn run(
                 for (why, n) in &f.drops {
                     drops.insert(why.to_string(), json!(n));
                 }
-                json!({
+                let mut row = json!({
                     "flow": f.flow,
                     "kind": f.kind,
                     "src": f.src,
@@ -144,14 +144,19 @@ fn run(
                     "size_pkts": f.size_pkts,
                     "fct_s": f.fct_s,
                     "drops": drops,
-                })
+                    "delay_pkts": f.delay.map_or(0, |d| d.packets),
+                    "jitter_ms": f.delay.map(|d| d.jitter_ms),
+                });
+                stats_columns(&mut row, "delay", f.delay.map(|d| d.one_way_ms));
+                stats_columns(&mut row, "queueing", f.delay.map(|d| d.queueing_ms));
+                row
             })
             .collect();
         let links: Vec<Value> = r
             .links
             .iter()
             .map(|l| {
-                json!({
+                let mut row = json!({
                     "from": l.from,
                     "to": l.to,
                     "discipline": l.discipline,
@@ -161,7 +166,9 @@ fn run(
                     "dropped_pkts": l.dropped_pkts,
                     "mean_queue_bytes": l.mean_queue_bytes,
                     "peak_queue_pkts": l.peak_queue_pkts,
-                })
+                });
+                stats_columns(&mut row, "sojourn", l.sojourn_ms);
+                row
             })
             .collect();
         let flow_series: Vec<&Vec<f64>> = r.flows.iter().map(|f| &f.series_mbps).collect();
@@ -195,6 +202,16 @@ fn run(
         });
         Ok(out.to_string())
     })
+}
+
+/// Adds `{prefix}_mean_ms`, `_p50_ms`, `_p95_ms`, `_p99_ms` and `_max_ms` to a JSON row
+/// (null when there were no packets).
+fn stats_columns(row: &mut Value, prefix: &str, s: Option<csfq_sim::delay::DelayStats>) {
+    let obj = row.as_object_mut().expect("rows are objects");
+    let values = s.map(|s| [s.mean, s.p50, s.p95, s.p99, s.max]);
+    for (i, name) in ["mean", "p50", "p95", "p99", "max"].iter().enumerate() {
+        obj.insert(format!("{prefix}_{name}_ms"), json!(values.map(|v| v[i])));
+    }
 }
 
 /// Checks scenario text as a run would (parse, validate, build the network) without
@@ -288,6 +305,15 @@ fn reproduce(py: Python<'_>, id: &str, seeds: Option<Vec<u64>>) -> PyResult<Stri
 }
 
 /// The discipline names a scenario takes.
+/// Every reason a packet can be dropped for, by name (`drops_NAME` columns).
+#[pyfunction]
+fn drop_reasons() -> Vec<&'static str> {
+    csfq_algo::DropReason::ALL
+        .iter()
+        .map(|r| r.name())
+        .collect()
+}
+
 #[pyfunction]
 fn disciplines() -> Vec<&'static str> {
     DisciplineKind::ALL.iter().map(|d| d.name()).collect()
@@ -303,6 +329,7 @@ fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioFileError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -75,11 +75,38 @@ def test_flows_equal_the_csfq_command_on_the_same_run(tmp_path):
     # The series: one row per flow and sample, the CLI's numbers.
     tp = r.throughput()
     assert tp.shape == (len(cli["flows"][0]["series_mbps"]), len(cli["flows"]))
+    # Sample times are exact decimals: the third sample ends at 0.3 s.
+    assert tp.loc[0.3].tolist() == [f["series_mbps"][2] for f in cli["flows"]]
     assert tp[0].tolist() == cli["flows"][0]["series_mbps"]
     dt = cli["sample_interval_s"]
     assert tp.index[0] == pytest.approx(dt) and tp.index[-1] == pytest.approx(dt * len(tp))
     q = r.series[(r.series["kind"] == "link") & (r.series["metric"] == "queue_bytes")]
     assert q[q["id"] == "r1->r2"]["value"].tolist() == [float(v) for v in cli["links"][0]["queue_bytes"]]
+    # Delay: the CLI's per-flow statistics, column by column, and the link's sojourn.
+    for f in cli["flows"]:
+        row, d = ours.loc[f["flow"]], f["delay"]
+        assert row["delay_pkts"] == d["packets"]
+        assert row["jitter_ms"] == d["jitter_ms"]
+        for what, key in [("delay", "one_way_ms"), ("queueing", "queueing_ms")]:
+            for stat in ["mean", "p50", "p95", "p99", "max"]:
+                assert row[f"{what}_{stat}_ms"] == d[key][stat]
+    link = r.links.iloc[0]
+    assert link["sojourn_p99_ms"] == cli["links"][0]["sojourn_ms"]["p99"]
+
+
+def test_delay_columns_are_floats_even_when_nothing_arrives():
+    # A flow that starts too late to deliver anything: its delay cells are NaN, and the
+    # columns keep their dtype (a campaign store's schema must not depend on the run).
+    sc = three_udp("fifo")
+    sc["duration_s"] = 0.001
+    r = csfq.run(sc)
+    assert (r.flows["delay_pkts"] == 0).all()
+    assert r.flows["delay_pkts"].dtype == np.int64
+    for c in [c for c in r.flows.columns if c.endswith("_ms")]:
+        assert r.flows[c].dtype == np.float64, c
+        assert r.flows[c].isna().all(), c
+    for c in [c for c in r.links.columns if c.startswith("sojourn_")]:
+        assert r.links[c].dtype == np.float64, c
 
 
 def test_runs_are_deterministic_and_seeds_matter():
@@ -202,6 +229,10 @@ def test_reproduce_gives_the_commands_verdicts(tmp_path):
     assert rep.verdicts["outcome"].tolist() == [c["outcome"] for c in cli["verdicts"]]
     assert rep.verdicts["ours"].tolist() == [c["ours"] for c in cli["verdicts"]]
     assert list(rep.verdicts.columns[:4]) == ["what", "ours", "published", "tolerance"]
+    # The table's numbers are numbers: the results.csv the command writes, cell by cell.
+    numeric = [c for c in rep.table.columns if pd.api.types.is_numeric_dtype(rep.table[c])]
+    assert numeric, rep.table.dtypes
+    assert all(rep.table[c].dtype != object for c in numeric)
     with pytest.raises(csfq.SimulationError, match="unknown experiment `nosuch`"):
         csfq.reproduce("nosuch")
 

@@ -203,3 +203,55 @@ def test_a_path_with_an_equals_sign_is_a_path(tmp_path):
     path.write_text(tomli_w.dumps(base()))
     r = csfq.run(str(path))
     assert len(r.flows) == 3
+
+
+def test_the_store_reads_as_one_schema(tmp_path):
+    # FIFO runs drop by overflow only, CSFQ runs by its probability too: every drop reason
+    # is a column of every file, so pandas reads the directory as the campaign does.
+    store = tmp_path / "c"
+    c = csfq.Campaign(base(), {"discipline": ["fifo", "csfq"]}, seeds=[1], store=store)
+    df = c.run(progress=False)
+    whole = pd.read_parquet(store)
+    assert sorted(whole.columns) == sorted(df.columns)
+    assert {f"drops_{w}" for w in csfq.drop_reasons()} <= set(df.columns)
+    fifo = df[df["discipline"] == "fifo"]
+    assert (fifo["drops_csfq_prob"] == 0).all() and (fifo["drops_overflow"] > 0).all()
+    assert df["queueing_p99_ms"].dtype == "float64"
+
+
+def test_a_cut_short_file_is_run_again(tmp_path):
+    store = tmp_path / "c"
+    c = csfq.Campaign(base(), GRID, seeds=[1], store=store)
+    first = c.run(progress=False)
+    victim = sorted(store.glob("*.parquet"))[0]
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2])
+    assert [r["key"] for r in c.missing()] == [victim.stem]
+    again = c.run(progress=False)
+    pd.testing.assert_frame_equal(again, first)
+    assert victim.read_bytes() == data
+
+
+def test_an_interrupted_campaign_starts_nothing_more(tmp_path, monkeypatch):
+    # Ctrl-C while the first result is stored: the queued runs never start (they used to
+    # all run, and be thrown away, before the call returned).
+    import sys
+
+    sw = sys.modules["csfq.sweep"]  # the module (csfq.sweep is also the function)
+    started = []
+    real = sw._run_rows
+
+    def counted(*args):
+        started.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sw, "_run_rows", counted)
+    c = csfq.Campaign(base(), {"link.0.rate_mbps": [float(r) for r in range(4, 24)]}, seeds=[1], store=tmp_path / "c")
+
+    def interrupt(self, run, rows):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sw.Campaign, "_store", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        c.run(progress=False, workers=1)
+    assert len(started) <= 2, len(started)
