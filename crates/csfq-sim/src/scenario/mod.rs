@@ -1118,6 +1118,8 @@ rate_mbps = 1
         let e = parse(&bad).unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (14, Some("to")));
         assert!(e.message.contains("unknown router `c`"));
+        // The routers that do exist, so the typo is easy to see.
+        assert!(e.message.contains("(routers: a, b)"), "{}", e.message);
         let bad = GOOD.replace("rate_mbps = 10", "rate_mbps = -1");
         let e = parse(&bad).unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (9, Some("rate_mbps")));

@@ -261,7 +261,14 @@ impl ScenarioFile {
             let spec = f.get_ref();
             for (end, name) in [(&spec.from, "from"), (&spec.to, "to")] {
                 if !known(end) {
-                    return Err(err(s.clone(), name, format!("unknown router `{end}`")));
+                    return Err(err(
+                        s.clone(),
+                        name,
+                        format!(
+                            "unknown router `{end}` (routers: {})",
+                            some_routers(&self.routers)
+                        ),
+                    ));
                 }
             }
             if spec.count == 0 {
