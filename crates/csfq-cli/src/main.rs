@@ -36,6 +36,10 @@ enum Command {
         /// Identification field as the dataplane writes them.
         #[arg(long, value_name = "LINK")]
         pcap: Vec<String>,
+        /// Print summary.json (the report, with each flow's reference shares) to standard
+        /// output instead of the tables.
+        #[arg(long)]
+        json: bool,
     },
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
@@ -60,6 +64,10 @@ enum Command {
         /// range beside it [default: 1-8].
         #[arg(long, value_parser = parse_seeds)]
         seeds: Option<SeedList>,
+        /// Print the experiment's summary.json (verdicts, notes, numbers) to standard output
+        /// instead of the table.
+        #[arg(long, conflicts_with_all = ["list", "all"])]
+        json: bool,
     },
     /// Run a campaign: a scenario x a grid of overrides x seeds, stored as Parquet, on all
     /// local cores or a Dask cluster (runs `python3 -m csfq sweep`; needs the Python
@@ -74,6 +82,9 @@ enum Command {
     Maxmin {
         /// The scenario (TOML).
         scenario: PathBuf,
+        /// Print the allocations as JSON instead of tables.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure simulator speed: events and packets per second on csfq-fig3b and csfq-fig3a.
     Bench {
@@ -178,7 +189,8 @@ fn main() -> ExitCode {
             seed,
             discipline,
             pcap,
-        } => run::run(&scenario, out, seed, discipline, &pcap),
+            json,
+        } => run::run(&scenario, out, seed, discipline, &pcap, json),
         Command::Reproduce {
             id,
             list,
@@ -186,6 +198,7 @@ fn main() -> ExitCode {
             out,
             seed,
             seeds,
+            json,
         } => {
             let seeds = match (seed, seeds) {
                 (Some(s), _) => vec![s],
@@ -198,10 +211,10 @@ fn main() -> ExitCode {
             } else if all {
                 reproduce::reproduce_all(out, &seeds)
             } else {
-                reproduce::reproduce(id.as_deref().unwrap_or_default(), out, &seeds)
+                reproduce::reproduce(id.as_deref().unwrap_or_default(), out, &seeds, json)
             }
         }
-        Command::Maxmin { scenario } => run::maxmin(&scenario),
+        Command::Maxmin { scenario, json } => run::maxmin(&scenario, json),
         Command::Sweep { args } => match csfq_cli::sweep::sweep(&args) {
             Ok(code) => return code,
             Err(e) => Err(e),

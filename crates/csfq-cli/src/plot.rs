@@ -15,6 +15,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Draw a marker at each point (per-flow charts: a marker, else a short dash).
     pub markers: bool,
+    /// Join the points with a line (a time series); without, markers only (a scatter of
+    /// independent samples). Per-flow charts never join flows.
+    pub line: bool,
 }
 
 const COLORS: [RGBColor; 8] = [
@@ -46,6 +49,18 @@ pub struct Chart {
     /// x is a flow number: integer ticks, each series as points (markers, or dashes for
     /// series without markers), never lines joining flows.
     pub per_flow: bool,
+}
+
+/// A tick label: at most six decimals, trailing zeros dropped (1.2, not
+/// 1.2000000000000002).
+fn tick(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
 }
 
 /// Charts with more points get no PNG.
@@ -119,125 +134,131 @@ impl Chart {
             .max()
             .unwrap_or(0) as u32;
         let legend_w = if longest == 0 { 0 } else { 50 + 8 * longest };
-        let root = SVGBackend::new(path, (PLOT_W + legend_w, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).context("drawing the plot")?;
-        let (plot, legend) = root.split_horizontally(PLOT_W);
-        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-        let mut ymin = f64::INFINITY;
-        for &(x, y) in self.series.iter().flat_map(|s| s.points.iter()) {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y1 = y1.max(y);
-            if y > 0.0 {
-                ymin = ymin.min(y);
-            }
-        }
-        if let Some((h, _)) = &self.reference {
-            y1 = y1.max(*h);
-        }
-        if !x0.is_finite() {
-            (x0, x1) = (0.0, 1.0);
-        }
-        if x1 <= x0 {
-            x1 = x0 + 1.0;
-        }
-        // Integer x (flow numbers, counts): integer ticks only.
-        let integral = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter())
-            .all(|&(x, _)| x.fract() == 0.0);
-        if self.per_flow {
-            (x0, x1) = (x0 - 0.5, x1 + 0.5);
-        }
-        let x_ticks = if integral {
-            ((x1 - x0).floor() as usize + 1).clamp(2, 17)
-        } else {
-            10
-        };
-        let x_format = move |x: &f64| {
-            if !integral {
-                format!("{x}")
-            } else if (x - x.round()).abs() < 1e-9 {
-                format!("{}", x.round() as i64)
-            } else {
-                String::new()
-            }
-        };
-        let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
-        let mut builder = ChartBuilder::on(&plot);
-        builder
-            .caption(self.title.as_str(), (FONT, 20))
-            .margin(15)
-            .x_label_area_size(50)
-            .y_label_area_size(75);
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(self.x_label.as_str())
-                    .y_desc(self.y_label.as_str())
-                    .x_labels(x_ticks)
-                    .x_label_formatter(&x_format)
-                    .axis_desc_style((FONT, 16))
-                    .label_style((FONT, 13))
-                    .light_line_style(RGBColor(240, 240, 240))
-                    .bold_line_style(RGBColor(215, 215, 215))
-                    .draw()
-                    .context("drawing the axes")?;
-                if let Some((h, _)) = &self.reference {
-                    let h = *h;
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            vec![(x0, h), (x1, h)],
-                            6,
-                            4,
-                            BLACK.stroke_width(1),
-                        ))
-                        .context("drawing the reference")?;
+        // Drawn in memory, then written whole (see `crate::write_atomic`).
+        let mut svg_text = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg_text, (PLOT_W + legend_w, HEIGHT))
+                .into_drawing_area();
+            root.fill(&WHITE).context("drawing the plot")?;
+            let (plot, legend) = root.split_horizontally(PLOT_W);
+            let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+            let mut ymin = f64::INFINITY;
+            for &(x, y) in self.series.iter().flat_map(|s| s.points.iter()) {
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                y1 = y1.max(y);
+                if y > 0.0 {
+                    ymin = ymin.min(y);
                 }
-                for (i, s) in self.series.iter().enumerate() {
-                    let color = COLORS[i % COLORS.len()];
-                    if self.per_flow && s.markers {
-                        markers!(chart, i, s.points.iter().copied(), color);
-                    } else if self.per_flow {
+            }
+            if let Some((h, _)) = &self.reference {
+                y1 = y1.max(*h);
+            }
+            if !x0.is_finite() {
+                (x0, x1) = (0.0, 1.0);
+            }
+            if x1 <= x0 {
+                x1 = x0 + 1.0;
+            }
+            // Integer x (flow numbers, counts): integer ticks only.
+            let integral = self
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .all(|&(x, _)| x.fract() == 0.0);
+            if self.per_flow {
+                (x0, x1) = (x0 - 0.5, x1 + 0.5);
+            }
+            let x_ticks = if integral {
+                ((x1 - x0).floor() as usize + 1).clamp(2, 17)
+            } else {
+                10
+            };
+            let x_format = move |x: &f64| {
+                if !integral {
+                    tick(*x)
+                } else if (x - x.round()).abs() < 1e-9 {
+                    format!("{}", x.round() as i64)
+                } else {
+                    String::new()
+                }
+            };
+            let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+            let mut builder = ChartBuilder::on(&plot);
+            builder
+                .caption(self.title.as_str(), (FONT, 20))
+                .margin(15)
+                .x_label_area_size(50)
+                .y_label_area_size(75);
+            macro_rules! draw {
+                ($chart:expr) => {{
+                    let mut chart = $chart;
+                    chart
+                        .configure_mesh()
+                        .x_desc(self.x_label.as_str())
+                        .y_desc(self.y_label.as_str())
+                        .x_labels(x_ticks)
+                        .x_label_formatter(&x_format)
+                        .axis_desc_style((FONT, 16))
+                        .label_style((FONT, 13))
+                        .light_line_style(RGBColor(240, 240, 240))
+                        .bold_line_style(RGBColor(215, 215, 215))
+                        .draw()
+                        .context("drawing the axes")?;
+                    if let Some((h, _)) = &self.reference {
+                        let h = *h;
                         chart
-                            .draw_series(s.points.iter().map(|&(x, y)| {
-                                PathElement::new(
-                                    vec![(x - 0.35, y), (x + 0.35, y)],
-                                    color.stroke_width(2),
-                                )
-                            }))
-                            .context("drawing dashes")?;
-                    } else {
-                        chart
-                            .draw_series(LineSeries::new(
-                                s.points.iter().copied(),
-                                color.stroke_width(2),
+                            .draw_series(DashedLineSeries::new(
+                                vec![(x0, h), (x1, h)],
+                                6,
+                                4,
+                                BLACK.stroke_width(1),
                             ))
-                            .context("drawing a series")?;
-                        if s.markers {
+                            .context("drawing the reference")?;
+                    }
+                    for (i, s) in self.series.iter().enumerate() {
+                        let color = COLORS[i % COLORS.len()];
+                        if self.per_flow && s.markers {
                             markers!(chart, i, s.points.iter().copied(), color);
+                        } else if self.per_flow {
+                            chart
+                                .draw_series(s.points.iter().map(|&(x, y)| {
+                                    PathElement::new(
+                                        vec![(x - 0.35, y), (x + 0.35, y)],
+                                        color.stroke_width(2),
+                                    )
+                                }))
+                                .context("drawing dashes")?;
+                        } else {
+                            if s.line {
+                                chart
+                                    .draw_series(LineSeries::new(
+                                        s.points.iter().copied(),
+                                        color.stroke_width(2),
+                                    ))
+                                    .context("drawing a series")?;
+                            }
+                            if s.markers || !s.line {
+                                markers!(chart, i, s.points.iter().copied(), color);
+                            }
                         }
                     }
-                }
-            }};
+                }};
+            }
+            if self.log_y {
+                let lo = if ymin.is_finite() { ymin / 2.0 } else { 1e-3 };
+                draw!(builder
+                    .build_cartesian_2d(x0..x1, (lo..y1).log_scale())
+                    .context("building the chart")?);
+            } else {
+                draw!(builder
+                    .build_cartesian_2d(x0..x1, 0.0..y1)
+                    .context("building the chart")?);
+            }
+            self.draw_legend(&legend)?;
+            root.present().context("drawing the plot")?;
         }
-        if self.log_y {
-            let lo = if ymin.is_finite() { ymin / 2.0 } else { 1e-3 };
-            draw!(builder
-                .build_cartesian_2d(x0..x1, (lo..y1).log_scale())
-                .context("building the chart")?);
-        } else {
-            draw!(builder
-                .build_cartesian_2d(x0..x1, 0.0..y1)
-                .context("building the chart")?);
-        }
-        self.draw_legend(&legend)?;
-        root.present()
-            .with_context(|| format!("writing {}", path.display()))?;
-        Ok(())
+        crate::write_atomic(path, svg_text)
     }
 
     /// The legend, one entry a line, beside the plot: a sample of how each is drawn.
@@ -339,9 +360,10 @@ pub fn svg_to_png(svg: &Path, png: &Path, scale: f32) -> Result<bool> {
         resvg::tiny_skia::Transform::from_scale(scale, scale),
         &mut pixmap.as_mut(),
     );
-    pixmap
-        .save_png(png)
-        .with_context(|| format!("writing {}", png.display()))?;
+    let bytes = pixmap
+        .encode_png()
+        .with_context(|| format!("encoding {}", png.display()))?;
+    crate::write_atomic(png, bytes)?;
     Ok(true)
 }
 
@@ -361,6 +383,7 @@ mod tests {
                 name: "a".into(),
                 points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 1.5)],
                 markers: true,
+                line: true,
             }],
             reference: Some((1.0, "fair".into())),
             log_y: false,
@@ -394,5 +417,14 @@ mod tests {
             assert!(!png.exists());
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tick_labels_are_short_decimals() {
+        assert_eq!(super::tick(0.1 + 0.2), "0.3");
+        assert_eq!(super::tick(1.2000000000000002), "1.2");
+        assert_eq!(super::tick(40.0), "40");
+        assert_eq!(super::tick(-0.0000001), "0");
+        assert_eq!(super::tick(0.000125), "0.000125");
     }
 }

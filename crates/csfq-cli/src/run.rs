@@ -33,6 +33,16 @@ impl References {
         }
     }
 
+    /// flows.csv's share columns: name and one value per flow, bits/s (per hop empty
+    /// where it does not settle).
+    pub fn columns(&self) -> [(&'static str, &[f64]); 3] {
+        [
+            ("max_min_mbps", &self.max_min),
+            ("per_hop_mbps", self.per_hop.as_deref().unwrap_or(&[])),
+            ("reference_mbps", &self.reference),
+        ]
+    }
+
     /// The per-hop allocation where it differs from max-min for some flow (by more than
     /// 0.1%), else `None`: on one link they are the same.
     fn per_hop_if_different(&self) -> Option<&[f64]> {
@@ -119,6 +129,7 @@ pub fn run(
     seed: Option<u64>,
     d: Option<DisciplineKind>,
     pcap: &[String],
+    json: bool,
 ) -> Result<()> {
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
@@ -126,7 +137,15 @@ pub fn run(
     let trace = TraceRequest::of_links(&s, pcap, dir.join("trace.pcapng"))?;
     crate::prepare_out_dir(&dir)?;
     let (report, refs, wall, traced) = simulate_with_progress(&s, trace.as_ref())?;
-    write_outputs(&dir, &report, &refs.reference)?;
+    write_outputs(&dir, &report, &refs)?;
+    if json {
+        // What summary.json holds, for a pipe; the files are written as usual.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &Summary::of(&report, &refs))?;
+        writeln!(out)?;
+        out.flush()?;
+        return Ok(());
+    }
     println!("{}: {}", s.name, s.description);
     println!(
         "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",
@@ -397,21 +416,51 @@ fn print_loops(r: &SimReport) {
     println!("edge-to-edge loops:\n{t}");
 }
 
-fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
+/// summary.json: the report, and each flow's reference shares (Mbit/s, null where there is
+/// none) as arrays indexed by flow, as `flows.csv` has them.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    #[serde(flatten)]
+    report: &'a SimReport,
+    references: SummaryShares,
+}
+
+#[derive(serde::Serialize)]
+struct SummaryShares {
+    max_min_mbps: Vec<Option<f64>>,
+    per_hop_mbps: Vec<Option<f64>>,
+    reference_mbps: Vec<Option<f64>>,
+}
+
+impl<'a> Summary<'a> {
+    fn of(report: &'a SimReport, refs: &References) -> Self {
+        let n = report.flows.len();
+        let mbps = |v: &[f64]| -> Vec<Option<f64>> {
+            (0..n)
+                .map(|i| v.get(i).filter(|x| x.is_finite()).map(|x| x / 1e6))
+                .collect()
+        };
+        Summary {
+            report,
+            references: SummaryShares {
+                max_min_mbps: mbps(&refs.max_min),
+                per_hop_mbps: mbps(refs.per_hop.as_deref().unwrap_or(&[])),
+                reference_mbps: mbps(&refs.reference),
+            },
+        }
+    }
+}
+
+fn write_outputs(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
+    let fair = &refs.reference;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
-    };
-    write("flows.csv", r.flows_csv())?;
+    // Each file whole or not at all (a full disk leaves no truncated file that looks done).
+    crate::write_atomic(&dir.join("flows.csv"), r.flows_csv_with(&refs.columns()))?;
     // Streamed: with per-flow time series the JSON can be far larger than the run's state.
-    let p = dir.join("summary.json");
-    let file = std::fs::File::create(&p).with_context(|| format!("writing {}", p.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut out, r)?;
-    writeln!(out)
-        .and_then(|()| out.flush())
-        .with_context(|| format!("writing {}", p.display()))?;
+    crate::write_atomic_with(&dir.join("summary.json"), |out| {
+        serde_json::to_writer_pretty(&mut *out, &Summary::of(r, refs))?;
+        writeln!(out)
+    })?;
     let chart = crate::plot::Chart {
         title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
         x_label: "flow number".into(),
@@ -425,6 +474,7 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
                     .map(|f| (f.flow as f64, f.throughput_mbps))
                     .collect(),
                 markers: true,
+                line: true,
             },
             crate::plot::Series {
                 name: "reference share".into(),
@@ -436,6 +486,7 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
                     .map(|(f, a)| (f.flow as f64, a / 1e6))
                     .collect(),
                 markers: false,
+                line: true,
             },
         ],
         reference: None,
@@ -446,13 +497,68 @@ fn write_outputs(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
 }
 
 /// `csfq maxmin`.
-pub fn maxmin(path: &Path) -> Result<()> {
+pub fn maxmin(path: &Path, json: bool) -> Result<()> {
     let s = ScenarioFile::load(path)?;
     let topo = Topology::build(&s)?;
     let alloc = topo.max_min_allocation();
     let pf = topo.alpha_fair_allocation(1.0);
     let md = topo.alpha_fair_allocation(2.0);
     let hop = topo.per_hop_allocation();
+    let mbps = |x: f64| x.is_finite().then_some(x / 1e6);
+    // Each router link's capacity and what max-min gives the flows that cross it.
+    let link_use: Vec<(usize, f64)> = topo
+        .ports
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.between_routers)
+        .map(|(pi, _)| {
+            let used = topo
+                .flows
+                .iter()
+                .zip(&alloc)
+                .filter(|(f, _)| f.fwd_ports().any(|p| p == pi))
+                .map(|(_, a)| a)
+                .sum();
+            (pi, used)
+        })
+        .collect();
+    if json {
+        let flows: Vec<serde_json::Value> = topo
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                serde_json::json!({
+                    "flow": i,
+                    "kind": f.kind.name(),
+                    "src": topo.nodes[f.src].name(),
+                    "dst": topo.nodes[f.dst].name(),
+                    "weight": f.weight,
+                    "demand_mbps": mbps(f.demand_bps()),
+                    "max_min_mbps": mbps(alloc[i]),
+                    "per_hop_mbps": hop.as_ref().and_then(|h| mbps(h[i])),
+                    "prop_fair_mbps": mbps(pf[i]),
+                    "min_delay_mbps": mbps(md[i]),
+                })
+            })
+            .collect();
+        let links: Vec<serde_json::Value> = link_use
+            .iter()
+            .map(|&(pi, used)| {
+                let p = &topo.ports[pi];
+                serde_json::json!({
+                    "from": topo.nodes[p.from as usize].name(),
+                    "to": topo.nodes[p.to as usize].name(),
+                    "capacity_mbps": p.rate_bps / 1e6,
+                    "allocated_mbps": used / 1e6,
+                    "saturated": used >= p.rate_bps * (1.0 - 1e-9),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({ "scenario": s.name, "flows": flows, "links": links });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
     println!(
         "{}: max-min fair allocation (weighted; TCP greedy, ON-OFF at its mean rate), with the per-hop, proportional-fair and min-potential-delay allocations beside it",
         s.name
@@ -494,19 +600,8 @@ pub fn maxmin(path: &Path) -> Result<()> {
     }
     println!("{t}");
     let mut links = crate::table(vec!["link", "capacity Mbps", "allocated Mbps", "saturated"]);
-    for (pi, p) in topo
-        .ports
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.between_routers)
-    {
-        let used: f64 = topo
-            .flows
-            .iter()
-            .zip(&alloc)
-            .filter(|(f, _)| f.fwd_ports().any(|p| p == pi))
-            .map(|(_, a)| a)
-            .sum();
+    for &(pi, used) in &link_use {
+        let p = &topo.ports[pi];
         links.add_row(vec![
             format!(
                 "{}->{}",

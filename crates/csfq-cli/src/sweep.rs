@@ -11,6 +11,19 @@ fn python() -> String {
     std::env::var("CSFQ_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
+/// What `--help` prints when the package is not installed (the package's own help has the
+/// same options).
+const HELP: &str = "\
+Run a campaign: a scenario x a grid of overrides x seeds, each run stored once as Parquet in
+STORE (a rerun computes only what is missing), on all local cores or on a Dask cluster.
+
+Usage: csfq sweep SCENARIO [--set FIELD=V1,V2]... [--seeds 1-8] [--store DIR]
+                  [--backend local|dask] [--scheduler ADDRESS] [--workers N] [--csv FILE] [--quiet]
+
+It runs the Python package csfq (python3 -m csfq sweep), which is not installed for this
+interpreter: pip install ./python (from this repository), or set CSFQ_PYTHON to an
+interpreter that has it.";
+
 /// Runs `python -m csfq sweep ARGS`; returns its exit status.
 pub fn sweep(args: &[String]) -> Result<ExitCode> {
     let py = python();
@@ -21,6 +34,11 @@ pub fn sweep(args: &[String]) -> Result<ExitCode> {
             format!("csfq sweep runs the Python package with `{py}`, which could not be started")
         })?;
     if !probe.status.success() {
+        if args.iter().any(|a| a == "-h" || a == "--help") {
+            // The help is the package's; without it, say what the command takes and needs.
+            println!("{HELP}");
+            return Ok(ExitCode::SUCCESS);
+        }
         bail!(
             "csfq sweep needs the Python package csfq in `{py}`: pip install ./python (from \
              this repository), or set CSFQ_PYTHON to an interpreter that has it"

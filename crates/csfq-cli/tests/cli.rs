@@ -56,6 +56,42 @@ fn run_prints_table_and_writes_outputs() {
     assert_eq!(json["flows"].as_array().unwrap().len(), 32);
     let svg = std::fs::read_to_string(out.join("throughput.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
+    // The delay columns of the printed table and the file.
+    assert!(stdout.contains("delay ms p50/p99") && stdout.contains("sojourn ms"));
+    let header = csv.lines().next().unwrap();
+    for col in [
+        ",queueing_p99_ms,",
+        ",jitter_ms,",
+        ",reference_mbps,",
+        ",drops_overflow",
+    ] {
+        assert!(header.contains(col), "{col} in {header}");
+    }
+}
+
+/// `csfq sweep --help` without the Python package prints what the command takes and what it
+/// needs, and succeeds (it used to fail with an error only); running it says what to install.
+#[test]
+fn sweep_help_without_the_package() {
+    let dir = tmp("sweep-help");
+    // `false` stands for an interpreter without the package: the probe fails.
+    let no_package = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_csfq"))
+            .args(args)
+            .env("CSFQ_PYTHON", "false")
+            .current_dir(&dir)
+            .output()
+            .expect("the binary runs")
+    };
+    let o = no_package(&["sweep", "--help"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("Usage: csfq sweep SCENARIO"), "{stdout}");
+    assert!(stdout.contains("pip install ./python"), "{stdout}");
+    let o = no_package(&["sweep", "x.toml"]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("pip install ./python"), "{stderr}");
 }
 
 #[test]
@@ -599,4 +635,123 @@ fn buffers_beyond_memory_are_refused_before_running() {
     assert!(!o.status.success());
     assert!(stderr.contains("lower buffer_bytes"), "{stderr}");
     assert!(!dir.join("o/summary.json").exists());
+}
+
+/// `--json` on run, maxmin and reproduce: one JSON document on standard output, the same as
+/// the file written beside it, with numbers checked against hand-computed allocations.
+#[test]
+fn json_output_for_scripts() {
+    let out = tmp("json");
+    let run = |args: &[&str]| {
+        let o = csfq(args, &out);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{args:?}: {stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"));
+        v
+    };
+    let hops = repo().join("scenarios/per-hop-2links.toml");
+    let hops = hops.to_str().unwrap();
+    // README: end to end 2 / 8 / 2 Mbit/s, per hop 2 / 5 / 2.
+    let m = run(&["maxmin", hops, "--json"]);
+    let col = |v: &serde_json::Value, k: &str| -> Vec<f64> {
+        v["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[k].as_f64().unwrap())
+            .collect()
+    };
+    let near = |a: Vec<f64>, b: [f64; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9);
+    assert!(near(col(&m, "max_min_mbps"), [2.0, 8.0, 2.0]), "{m}");
+    assert!(near(col(&m, "per_hop_mbps"), [2.0, 5.0, 2.0]), "{m}");
+    assert_eq!(m["links"].as_array().unwrap().len(), 4);
+    // A run: stdout is summary.json, with the reference shares flows.csv also has.
+    let dir = out.join("run");
+    let r = run(&["run", hops, "--json", "--out", dir.to_str().unwrap()]);
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(r, file);
+    let refs: Vec<f64> = r["references"]["reference_mbps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(near(refs, [2.0, 5.0, 2.0]), "{r}");
+    let csv = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
+    let mut rd = csv.lines();
+    let header: Vec<&str> = rd.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let row1: Vec<&str> = rd.next().map(|l| l.split(',').collect()).unwrap();
+    let row2: Vec<&str> = rd.next().map(|l| l.split(',').collect()).unwrap();
+    assert_eq!(row2[at("max_min_mbps")], "8.000000");
+    assert_eq!(row2[at("per_hop_mbps")], "5.000000");
+    // Every drop reason is a column; CSFQ drops by its probability here.
+    assert!(row1[at("drops_csfq_prob")].parse::<u64>().unwrap() > 0);
+    assert_eq!(row1[at("drops_red_early")], "0");
+    // A reproduction: its summary.json.
+    let rep = run(&[
+        "reproduce",
+        "weighted-1link",
+        "--seed",
+        "1",
+        "--json",
+        "--out",
+        out.join("rep").to_str().unwrap(),
+    ]);
+    assert_eq!(rep["id"], "weighted-1link");
+    assert!(!rep["verdicts"].as_array().unwrap().is_empty());
+}
+
+/// A disk that fills while a run writes its outputs: the error names the file, and nothing
+/// truncated is left looking complete (summary.json used to be cut short silently).
+#[test]
+fn a_full_disk_leaves_no_output_that_looks_complete() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED a_full_disk_leaves_no_output_that_looks_complete: needs root to mount a small tmpfs");
+        return;
+    }
+    let mnt = tmp("full-disk");
+    // 32 KiB: flows.csv (5 KB) fits, summary.json (80 KB) does not.
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=32k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED a_full_disk_leaves_no_output_that_looks_complete: cannot mount tmpfs");
+        return;
+    }
+    let out = mnt.join("out");
+    let scenario = repo().join("scenarios/csfq-fig3b.toml");
+    let o = csfq(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &repo(),
+    );
+    let (_, stderr) = text(&o);
+    let listing: Vec<String> = std::fs::read_dir(&out)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert!(!o.status.success(), "a full disk must fail the run");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("summary.json"),
+        "{stderr}"
+    );
+    assert!(!listing.iter().any(|f| f == "summary.json"), "{listing:?}");
+    assert!(
+        !listing.iter().any(|f| f.ends_with(".partial")),
+        "{listing:?}"
+    );
 }

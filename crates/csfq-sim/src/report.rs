@@ -1,5 +1,6 @@
 //! What a run produces: per-flow and per-link results, serializable to JSON and CSV.
 
+use csfq_algo::DropReason;
 use serde::Serialize;
 
 use crate::delay::{DelayHistogram, DelayReport, DelayStats};
@@ -195,48 +196,69 @@ impl SimReport {
             .collect()
     }
 
-    /// `flows.csv`: one row per flow.
+    /// `flows.csv`: one row per flow, with drops by reason (`drops_NAME`, every reason).
     pub fn flows_csv(&self) -> String {
+        self.flows_csv_with(&[])
+    }
+
+    /// `flows.csv` with more columns: `(name, one value per flow, bits/s)` printed in
+    /// Mbit/s (a non-finite value as an empty cell): the flows' reference shares.
+    pub fn flows_csv_with(&self, shares: &[(&str, &[f64])]) -> String {
         // RFC 4180 quoting (a router name may hold a comma or a quote).
         let mut w = csv::Writer::from_writer(Vec::new());
         let header = "flow,kind,src,dst,offered_mbps,weight,throughput_mbps,sent_pkts,delivered_pkts,dropped_pkts,ack_drops,retransmits,timeouts,size_pkts,fct_s,\
                       delay_pkts,delay_mean_ms,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_max_ms,\
                       queueing_mean_ms,queueing_p50_ms,queueing_p95_ms,queueing_p99_ms,queueing_max_ms,jitter_ms";
-        let rows = std::iter::once(header.split(',').map(String::from).collect::<Vec<_>>()).chain(
-            self.flows.iter().map(|f| {
-                let mut row = vec![
-                    f.flow.to_string(),
-                    f.kind.to_string(),
-                    f.src.clone(),
-                    f.dst.clone(),
-                    f.offered_mbps.map_or(String::new(), |r| format!("{r:.6}")),
-                    f.weight.to_string(),
-                    format!("{:.6}", f.throughput_mbps),
-                    f.sent_pkts.to_string(),
-                    f.delivered_pkts.to_string(),
-                    f.dropped_pkts.to_string(),
-                    f.ack_drops.to_string(),
-                    f.retransmits.to_string(),
-                    f.timeouts.to_string(),
-                    f.size_pkts.map_or(String::new(), |n| n.to_string()),
-                    f.fct_s.map_or(String::new(), |t| format!("{t:.6}")),
-                ];
-                // Delay columns: empty when no packet arrived.
-                match &f.delay {
-                    Some(d) => {
-                        row.push(d.packets.to_string());
-                        for s in [d.one_way_ms, d.queueing_ms] {
-                            for v in [s.mean, s.p50, s.p95, s.p99, s.max] {
-                                row.push(format!("{v:.6}"));
-                            }
-                        }
-                        row.push(format!("{:.6}", d.jitter_ms));
-                    }
-                    None => row.extend(std::iter::repeat_n(String::new(), 12)),
-                }
-                row
-            }),
+        let mut header: Vec<String> = header.split(',').map(String::from).collect();
+        header.extend(shares.iter().map(|(name, _)| name.to_string()));
+        header.extend(
+            DropReason::ALL
+                .iter()
+                .map(|r| format!("drops_{}", r.name())),
         );
+        let rows = std::iter::once(header).chain(self.flows.iter().enumerate().map(|(i, f)| {
+            let mut row = vec![
+                f.flow.to_string(),
+                f.kind.to_string(),
+                f.src.clone(),
+                f.dst.clone(),
+                f.offered_mbps.map_or(String::new(), |r| format!("{r:.6}")),
+                f.weight.to_string(),
+                format!("{:.6}", f.throughput_mbps),
+                f.sent_pkts.to_string(),
+                f.delivered_pkts.to_string(),
+                f.dropped_pkts.to_string(),
+                f.ack_drops.to_string(),
+                f.retransmits.to_string(),
+                f.timeouts.to_string(),
+                f.size_pkts.map_or(String::new(), |n| n.to_string()),
+                f.fct_s.map_or(String::new(), |t| format!("{t:.6}")),
+            ];
+            // Delay columns: empty when no packet arrived.
+            match &f.delay {
+                Some(d) => {
+                    row.push(d.packets.to_string());
+                    for s in [d.one_way_ms, d.queueing_ms] {
+                        for v in [s.mean, s.p50, s.p95, s.p99, s.max] {
+                            row.push(format!("{v:.6}"));
+                        }
+                    }
+                    row.push(format!("{:.6}", d.jitter_ms));
+                }
+                None => row.extend(std::iter::repeat_n(String::new(), 12)),
+            }
+            for (_, v) in shares {
+                row.push(match v.get(i) {
+                    Some(x) if x.is_finite() => format!("{:.6}", x / 1e6),
+                    _ => String::new(),
+                });
+            }
+            for r in DropReason::ALL {
+                let n = f.drops.iter().find(|(name, _)| *name == r.name());
+                row.push(n.map_or(0, |(_, n)| *n).to_string());
+            }
+            row
+        }));
         for row in rows {
             w.write_record(&row).expect("writing to memory");
         }

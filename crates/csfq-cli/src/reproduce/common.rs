@@ -59,6 +59,7 @@ pub(crate) fn per_flow_chart(
                     .map(|f| (f.flow as f64, f.throughput_mbps))
                     .collect(),
                 markers: true,
+                line: true,
             })
             .collect(),
         reference: fair.map(|f| (f, format!("fair share {f:.4} Mbps"))),
@@ -99,6 +100,7 @@ pub(crate) fn sweep_chart(
                 name: d.to_string(),
                 points: pts.clone(),
                 markers: true,
+                line: true,
             })
             .collect(),
         reference: Some((1.0, s("fair share"))),

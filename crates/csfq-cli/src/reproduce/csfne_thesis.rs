@@ -99,6 +99,7 @@ pub(crate) fn csfne_table(id: &str, sweep: Sweep, results: &[RunResult]) -> Anal
             name: d.to_string(),
             points: pts,
             markers: true,
+            line: true,
         });
     }
     let x_label = match sweep {

@@ -498,6 +498,7 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
                             .map(|(i, v)| ((i + 1) as f64 * r.report.sample_interval_s, *v))
                             .collect(),
                         markers: false,
+                        line: true,
                     })
                     .collect(),
                 reference: Some((1.0, s("fair share 1 Mbps"))),
@@ -650,6 +651,7 @@ pub(crate) fn table1(results: &[RunResult]) -> Analysis {
                 .map(|(i, v)| ((i + 1) as f64 * r.report.sample_interval_s, *v))
                 .collect(),
             markers: false,
+            line: true,
         })
         .collect();
     Analysis {
@@ -736,10 +738,12 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             .filter_map(|f| Some((f.size_pkts? as f64, f.fct_s?)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        // Each point a transfer: markers, never joined (sizes repeat, times vary).
         series.push(Series {
             name: r.discipline.to_string(),
             points: pts,
             markers: true,
+            line: false,
         });
     }
     let g = |d| means.get(&d).copied().unwrap_or(f64::NAN);
@@ -1031,7 +1035,7 @@ pub(crate) fn table4(results: &[RunResult]) -> Analysis {
             y_label: s("throughput (Mbps)"),
             series: results
                 .iter()
-                .map(|r| Series { name: r.label.clone(), points: r.report.flows.iter().map(|f| (f.flow as f64 + 1.0, f.throughput_mbps)).collect(), markers: true })
+                .map(|r| Series { name: r.label.clone(), points: r.report.flows.iter().map(|f| (f.flow as f64 + 1.0, f.throughput_mbps)).collect(), markers: true, line: true })
                 .collect(),
             reference: Some((10.0 / 3.0, s("fair share 3.33 Mbps"))),
             log_y: false,
@@ -1073,6 +1077,7 @@ pub(crate) fn weighted(id: &str, results: &[RunResult]) -> Analysis {
             .map(|(i, a)| (i as f64, a / 1e6))
             .collect(),
         markers: false,
+        line: true,
     });
     Analysis {
         header: ["flow", "weight", "route", "throughput Mbps", "weighted max-min Mbps", "vs max-min"].map(s).to_vec(),

@@ -425,6 +425,7 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
                 name: d.to_string(),
                 points: pts.clone(),
                 markers: true,
+                line: true,
             })
             .collect(),
         reference: Some((2.0, s("fair share 2 Mbps"))),
@@ -439,6 +440,7 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
             .map(|(i, y)| ((i + 1) as f64, *y))
             .collect(),
         markers: false,
+        line: true,
     };
     let v_chart = top.map(|r| {
         (
@@ -521,6 +523,7 @@ pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
                 .filter_map(|f| Some((f.size_pkts? as f64, f.fct_s?)))
                 .collect(),
             markers: true,
+            line: true,
         });
     }
     let mean_of = |d: DisciplineKind| means.iter().find(|m| m.0 == d).map_or(f64::NAN, |m| m.1);
@@ -653,11 +656,13 @@ pub(crate) fn fig2() -> Analysis {
             name: format!("S0 = {s0}"),
             points: mem,
             markers: true,
+            line: true,
         });
         loss_series.push(Series {
             name: format!("S0 = {s0}"),
             points: loss,
             markers: true,
+            line: true,
         });
         by_s0.push((s0, bits_all, lossless_all));
     }

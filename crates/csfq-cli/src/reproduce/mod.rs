@@ -217,7 +217,7 @@ pub fn run_plans(plans: &[Plan], seeds: &[u64], msg: &str) -> Result<Vec<Vec<Run
 }
 
 /// `csfq reproduce ID`.
-pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
+pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64], json: bool) -> Result<()> {
     let Some(e) = find(id) else {
         let ids: Vec<_> = EXPERIMENTS.iter().map(|e| e.id).collect();
         bail!(
@@ -231,6 +231,13 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     let results = run_experiments(&[e], seeds, e.id)?.remove(0);
     let judged = analyze_seeds(e, &results);
     write_experiment(e, &results, &judged, &dir)?;
+    if json {
+        let path = dir.join("summary.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        print!("{text}");
+        return Ok(());
+    }
     let a = &judged.analysis;
     println!("{}: {}", e.id, e.setup);
     println!("published: {}", e.published);
@@ -246,10 +253,10 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     }
     println!("{t}");
     for c in &a.checks {
-        println!("verdict: {c}");
+        println!("{}", crate::paragraph("verdict: ", &c.to_string()));
     }
     for n in &a.notes {
-        println!("note: {n}");
+        println!("{}", crate::paragraph("note: ", n));
     }
     println!(
         "\nwrote {0}/results.csv, {0}/summary.json, {0}/{1}.svg",
@@ -409,7 +416,7 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     let (scale_md, scale_runs) = scale::section(&dir)?;
     md.push_str(&scale_md);
     let md_path = dir.join("report.md");
-    std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
+    crate::write_atomic(&md_path, &md)?;
     let mut body = String::new();
     let parser = pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES);
     pulldown_cmark::html::push_html(&mut body, parser);
@@ -420,7 +427,7 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
          td:first-child,th:first-child{{text-align:left}}img{{max-width:100%}}</style></head><body>\n{body}</body></html>\n"
     );
     let html_path = dir.join("report.html");
-    std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
+    crate::write_atomic(&html_path, html)?;
     for (e, a) in es.iter().zip(&analyses) {
         let departs = a
             .checks
@@ -474,7 +481,7 @@ fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Pat
         }
     }
     let path = dir.join("results.csv");
-    std::fs::write(&path, s).with_context(|| format!("writing {}", path.display()))?;
+    crate::write_atomic(&path, s)?;
     let summary = json!({
         "id": e.id, "setup": e.setup, "published": e.published,
         "seeds": j.seeds, "table_seed": j.seeds.first(),
@@ -482,8 +489,7 @@ fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Pat
         "notes": a.notes, "results": a.json,
     });
     let path = dir.join("summary.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
-        .with_context(|| format!("writing {}", path.display()))?;
+    crate::write_atomic(&path, serde_json::to_string_pretty(&summary)? + "\n")?;
     for (suffix, chart) in &a.extra_charts {
         chart.write_svg(&dir.join(format!("{}-{suffix}.svg", e.id)))?;
     }

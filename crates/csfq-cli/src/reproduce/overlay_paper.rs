@@ -158,9 +158,9 @@ pub(crate) fn fig6(results: &[RunResult]) -> Analysis {
             x_label: s("bottlenecks M"),
             y_label: s("throughput (Mbps)"),
             series: vec![
-                Series { name: s("edge-to-edge loops"), points: ours, markers: true },
-                Series { name: s("proportional fair C/(1+MK)"), points: pf_pts, markers: false },
-                Series { name: s("min potential delay C/(1+K sqrt M)"), points: md_pts, markers: false },
+                Series { name: s("edge-to-edge loops"), points: ours, markers: true, line: true },
+                Series { name: s("proportional fair C/(1+MK)"), points: pf_pts, markers: false, line: true },
+                Series { name: s("min potential delay C/(1+K sqrt M)"), points: md_pts, markers: false, line: true },
             ],
             reference: None,
             log_y: false,
@@ -208,6 +208,7 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
                 name,
                 points: vec![(n as f64, cov)],
                 markers: true,
+                line: true,
             }),
         }
         rows.push(vec![
@@ -358,6 +359,7 @@ pub(crate) fn fig8_9(id: &str, results: &[RunResult]) -> Analysis {
                         .map(|(i, &y)| ((i + 1) as f64 * dt, y))
                         .collect(),
                     markers: false,
+                    line: true,
                 });
             }
             let what = if fig9 {
@@ -492,11 +494,13 @@ pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
                         name: s("best effort"),
                         points: pts(be),
                         markers: false,
+                        line: true,
                     },
                     Series {
                         name: s("quasi-leased line"),
                         points: pts(qll),
                         markers: false,
+                        line: true,
                     },
                 ],
                 reference: Some((50.0, s("leased rate 50 Mbps"))),
@@ -566,8 +570,8 @@ pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
             x_label: s("leased share b = A/C"),
             y_label: s("peak bottleneck queue (packets)"),
             series: vec![
-                Series { name: s("simulated peak"), points: peaks, markers: true },
-                Series { name: s("bound b/(1-b) C tau"), points: bounds, markers: false },
+                Series { name: s("simulated peak"), points: peaks, markers: true, line: true },
+                Series { name: s("bound b/(1-b) C tau"), points: bounds, markers: false, line: true },
             ],
             reference: None,
             log_y: false,

@@ -254,6 +254,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
                         .map(|(i, &y)| ((i + 1) as f64 * r.sample_interval_s, y.max(1e-3)))
                         .collect(),
                     markers: false,
+                    line: true,
                 })
                 .collect()
         };

@@ -172,8 +172,8 @@ pub(crate) fn tuf_fig4() -> Analysis {
             x_label: s("tag"),
             y_label: s("loss probability"),
             series: vec![
-                Series { name: s("TUF queue"), points: groups.iter().map(|g| (g.0 + 32.0, g.1)).collect(), markers: true },
-                Series { name: s("filter model"), points: groups.iter().map(|g| (g.0 + 32.0, g.2)).collect(), markers: false },
+                Series { name: s("TUF queue"), points: groups.iter().map(|g| (g.0 + 32.0, g.1)).collect(), markers: true, line: true },
+                Series { name: s("filter model"), points: groups.iter().map(|g| (g.0 + 32.0, g.2)).collect(), markers: false, line: true },
             ],
             reference: None,
             log_y: false,
@@ -248,6 +248,7 @@ pub(crate) fn onoff_periods(id: &str, links: u32, results: &[RunResult]) -> Anal
                     name: d.to_string(),
                     points: log_pts(pts),
                     markers: true,
+                    line: true,
                 })
                 .collect(),
             reference: Some((1.0, s("fair share"))),
