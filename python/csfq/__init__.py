@@ -19,20 +19,16 @@ import copy
 import json
 import operator
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 import tomli_w
+import tomlkit
+import tomlkit.exceptions
 
 from . import _csfq
 from ._csfq import ScenarioError, SimulationError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __version__: str = _csfq.__version__
 
@@ -70,8 +66,17 @@ def _looks_like_toml(s: str) -> bool:
     return "\n" in s
 
 
-def _set(doc: Dict[str, Any], key: str, value: Any) -> None:
-    """Sets a field by its dotted path; list items by index (``link.0.rate_mbps``)."""
+def _scenario_error(file: str, field: str, message: str) -> ScenarioError:
+    """A :class:`ScenarioError` about a field that no line of a file holds (an override, a
+    run option): ``line`` and ``column`` 0."""
+    e = ScenarioError(f"{file}: field `{field}`: {message}")
+    e.file, e.line, e.column, e.field, e.message = file, 0, 0, field, message
+    return e
+
+
+def _set(doc: Dict[str, Any], key: str, value: Any, name: str = "<scenario>") -> None:
+    """Sets a field by its dotted path; list items by index (``link.0.rate_mbps``). A path
+    the scenario does not have raises :class:`ScenarioError` naming the override."""
     parts = key.replace("__", ".").split(".")
     node: Any = doc
     for i, part in enumerate(parts):
@@ -82,7 +87,9 @@ def _set(doc: Dict[str, Any], key: str, value: Any) -> None:
                 index = int(part)
                 node[index]
             except (ValueError, IndexError):
-                raise KeyError(f"override `{key}`: `{where}` is not an item of a list of {len(node)}") from None
+                raise _scenario_error(
+                    name, key, f"override `{key}`: `{where}` is not an item of a list of {len(node)}"
+                ) from None
             if last:
                 node[index] = value
             else:
@@ -91,11 +98,13 @@ def _set(doc: Dict[str, Any], key: str, value: Any) -> None:
             if last:
                 node[part] = value
             elif part not in node:
-                raise KeyError(f"override `{key}`: the scenario has no `{where}`")
+                raise _scenario_error(name, key, f"override `{key}`: the scenario has no `{where}`")
             else:
                 node = node[part]
         else:
-            raise KeyError(f"override `{key}`: `{'.'.join(parts[:i])}` is a value, not a table")
+            raise _scenario_error(
+                name, key, f"override `{key}`: `{'.'.join(parts[:i])}` is a value, not a table"
+            )
 
 
 def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
@@ -115,14 +124,18 @@ def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
     if not overrides and text is not None:
         return text, name
     if doc is None:
+        # tomlkit keeps the file's layout: an error in the result is on the line it is on
+        # in the file, an overridden value where the file has it.
         try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError:
             # Let the simulator's parser report it, with the file, line and field.
             return text, name
-        name = f"{name} (with overrides)"
+        for k, v in overrides.items():
+            _set(doc, k, v, name)
+        return tomlkit.dumps(doc), f"{name} (with overrides)"
     for k, v in overrides.items():
-        _set(doc, k, v)
+        _set(doc, k, v, name)
     return tomli_w.dumps(doc), name
 
 
@@ -253,6 +266,11 @@ def run(
     replaces the scenario's. A scenario that does not load raises :class:`ScenarioError`
     (``file``, ``line``, ``column``, ``field``, ``message``)."""
     text, name = load_scenario(scenario, **overrides)
+    if seed is not None:
+        try:
+            seed = _seed(seed)
+        except (TypeError, ValueError) as e:
+            raise _scenario_error(name, "seed", str(e)) from None
     data = json.loads(_csfq.run(text, name, discipline, seed))
     flows = _flows_frame(data["flows"])
     links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)

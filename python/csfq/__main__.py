@@ -14,6 +14,7 @@ the flows' throughput against their reference share, and what the store holds.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -79,6 +80,13 @@ def parse_seeds(text: str) -> List[int]:
                 lo, hi = (int(x) for x in part.split("-", 1))
                 if hi < lo:
                     raise ValueError
+                if hi >= 2**64:
+                    raise UsageError(f"--seeds {text}: seeds are below 2**64 (18446744073709551616)")
+                if hi - lo + 1 + len(seeds) > MAX_SEEDS:
+                    raise UsageError(
+                        f"--seeds {text}: {hi - lo + 1} seeds; at most {MAX_SEEDS} in one campaign "
+                        "(run several with the same --store)"
+                    )
                 seeds.extend(range(lo, hi + 1))
             else:
                 seeds.append(int(part))
@@ -86,7 +94,14 @@ def parse_seeds(text: str) -> List[int]:
             raise UsageError(f"--seeds {text}: expected seeds like 1-8 or 1,2,5 (non-negative integers)")
     if any(s < 0 for s in seeds):
         raise UsageError(f"--seeds {text}: seeds are non-negative")
+    if any(s >= 2**64 for s in seeds):
+        raise UsageError(f"--seeds {text}: seeds are below 2**64 (18446744073709551616)")
     return list(dict.fromkeys(seeds))
+
+
+#: The most seeds one campaign takes: each is a run of every grid point, listed before any
+#: runs (a larger campaign is several, sharing a store).
+MAX_SEEDS = 100_000
 
 
 def summarize(df, grid: Dict[str, List[Any]]):
@@ -151,6 +166,8 @@ def sweep_main(argv: Optional[Sequence[str]] = None) -> int:
         grid = parse_grid(args.set)
         seeds = parse_seeds(args.seeds)
         backend = "dask" if args.scheduler else args.backend
+        if os.path.exists(args.store) and not os.path.isdir(args.store):
+            raise UsageError(f"--store {args.store}: a file, not a directory")
         c = Campaign(args.scenario, grid, seeds=seeds, store=args.store)
         todo = len(c.missing())
         total = len(c.runs())
@@ -168,7 +185,11 @@ def sweep_main(argv: Optional[Sequence[str]] = None) -> int:
     dims = " x ".join(f"{len(v)} {k}" for k, v in grid.items()) or "no grid"
     print(f"{total} runs ({dims}, {len(seeds)} seeds): {todo} computed, {total - todo} already in {args.store}")
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        try:
+            df.to_csv(args.csv, index=False)
+        except OSError as e:
+            # The runs are stored; only the CSV copy failed.
+            p.exit(1, f"{p.prog}: error: cannot write {args.csv}: {e.strerror or e} (the runs are in {args.store})\n")
         print(f"wrote {args.csv} ({len(df)} rows)")
     return 0
 

@@ -10,27 +10,29 @@ use std::path::Path;
 use csfq_cli::reproduce::{analyze_seeds, run_experiments, DEFAULT_SEEDS};
 use csfq_cli::run::References;
 use csfq_sim::experiments::{find, EXPERIMENTS};
-use csfq_sim::{DisciplineKind, ScenarioError, ScenarioFile, Simulation, Topology};
+use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
+// The module is named as Python imports it, so exceptions pickle (a process pool or Dask
+// sends them back to the caller).
 create_exception!(
-    _csfq,
-    ScenarioFileError,
+    csfq._csfq,
+    ScenarioError,
     PyValueError,
     "A scenario that failed to load: `file`, `line`, `column` (1-based; 0 when the error is about the whole file), `field` (or None) and `message`."
 );
 create_exception!(
-    _csfq,
+    csfq._csfq,
     SimulationError,
     PyRuntimeError,
     "A run that could not be built or finished (a network without a route, an unknown experiment)."
 );
 
-fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
-    let err = ScenarioFileError::new_err(e.to_string());
+fn scenario_error(py: Python<'_>, e: &csfq_sim::ScenarioError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
     let v = err.value(py);
     let set = |k: &str, o: Bound<'_, PyAny>| v.setattr(k, o);
     let result = (|| -> PyResult<()> {
@@ -330,7 +332,7 @@ fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
-    m.add("ScenarioError", m.py().get_type::<ScenarioFileError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -142,10 +142,51 @@ def test_overrides_by_dotted_path_and_keyword():
     r = csfq.run(three_udp(), flow__0__rate_mbps=1.0)
     # 1 Mbit/s each, 3 Mbit/s in all: under capacity, every flow gets what it sends.
     assert r.flows["max_min_mbps"].tolist() == pytest.approx([1.0] * 3)
-    with pytest.raises(KeyError, match="the scenario has no `nosuch`"):
+    with pytest.raises(csfq.ScenarioError, match="the scenario has no `nosuch`") as e:
         csfq.run(three_udp(), **{"nosuch.rate": 1})
-    with pytest.raises(KeyError, match="not an item of a list of 1"):
+    assert e.value.field == "nosuch.rate"
+    with pytest.raises(csfq.ScenarioError, match="not an item of a list of 1") as e:
         csfq.run(three_udp(), **{"link.3.rate_mbps": 1})
+    assert (e.value.field, e.value.line) == ("link.3.rate_mbps", 0)
+    for bad in [-1, 2**64, 1.5, "3"]:
+        with pytest.raises(csfq.ScenarioError) as e:
+            csfq.run(three_udp(), seed=bad)
+        assert e.value.field == "seed", bad
+
+
+def test_an_overridden_file_keeps_its_lines(tmp_path):
+    # An error in a file run with overrides is on the line the file has it on (the text
+    # used to be written anew, and the line moved).
+    text = (SCENARIOS / "csfq-fig3b.toml").read_text()
+    lines = text.splitlines()
+    at = next(i for i, l in enumerate(lines) if l.startswith("rate_mbps"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(lines[at], "rate_mbps = -3", 1))
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(bad, duration_s=1.0)
+    assert e.value.field == "rate_mbps"
+    with pytest.raises(csfq.ScenarioError) as plain:
+        csfq.run(bad)
+    assert e.value.line == plain.value.line > 0
+
+
+def test_errors_cross_processes():
+    # Exceptions pickle (a process pool or Dask sends them back to the caller) with their
+    # fields.
+    import pickle
+
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(three_udp(), **{"link.3.rate_mbps": 1})
+    back = pickle.loads(pickle.dumps(e.value))
+    assert type(back) is csfq.ScenarioError
+    assert (back.field, back.message, str(back)) == (e.value.field, e.value.message, str(e.value))
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run("name = 1\nrouters = [\n")
+    back = pickle.loads(pickle.dumps(e.value))
+    assert (back.file, back.line, back.column) == (e.value.file, e.value.line, e.value.column)
+    with pytest.raises(csfq.SimulationError) as s:
+        csfq.reproduce("nosuch")
+    assert str(pickle.loads(pickle.dumps(s.value))) == str(s.value)
 
 
 def test_maxmin_of_a_parking_lot_is_the_hand_computed_one():

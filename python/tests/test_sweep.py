@@ -81,7 +81,7 @@ def test_to_xarray_and_errors(tmp_path):
     assert v.values.tolist() == pytest.approx([4.0] * 3, rel=0.05)
     with pytest.raises(ValueError, match="give seeds as `seeds`"):
         csfq.Campaign(base(), {"seed": [1, 2]})
-    with pytest.raises(KeyError, match="the scenario has no `nosuch`"):
+    with pytest.raises(csfq.ScenarioError, match="the scenario has no `nosuch`"):
         csfq.Campaign(base(), {"nosuch.x": [1]}).runs()
     bad = base()
     bad["link"][0]["rate_mbps"] = -1.0
@@ -151,11 +151,19 @@ def test_the_command_line_names_bad_arguments(tmp_path):
         (["--set", "link.0.rate_mbps=-1"], 1, "field `rate_mbps`"),
         (["--set", "discipline=fifo,nonsense"], 1, "nonsense"),
         (["--backend", "slurm"], 2, "invalid choice: 'slurm'"),
+        (["--seeds", "0-18446744073709551616"], 2, "seeds are below 2**64"),
+        (["--seeds", "1-100000000"], 2, "100000000 seeds; at most 100000"),
     ]:
         r = _cli([str(scenario), *args, *store, "--quiet"])
         assert r.returncode == code and said in r.stderr, (args, r.returncode, r.stderr)
         assert "Traceback" not in r.stderr
     assert not list((tmp_path / "s").glob("*.parquet"))
+    # A store that is a file, and a CSV that cannot be written: said, no traceback.
+    (tmp_path / "f").write_text("")
+    r = _cli([str(scenario), "--store", str(tmp_path / "f"), "--quiet"])
+    assert r.returncode == 2 and "a file, not a directory" in r.stderr and "Traceback" not in r.stderr
+    r = _cli([str(scenario), *store, "--quiet", "--csv", "/dev/full"])
+    assert r.returncode == 1 and "cannot write /dev/full" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_csfq_sweep_runs_the_package(tmp_path):
