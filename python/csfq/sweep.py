@@ -8,7 +8,8 @@ the simulator will run; its key is a hash of that scenario as the simulator read
 version. Results are stored per run as ``STORE/KEY.parquet`` (one row per
 flow, with the run's parameters as columns), so a rerun computes only what is missing,
 and ``results()`` reads them all as one DataFrame (``pandas.read_parquet`` of the
-directory gives the same).
+directory gives the same); its links, series and metadata are under ``STORE/_links``,
+``STORE/_series`` and ``STORE/_runs`` (``links()``, ``series()``, ``metadata()``).
 
 Local runs use a thread pool (the simulator releases the interpreter, so threads use every
 core); ``backend="dask"`` submits the runs to a ``dask.distributed`` scheduler (a
@@ -19,6 +20,7 @@ backends store the same bytes.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import itertools
 import json
@@ -28,15 +30,18 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from . import __version__, _csfq, load_scenario, _flows_frame, _seed
+from . import _LINK_COLUMNS, __version__, _csfq, _flows_frame, _seed, _series_frame, load_scenario
 
 #: Columns every stored row has besides the flow's own.
 RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
 
 
-def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> pd.DataFrame:
-    """One run, as the rows it stores: its flows, with the run's summary. Deterministic
-    (no wall time), so any backend stores the same bytes."""
+def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> Dict[str, Any]:
+    """One run, as what it stores: ``flows`` (one row per flow, with the run's summary;
+    deterministic, so any backend stores the same bytes), ``links``, ``series`` and
+    ``summary`` (with the run's wall time and host)."""
+    import socket
+
     data = json.loads(_csfq.run(text, name, discipline, seed))
     flows = _flows_frame(data["flows"]).reset_index()
     s = data["summary"]
@@ -44,7 +49,25 @@ def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> pd.
     flows.insert(0, "jain_index", s["jain_index"])
     flows.insert(0, "seed", s["seed"])
     flows.insert(0, "discipline", s["discipline"])
-    return flows
+    links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)
+    sojourn = [c for c in _LINK_COLUMNS if c.startswith("sojourn_")]
+    links[sojourn] = links[sojourn].astype("float64")
+    series = _series_frame(data, links)
+    series["id"] = series["id"].astype(str)
+    return {
+        "flows": flows,
+        "links": links,
+        "series": series,
+        "summary": dict(s, host=socket.gethostname()),
+    }
+
+
+def _json_readable(path: pathlib.Path) -> bool:
+    try:
+        json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _readable(path: pathlib.Path) -> bool:
@@ -127,20 +150,126 @@ class Campaign:
                 )
         return out
 
-    def missing(self) -> List[Dict[str, Any]]:
-        """The runs whose results are not stored yet, or whose stored file is not a whole
-        Parquet file (a copy cut short, a disk that filled): those run again."""
-        return [r for r in self.runs() if not _readable(self.store / f"{r['key']}.parquet")]
+    def _paths(self, key: str) -> Dict[str, pathlib.Path]:
+        """Where a run's parts live. The flows are ``STORE/KEY.parquet`` (what
+        ``pandas.read_parquet(STORE)`` reads: it skips names starting with ``_``); links,
+        series and the run's summary and metadata beside them under ``_links``, ``_series``
+        and ``_runs``."""
+        return {
+            "flows": self.store / f"{key}.parquet",
+            "links": self.store / "_links" / f"{key}.parquet",
+            "series": self.store / "_series" / f"{key}.parquet",
+            "run": self.store / "_runs" / f"{key}.json",
+        }
 
-    def _store(self, run: Dict[str, Any], rows: pd.DataFrame) -> None:
-        rows = rows.copy()
-        rows.insert(0, "key", run["key"])
-        for i, (k, v) in enumerate(run["params"].items()):
-            if k != "discipline":
-                rows.insert(1 + i, k, v)
-        tmp = self.store / f".{run['key']}.parquet.tmp"
-        rows.to_parquet(tmp, index=False)
-        os.replace(tmp, self.store / f"{run['key']}.parquet")
+    def _complete(self, key: str) -> bool:
+        p = self._paths(key)
+        return (
+            _readable(p["flows"])
+            and _readable(p["links"])
+            and _readable(p["series"])
+            and _json_readable(p["run"])
+        )
+
+    def missing(self) -> List[Dict[str, Any]]:
+        """The runs whose results are not stored yet, or not whole (a file cut short, a disk
+        that filled, a part absent): those run again."""
+        return [r for r in self.runs() if not self._complete(r["key"])]
+
+    def _store(self, run: Dict[str, Any], result: Dict[str, Any]) -> None:
+        paths = self._paths(run["key"])
+        for d in ("links", "series", "run"):
+            paths[d].parent.mkdir(parents=True, exist_ok=True)
+
+        def keyed(df: pd.DataFrame) -> pd.DataFrame:
+            df = df.copy()
+            df.insert(0, "key", run["key"])
+            for i, (k, v) in enumerate(run["params"].items()):
+                if k != "discipline":
+                    df.insert(1 + i, k, v)
+            return df
+
+        def replace(path: pathlib.Path, write) -> None:
+            tmp = path.with_name(f".{path.name}.tmp")
+            write(tmp)
+            os.replace(tmp, path)
+
+        meta = {
+            "key": run["key"],
+            "params": run["params"],
+            "discipline": run["discipline"],
+            "seed": run["seed"],
+            "version": __version__,
+            "scenario_file": run["name"],
+            "scenario_text": run["text"],
+            "summary": result["summary"],
+            "stored_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
+        replace(paths["links"], lambda t: keyed(result["links"]).to_parquet(t, index=False))
+        replace(paths["series"], lambda t: keyed(result["series"]).to_parquet(t, index=False))
+        replace(paths["run"], lambda t: t.write_text(json.dumps(meta, indent=1, default=str)))
+        # The flows last: a run whose flows file is whole has every part.
+        replace(paths["flows"], lambda t: keyed(result["flows"]).to_parquet(t, index=False))
+
+    def _read(self, part: str) -> pd.DataFrame:
+        frames = []
+        for r in self.runs():
+            p = self._paths(r["key"])[part]
+            if self._complete(r["key"]):
+                frames.append(pd.read_parquet(p))
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, ignore_index=True)
+
+    def links(self) -> pd.DataFrame:
+        """Every stored run's links, one row per (run, router-to-router link direction),
+        with the run's key and parameters: utilization, drops, queue, sojourn times."""
+        return self._read("links")
+
+    def series(self, kind: Optional[str] = None, metric: Optional[str] = None) -> pd.DataFrame:
+        """Every stored run's time series (``time_s``, ``kind`` flow or link, ``id``,
+        ``metric``, ``value``), with the run's key and parameters; ``kind`` and ``metric``
+        select (``series("link", "queue_bytes")``)."""
+        df = self._read("series")
+        if df.empty:
+            return df
+        if kind is not None:
+            df = df[df["kind"] == kind]
+        if metric is not None:
+            df = df[df["metric"] == metric]
+        return df.reset_index(drop=True)
+
+    def metadata(self) -> pd.DataFrame:
+        """One row per stored run: key, parameters, discipline, seed, the package version,
+        the scenario's file and the text the simulator ran (``scenario_text``), its summary
+        (name, Jain's index, events, wall time, host) and when it was stored."""
+        rows = []
+        for r in self.runs():
+            p = self._paths(r["key"])["run"]
+            if self._complete(r["key"]):
+                m = json.loads(p.read_text())
+                summary = m.pop("summary")
+                params = m.pop("params")
+                rows.append({**m, **{k: v for k, v in params.items() if k != "discipline"}, **summary})
+        return pd.DataFrame(rows)
+
+    def stale(self) -> List[str]:
+        """Keys stored in the store that are not runs of this campaign (another base
+        scenario or grid, an older package version). A store shared by several campaigns
+        holds each other's runs: check before removing them."""
+        mine = {r["key"] for r in self.runs()}
+        found = {p.stem for p in self.store.glob("*.parquet")}
+        for sub, suffix in (("_links", ".parquet"), ("_series", ".parquet"), ("_runs", ".json")):
+            found |= {p.name[: -len(suffix)] for p in (self.store / sub).glob(f"*{suffix}")}
+        return sorted(found - mine)
+
+    def remove_stale(self) -> List[str]:
+        """Removes every part of the runs :meth:`stale` lists; returns their keys."""
+        keys = self.stale()
+        for k in keys:
+            for p in self._paths(k).values():
+                p.unlink(missing_ok=True)
+        return keys
 
     def run(
         self,
@@ -235,14 +364,7 @@ class Campaign:
     def results(self) -> pd.DataFrame:
         """Every stored run of this campaign, one row per (run, flow), in the campaign's
         order (grid, then seed, then flow)."""
-        frames = []
-        for r in self.runs():
-            p = self.store / f"{r['key']}.parquet"
-            if _readable(p):
-                frames.append(pd.read_parquet(p))
-        if not frames:
-            return pd.DataFrame()
-        return pd.concat(frames, ignore_index=True)
+        return self._read("flows")
 
     def to_xarray(self, var: str = "throughput_mbps"):
         """The results as an xarray Dataset over the grid's parameters, the seed and the

@@ -263,3 +263,45 @@ def test_an_interrupted_campaign_starts_nothing_more(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         c.run(progress=False, workers=1)
     assert len(started) <= 2, len(started)
+
+
+def test_the_store_keeps_links_series_and_metadata(tmp_path):
+    store = tmp_path / "c"
+    c = csfq.Campaign(base(), GRID, seeds=[1], store=store)
+    c.run(progress=False)
+    runs = c.runs()
+    # Each run's links and series equal a direct run's.
+    links, series, meta = c.links(), c.series(), c.metadata()
+    assert len(meta) == len(runs) == 4
+    for r in runs:
+        direct = csfq.run(base(), discipline=r["discipline"], seed=1, **{k: v for k, v in r["params"].items() if k != "discipline"})
+        mine = links[links["key"] == r["key"]]
+        assert mine["utilization"].tolist() == direct.links["utilization"].tolist()
+        # (NaN on the reverse direction, which carries no packet)
+        pd.testing.assert_series_equal(
+            mine["sojourn_p99_ms"].reset_index(drop=True), direct.links["sojourn_p99_ms"], check_names=False
+        )
+        q = series[(series["key"] == r["key"]) & (series["metric"] == "queue_bytes")]
+        dq = direct.series[direct.series["metric"] == "queue_bytes"]
+        assert q["value"].tolist() == dq["value"].tolist()
+        m = meta[meta["key"] == r["key"]].iloc[0]
+        assert (m["seed"], m["discipline"], m["version"]) == (1, r["discipline"], csfq.__version__)
+        assert m["scenario_text"] == r["text"] and m["events"] == direct.summary["events"]
+        assert m["wall_s"] > 0 and m["host"]
+    assert set(c.series("link", "queue_bytes")["metric"]) == {"queue_bytes"}
+    # pandas reading the directory still sees only the flows.
+    assert sorted(pd.read_parquet(store).columns) == sorted(c.results().columns)
+    # Runs of another campaign in the same store are stale to this one, and only they go.
+    other = csfq.Campaign(base(), {"discipline": ["fifo"]}, seeds=[1], store=store)
+    other.run(progress=False)
+    theirs = {r["key"] for r in other.runs()}
+    assert set(c.stale()) == theirs
+    assert set(c.remove_stale()) == theirs
+    assert c.stale() == [] and c.missing() == [] and len(other.missing()) == 1
+    assert not [p for k in theirs for p in store.rglob(f"{k}*")]
+    # A part removed by hand makes its run missing, and a rerun restores it.
+    victim = runs[0]["key"]
+    (store / "_series" / f"{victim}.parquet").unlink()
+    assert [r["key"] for r in c.missing()] == [victim]
+    c.run(progress=False)
+    assert c.missing() == []
