@@ -36,6 +36,10 @@ enum Command {
         /// Identification field as the dataplane writes them.
         #[arg(long, value_name = "LINK")]
         pcap: Vec<String>,
+        /// The most the trace file may hold (bytes; K, M, G suffixes are powers of 1024):
+        /// past it the trace stops, whole, and the run goes on [default: 1G].
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        pcap_limit: Option<u64>,
         /// Print summary.json (the report, with each flow's reference shares) to standard
         /// output instead of the tables.
         #[arg(long)]
@@ -119,6 +123,28 @@ struct SeedList(Vec<u64>);
 
 /// Seeds as "A-B" (a range, both ends included) or "A,B,C": at most 1000 of them, no
 /// repeats, in increasing order as given.
+/// A size in bytes: a whole number, optionally followed by K, M or G (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("`{s}`: expected a size like 500M or 2G")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a size like 500M or 2G"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("`{s}`: a size between 1 byte and 16 EiB"))
+}
+
 fn parse_seeds(s: &str) -> Result<SeedList, String> {
     const MAX: u64 = 1000;
     let num = |t: &str| {
@@ -189,8 +215,17 @@ fn main() -> ExitCode {
             seed,
             discipline,
             pcap,
+            pcap_limit,
             json,
-        } => run::run(&scenario, out, seed, discipline, &pcap, json),
+        } => run::run(
+            &scenario,
+            out,
+            seed,
+            discipline,
+            &pcap,
+            pcap_limit.unwrap_or(run::DEFAULT_PCAP_LIMIT),
+            json,
+        ),
         Command::Reproduce {
             id,
             list,
@@ -244,6 +279,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<run::Interrupted>().is_some() => {
+            eprintln!("{e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
 use csfq_sim::pcap::PcapTrace;
+use csfq_sim::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -60,11 +61,46 @@ pub struct TraceRequest {
     pub path: PathBuf,
     /// Ports, indices into the topology's.
     pub ports: Vec<usize>,
+    /// The most bytes the file may hold; recording stops there.
+    pub limit_bytes: u64,
+}
+
+/// The default `--pcap-limit`: 1 GiB, about 10 million packets' headers.
+pub const DEFAULT_PCAP_LIMIT: u64 = 1 << 30;
+
+/// A run stopped by Ctrl-C (SIGINT) or SIGTERM: the command exits with 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Set by the SIGINT/SIGTERM handler; the run loop looks at it between steps.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the handler once: an interrupt stops the run at its next step (a thousandth
+/// of the simulated time), so a trace is closed whole and nothing half-written is left.
+fn catch_interrupts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // If a handler cannot be installed, Ctrl-C kills the process as before.
+        let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
+    });
 }
 
 impl TraceRequest {
     /// The ports of links named on the command line (deduplicated, in order).
-    pub fn of_links(s: &ScenarioFile, links: &[String], path: PathBuf) -> Result<Option<Self>> {
+    pub fn of_links(
+        s: &ScenarioFile,
+        links: &[String],
+        path: PathBuf,
+        limit_bytes: u64,
+    ) -> Result<Option<Self>> {
         let mut ports = Vec::new();
         for name in links {
             for p in csfq_sim::trace::link_ports(s, name)? {
@@ -73,24 +109,36 @@ impl TraceRequest {
                 }
             }
         }
-        Ok((!ports.is_empty()).then_some(TraceRequest { path, ports }))
+        Ok((!ports.is_empty()).then_some(TraceRequest {
+            path,
+            ports,
+            limit_bytes,
+        }))
     }
 }
 
 /// Runs a simulation with a progress bar over simulated time, writing the trace if one is
 /// asked for; returns the report, the flows' reference allocations, the wall time and the
-/// packets traced.
+/// packets traced. Ctrl-C stops the run: the trace is closed whole and the error is
+/// [`Interrupted`].
 pub fn simulate_with_progress(
     s: &ScenarioFile,
     trace: Option<&TraceRequest>,
-) -> Result<(SimReport, References, std::time::Duration, Option<u64>)> {
+) -> Result<(SimReport, References, std::time::Duration, Option<TraceEnd>)> {
     s.check_fits_this_machine()?;
     let mut sim = Simulation::new(s)?;
     if let Some(t) = trace {
-        let pcap = PcapTrace::create(&t.path, sim.topology(), &t.ports, s.tcp.segment_bytes)
-            .with_context(|| format!("cannot create {}", t.path.display()))?;
+        let pcap = PcapTrace::create(
+            &t.path,
+            sim.topology(),
+            &t.ports,
+            s.tcp.segment_bytes,
+            t.limit_bytes,
+        )
+        .with_context(|| format!("cannot create {}", t.path.display()))?;
         sim.trace(&t.ports, Box::new(pcap))?;
     }
+    catch_interrupts();
     let fair = References::of(sim.topology());
     let end = sim.end();
     let bar = ProgressBar::new(end.0 / 1_000_000);
@@ -102,8 +150,8 @@ pub fn simulate_with_progress(
         .progress_chars("=> "),
     );
     let started = std::time::Instant::now();
-    let step = Nanos((end.0 / 100).max(1));
-    while sim.now() < end {
+    let step = Nanos((end.0 / 1000).max(1));
+    while sim.now() < end && !STOP.load(std::sync::atomic::Ordering::Relaxed) {
         sim.run_until(sim.now() + step);
         bar.set_position(sim.now().0 / 1_000_000);
     }
@@ -115,6 +163,22 @@ pub fn simulate_with_progress(
         ),
         None => None,
     };
+    if sim.now() < end {
+        let kept = match (trace, traced) {
+            (Some(t), Some(e)) => format!(
+                "; {} holds the {} packets traced up to then, and is whole",
+                t.path.display(),
+                e.packets
+            ),
+            _ => String::new(),
+        };
+        return Err(Interrupted(format!(
+            "interrupted at {:.3} s of {:.3} s simulated: no results written{kept}",
+            sim.now().as_secs_f64(),
+            end.as_secs_f64()
+        ))
+        .into());
+    }
     Ok((sim.report(), fair, started.elapsed(), traced))
 }
 
@@ -129,12 +193,13 @@ pub fn run(
     seed: Option<u64>,
     d: Option<DisciplineKind>,
     pcap: &[String],
+    pcap_limit: u64,
     json: bool,
 ) -> Result<()> {
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     // A misnamed link is an error before anything is written.
-    let trace = TraceRequest::of_links(&s, pcap, dir.join("trace.pcapng"))?;
+    let trace = TraceRequest::of_links(&s, pcap, dir.join("trace.pcapng"), pcap_limit)?;
     crate::prepare_out_dir(&dir)?;
     let (report, refs, wall, traced) = simulate_with_progress(&s, trace.as_ref())?;
     write_outputs(&dir, &report, &refs)?;
@@ -297,7 +362,8 @@ pub fn run(
         "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg{png}",
         dir.display()
     );
-    if let (Some(t), Some(n)) = (&trace, traced) {
+    if let (Some(t), Some(end)) = (&trace, traced) {
+        let n = end.packets;
         // Link i's ports are 2i (as listed) and 2i + 1 (back).
         let names: Vec<String> = t
             .ports
@@ -317,6 +383,15 @@ pub fn run(
             t.path.display(),
             names.join(", ")
         );
+        if let Some(at) = end.stopped_at {
+            println!(
+                "note: the trace stopped at {:.3} s of {:.3} s simulated, at its size limit \
+                 ({} bytes; --pcap-limit): packets after that are not in it",
+                at.as_secs_f64(),
+                s.duration_s,
+                t.limit_bytes
+            );
+        }
     }
     Ok(())
 }

@@ -755,3 +755,105 @@ fn a_full_disk_leaves_no_output_that_looks_complete() {
         "{listing:?}"
     );
 }
+
+/// Walks a pcapng file block by block: every block's length is repeated at its end and the
+/// last ends at the end of the file. Returns the blocks.
+fn pcapng_blocks(bytes: &[u8]) -> usize {
+    let (mut at, mut n) = (0usize, 0usize);
+    while at < bytes.len() {
+        assert!(at + 12 <= bytes.len(), "a block cut short at {at}");
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        assert!(
+            len >= 12 && at + len <= bytes.len(),
+            "a block cut short at {at}"
+        );
+        let tail = u32::from_le_bytes(bytes[at + len - 4..at + len].try_into().unwrap());
+        assert_eq!(tail as usize, len, "block at {at}");
+        at += len;
+        n += 1;
+    }
+    n
+}
+
+/// `--pcap-limit`: the trace stops whole at the limit, the run goes on, and the output says
+/// the trace is incomplete.
+#[test]
+fn a_trace_stops_at_its_limit_and_says_so() {
+    let out = tmp("pcap-limit");
+    let scenario = repo().join("scenarios/csfq-fig3b.toml");
+    let args = |limit: &str| {
+        vec![
+            "run".to_string(),
+            scenario.to_str().unwrap().into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--pcap".into(),
+            "r1-r2".into(),
+            "--pcap-limit".into(),
+            limit.into(),
+        ]
+    };
+    let o = csfq(
+        &args("20K").iter().map(String::as_str).collect::<Vec<_>>(),
+        &out,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("the trace stopped at"), "{stdout}");
+    let bytes = std::fs::read(out.join("trace.pcapng")).unwrap();
+    assert!(bytes.len() >= 20 << 10 && bytes.len() < (20 << 10) + 300);
+    assert!(pcapng_blocks(&bytes) > 100);
+    // The run's own results are whole.
+    assert!(out.join("summary.json").exists());
+    let o = csfq(
+        &args("12Q").iter().map(String::as_str).collect::<Vec<_>>(),
+        &out,
+    );
+    let (_, stderr) = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("expected a size like 500M"),
+        "{stderr}"
+    );
+}
+
+/// Ctrl-C during a traced run: exit 130, a message that says what is and is not written,
+/// and a trace that ends on a whole block.
+#[test]
+fn an_interrupted_run_leaves_a_whole_trace() {
+    let out = tmp("sigint");
+    let scenario = repo().join("scenarios/scale-1000.toml");
+    let child = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--pcap",
+            "r1-r2",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The handler is in place once the trace file exists.
+    let trace = out.join("trace.pcapng");
+    let t0 = std::time::Instant::now();
+    while !trace.exists() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted at") && stderr.contains("no results written"),
+        "{stderr}"
+    );
+    assert!(!out.join("summary.json").exists());
+    let bytes = std::fs::read(&trace).unwrap();
+    assert!(pcapng_blocks(&bytes) > 2);
+}

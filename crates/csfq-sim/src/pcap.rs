@@ -40,7 +40,7 @@ use pcap_file::DataLink;
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::FlowKind;
 use crate::topology::Topology;
-use crate::trace::Tracer;
+use crate::trace::{TraceEnd, Tracer};
 
 /// UDP destination port of overlay control packets (feedback: the next one).
 pub const LOOP_CONTROL_PORT: u16 = 7000;
@@ -144,16 +144,23 @@ pub struct PcapTrace {
     error: Option<io::Error>,
     /// Packets recorded (sent and dropped).
     pub packets: u64,
+    /// Bytes written so far, and the most to write: past it, recording stops (the file
+    /// stays a whole pcapng file, its last block complete).
+    written: u64,
+    limit_bytes: u64,
+    stopped_at: Option<Nanos>,
 }
 
 impl PcapTrace {
     /// Creates `path` with one interface per port of `ports` (indices into
-    /// `topo.ports`); TCP segments are `segment_bytes` on the wire.
+    /// `topo.ports`); TCP segments are `segment_bytes` on the wire. Once the file holds
+    /// `limit_bytes`, recording stops (see [`TraceEnd::stopped_at`]).
     pub fn create(
         path: &Path,
         topo: &Topology,
         ports: &[usize],
         segment_bytes: u32,
+        limit_bytes: u64,
     ) -> io::Result<Self> {
         let file = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let mut writer = PcapNgWriter::new(file).map_err(into_io)?;
@@ -191,6 +198,8 @@ impl PcapTrace {
             loops: topo.loops.iter().map(|l| (l.ingress, l.egress)).collect(),
             segment_bytes,
         };
+        // The header and interface blocks count toward the limit too.
+        let header = io::Seek::stream_position(writer.get_mut())?;
         Ok(PcapTrace {
             writer,
             addressing,
@@ -198,11 +207,18 @@ impl PcapTrace {
             buf: Vec::with_capacity(128),
             error: None,
             packets: 0,
+            written: header,
+            limit_bytes,
+            stopped_at: None,
         })
     }
 
     fn record(&mut self, now: Nanos, port: usize, p: &SimPacket, drop: Option<DropReason>) {
-        if self.error.is_some() {
+        if self.error.is_some() || self.stopped_at.is_some() {
+            return;
+        }
+        if self.written >= self.limit_bytes {
+            self.stopped_at = Some(now);
             return;
         }
         let Some(&(_, interface_id)) = self.interfaces.iter().find(|(q, _)| *q == port) else {
@@ -224,7 +240,10 @@ impl PcapTrace {
             options,
         };
         match self.writer.write_pcapng_block(epb) {
-            Ok(_) => self.packets += 1,
+            Ok(n) => {
+                self.packets += 1;
+                self.written += n as u64;
+            }
             Err(e) => self.error = Some(into_io(e)),
         }
     }
@@ -255,11 +274,14 @@ impl Tracer for PcapTrace {
         self.record(now, port, p, Some(reason));
     }
 
-    fn finish(&mut self) -> io::Result<u64> {
+    fn finish(&mut self) -> io::Result<TraceEnd> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
         self.writer.get_mut().flush()?;
-        Ok(self.packets)
+        Ok(TraceEnd {
+            packets: self.packets,
+            stopped_at: self.stopped_at,
+        })
     }
 }

@@ -502,9 +502,15 @@ impl Simulation {
         Ok(())
     }
 
-    /// Flushes the tracer (if any); returns the packets it recorded, or its first error.
-    pub fn finish_trace(&mut self) -> std::io::Result<u64> {
-        self.tracer.as_mut().map_or(Ok(0), |t| t.finish())
+    /// Flushes the tracer (if any); returns what it recorded, or its first error.
+    pub fn finish_trace(&mut self) -> std::io::Result<crate::trace::TraceEnd> {
+        self.tracer.as_mut().map_or(
+            Ok(crate::trace::TraceEnd {
+                packets: 0,
+                stopped_at: None,
+            }),
+            |t| t.finish(),
+        )
     }
 
     /// The network being simulated.

@@ -17,9 +17,19 @@ pub trait Tracer: Send + std::fmt::Debug {
     /// `port` dropped `p` at `now` (on arrival, or pushed out or dropped at the head later).
     fn dropped(&mut self, now: Nanos, port: usize, p: &SimPacket, reason: DropReason);
 
-    /// The run is over (or stopped): flush; returns the packets recorded, or the first
-    /// error met.
-    fn finish(&mut self) -> std::io::Result<u64>;
+    /// The run is over (or stopped): flush; returns what was recorded, or the first error
+    /// met.
+    fn finish(&mut self) -> std::io::Result<TraceEnd>;
+}
+
+/// What a finished trace holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceEnd {
+    /// Packets recorded (sent and dropped).
+    pub packets: u64,
+    /// The simulated time it stopped recording at, if it reached its size limit before the
+    /// run ended: packets after that are not in it.
+    pub stopped_at: Option<Nanos>,
 }
 
 /// [`crate::Simulation::trace`] was given a port the network does not have.

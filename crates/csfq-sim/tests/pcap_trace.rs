@@ -83,15 +83,41 @@ fn traced_run(
     let path = std::env::temp_dir().join(format!("csfq-{}-{file}", std::process::id()));
     let mut sim = Simulation::new(s).unwrap();
     let ports = link_ports(s, link).unwrap();
-    let trace = PcapTrace::create(&path, sim.topology(), &ports, s.tcp.segment_bytes).unwrap();
+    let trace =
+        PcapTrace::create(&path, sim.topology(), &ports, s.tcp.segment_bytes, u64::MAX).unwrap();
     sim.trace(&ports, Box::new(trace)).unwrap();
     sim.run_until(sim.end());
-    let written = sim.finish_trace().unwrap();
+    let end = sim.finish_trace().unwrap();
     let report = sim.report();
     let (names, records) = read(&path, report.flows.len());
     std::fs::remove_file(&path).unwrap();
-    assert_eq!(written, records.len() as u64);
+    assert_eq!(end.packets, records.len() as u64);
+    assert_eq!(end.stopped_at, None);
     (report, names, records)
+}
+
+/// A size limit stops recording at a block boundary: the file stays whole (every block in
+/// it reads), within one packet's block of the limit, and says when it stopped.
+#[test]
+fn a_trace_stops_whole_at_its_size_limit() {
+    let s = scenario("csfq-fig3b.toml", 3.0);
+    let path = std::env::temp_dir().join(format!("csfq-{}-limit.pcapng", std::process::id()));
+    let mut sim = Simulation::new(&s).unwrap();
+    let ports = link_ports(&s, "r1-r2").unwrap();
+    let limit = 50_000;
+    let trace =
+        PcapTrace::create(&path, sim.topology(), &ports, s.tcp.segment_bytes, limit).unwrap();
+    sim.trace(&ports, Box::new(trace)).unwrap();
+    sim.run_until(sim.end());
+    let end = sim.finish_trace().unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let (_, records) = read(&path, 32);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(end.packets, records.len() as u64);
+    let stopped = end.stopped_at.expect("3 s of fig3b is more than 50 kB");
+    assert!(stopped.0 > 0 && stopped < sim.end());
+    // Header and interface blocks, then whole packet blocks: at most one past the limit.
+    assert!(size >= limit && size < limit + 300, "{size}");
 }
 
 #[test]
