@@ -115,6 +115,14 @@ enum Command {
     },
     /// The eBPF dataplane on real interfaces: attach, stats, detach (needs root).
     Dp(dp::Dp),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell), e.g.
+    /// `csfq completions bash > /etc/bash_completion.d/csfq`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `csfq man > /usr/local/share/man/man1/csfq.1`.
+    Man,
 }
 
 /// The seeds of `--seeds`.
@@ -276,6 +284,18 @@ fn main() -> ExitCode {
             None => bench::bench(repeat, large),
         },
         Command::Dp(args) => dp::dp(args),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "csfq", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(anyhow::Error::from)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

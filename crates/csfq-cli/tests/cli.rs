@@ -857,3 +857,42 @@ fn an_interrupted_run_leaves_a_whole_trace() {
     let bytes = std::fs::read(&trace).unwrap();
     assert!(pcapng_blocks(&bytes) > 2);
 }
+
+/// Completions and the manual page come from the same definitions as the parser, and the
+/// command, its crate and the Python package report one version.
+#[test]
+fn completions_man_page_and_one_version() {
+    let dir = tmp("completions");
+    let o = csfq(&["completions", "bash"], &dir);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("_csfq()") && stdout.contains("reproduce"),
+        "{stdout}"
+    );
+    let o = csfq(&["man"], &dir);
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        stdout.starts_with(".ie") || stdout.contains(".TH csfq"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reproduce"));
+    let o = csfq(&["--version"], &dir);
+    let (stdout, _) = text(&o);
+    let version = stdout.trim().strip_prefix("csfq ").unwrap().to_string();
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let field = |file: &str| {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("version = \""))
+            .map(|v| v.trim_end_matches('"').to_string())
+            .unwrap()
+    };
+    assert_eq!(field("python/pyproject.toml"), version);
+    assert_eq!(field("python/Cargo.toml"), version);
+    // The changelog's newest entry is this version.
+    let changelog = std::fs::read_to_string(repo().join("CHANGELOG.md")).unwrap();
+    let newest = changelog.lines().find(|l| l.starts_with("## ")).unwrap();
+    assert!(newest.contains(&version), "{newest}");
+}
