@@ -22,7 +22,8 @@ enum Command {
     Run {
         /// The scenario (TOML).
         scenario: PathBuf,
-        /// Where to write flows.csv, summary.json and throughput.svg [default: out/NAME].
+        /// Where to write flows.csv, summary.json, throughput.svg and throughput.png (and
+        /// trace.pcapng) [default: out/NAME].
         #[arg(long)]
         out: Option<PathBuf>,
         /// Seed, overriding the file's.
