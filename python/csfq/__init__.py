@@ -199,6 +199,15 @@ class Result:
         return head + self.flows._repr_html_()
 
 
+def _links_frame(records: List[Dict[str, Any]]) -> pd.DataFrame:
+    """One row per router-to-router link direction; the sojourn columns float64 even when
+    no packet crossed a link (one schema whatever the run)."""
+    links = pd.DataFrame(records).reindex(columns=_LINK_COLUMNS)
+    sojourn = [c for c in _LINK_COLUMNS if c.startswith("sojourn_")]
+    links[sojourn] = links[sojourn].astype("float64")
+    return links
+
+
 def _sample_time(k: int, dt: float) -> float:
     """The end of sample interval k, s, rounded to the nanosecond the simulator counts in,
     so ``loc[0.3]`` finds it (0.1 * 3 is 0.30000000000000004)."""
@@ -273,9 +282,7 @@ def run(
             raise _scenario_error(name, "seed", str(e)) from None
     data = json.loads(_csfq.run(text, name, discipline, seed))
     flows = _flows_frame(data["flows"])
-    links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)
-    sojourn = [c for c in _LINK_COLUMNS if c.startswith("sojourn_")]
-    links[sojourn] = links[sojourn].astype("float64")
+    links = _links_frame(data["links"])
     series = _series_frame(data, links)
     flow_ids = series["kind"] == "flow"
     series["id"] = series["id"].astype(object)

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from . import _LINK_COLUMNS, __version__, _csfq, _flows_frame, _seed, _series_frame, load_scenario
+from . import __version__, _csfq, _flows_frame, _links_frame, _seed, _series_frame, load_scenario
 
 #: Columns every stored row has besides the flow's own.
 RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
@@ -49,9 +49,7 @@ def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> Dic
     flows.insert(0, "jain_index", s["jain_index"])
     flows.insert(0, "seed", s["seed"])
     flows.insert(0, "discipline", s["discipline"])
-    links = pd.DataFrame(data["links"]).reindex(columns=_LINK_COLUMNS)
-    sojourn = [c for c in _LINK_COLUMNS if c.startswith("sojourn_")]
-    links[sojourn] = links[sojourn].astype("float64")
+    links = _links_frame(data["links"])
     series = _series_frame(data, links)
     series["id"] = series["id"].astype(str)
     return {
