@@ -208,7 +208,7 @@ fn run(
 
 /// Adds `{prefix}_mean_ms`, `_p50_ms`, `_p95_ms`, `_p99_ms` and `_max_ms` to a JSON row
 /// (null when there were no packets).
-fn stats_columns(row: &mut Value, prefix: &str, s: Option<csfq_sim::delay::DelayStats>) {
+fn stats_columns(row: &mut Value, prefix: &str, s: Option<csfq_sim::observe::delay::DelayStats>) {
     let obj = row.as_object_mut().expect("rows are objects");
     let values = s.map(|s| [s.mean, s.p50, s.p95, s.p99, s.max]);
     for (i, name) in ["mean", "p50", "p95", "p99", "max"].iter().enumerate() {

@@ -101,7 +101,7 @@ enum Command {
         large: bool,
         /// Instead: FLOWS long-lived TCP flows through one bottleneck under FIFO, CSFQ and
         /// DRR, each in its own process: wall time, events/s and peak memory.
-        #[arg(long, value_name = "FLOWS", value_parser = clap::value_parser!(u32).range(1..=csfq_sim::scenario::MAX_FLOWS as i64), conflicts_with = "large")]
+        #[arg(long, value_name = "FLOWS", value_parser = clap::value_parser!(u32).range(1..=csfq_sim::config::MAX_FLOWS as i64), conflicts_with = "large")]
         scale: Option<u32>,
         /// The scale run's bottleneck, Gbit/s.
         #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = positive_finite)]

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::pcap::PcapTrace;
-use csfq_sim::trace::TraceEnd;
+use csfq_sim::observe::pcap::PcapTrace;
+use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -103,7 +103,7 @@ impl TraceRequest {
     ) -> Result<Option<Self>> {
         let mut ports = Vec::new();
         for name in links {
-            for p in csfq_sim::trace::link_ports(s, name)? {
+            for p in csfq_sim::observe::trace::link_ports(s, name)? {
                 if !ports.contains(&p) {
                     ports.push(p);
                 }

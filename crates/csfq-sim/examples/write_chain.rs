@@ -1,6 +1,6 @@
 //! Writes the shipped csfq-fig6a/b scenario files (K = 10) from the generator.
+use csfq_sim::config::FlowKind;
 use csfq_sim::experiments::{chain, Cross};
-use csfq_sim::scenario::FlowKind;
 fn main() {
     for (v, kind) in [("a", FlowKind::Udp), ("b", FlowKind::Tcp)] {
         let header = format!(

@@ -18,8 +18,8 @@ use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
 
+use crate::config::{DisciplineKind, ScenarioFile};
 use crate::packet::{SimPacket, NO_TAG};
-use crate::scenario::{DisciplineKind, ScenarioFile};
 
 /// One output port's discipline.
 #[derive(Debug, Clone)]

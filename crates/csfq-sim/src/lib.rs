@@ -1,31 +1,36 @@
 //! A packet-level discrete-event simulator for core-stateless fair queueing.
 //!
-//! A [`scenario::ScenarioFile`] (TOML) describes routers, links, disciplines and flows;
-//! [`topology::Topology`] turns it into a network with shortest-path routes;
-//! [`sim::Simulation`] runs it with integer-nanosecond time and seeded per-component random
-//! streams, so the same scenario and seed give byte-identical results; the
-//! [`report::SimReport`] holds per-flow throughput, drops by reason, and time series.
-//! Queue disciplines come from `csfq-algo`; sources are CBR "UDP", ON-OFF, and TCP
-//! NewReno ([`tcp`]).
+//! The crate reads top-down, each layer using only those below it:
+//!
+//! - [`config`]: a scenario file (TOML) parsed and validated: routers, links, disciplines,
+//!   flows, loops; every fault reported with file, line and field;
+//! - [`net`]: the network it describes, built once as a typed plan ([`Topology`]): nodes,
+//!   ports, each flow's route, the overlay loops, and the reference allocations (max-min,
+//!   per hop) results are judged by;
+//! - [`discipline`]: a port's queue discipline, the `csfq-algo` algorithms behind one enum;
+//! - [`hosts`]: sources, TCP senders and receivers; [`overlay`]: the loops at run time;
+//! - [`engine`]: the event loop ([`Simulation`]): ports, forwarding, drops, sampling, the
+//!   report;
+//! - [`observe`]: what a run records and reports ([`SimReport`]), traces and pcapng.
+//!
+//! Time is integer nanoseconds and every component draws from its own seeded random
+//! stream ([`rng`]), so the same scenario and seed give byte-identical results.
+//! [`experiments`] holds the published experiments' scenarios and numbers.
 
-mod compact;
-pub mod delay;
+pub mod config;
 pub mod discipline;
+pub mod engine;
+pub(crate) mod events;
 pub mod experiments;
-pub mod ns2_timer;
+pub mod hosts;
+pub mod net;
+pub mod observe;
 pub mod overlay;
 pub mod packet;
-pub mod pcap;
-pub mod report;
-pub mod rlm;
-pub mod scenario;
-pub mod sim;
-pub mod source;
-pub mod tcp;
-pub mod topology;
-pub mod trace;
+pub mod rng;
+pub(crate) mod routes;
 
-pub use report::SimReport;
-pub use scenario::{DisciplineKind, ScenarioError, ScenarioFile};
-pub use sim::{MemoryUse, Simulation};
-pub use topology::{BuildError, Topology};
+pub use config::{DisciplineKind, ScenarioError, ScenarioFile};
+pub use engine::{MemoryUse, Simulation};
+pub use net::{BuildError, Topology};
+pub use observe::report::SimReport;

@@ -29,7 +29,7 @@ pub struct SimPacket {
     /// Its flow.
     pub flow: FlowId,
     /// Its flow's index among the flows of the queue it is in (set at each hop from
-    /// [`crate::topology::Hop::local`]): what the disciplines' per-flow state is
+    /// [`crate::net::Hop::local`]): what the disciplines' per-flow state is
     /// indexed by, so that state is as large as the flows that cross a port.
     pub local: u32,
     /// Wire size, bytes.

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use csfq_algo::maxmin::{fair_share, jain_index};
-use csfq_sim::report::LinkReport;
-use csfq_sim::scenario::EstimatorKind;
+use csfq_sim::config::EstimatorKind;
+use csfq_sim::observe::report::LinkReport;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
 fn scenario(name: &str) -> ScenarioFile {

@@ -5,7 +5,7 @@
 
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
 use csfq_sim::experiments::{dumbbell, find, leased, linear, without_loops};
-use csfq_sim::report::FlowReport;
+use csfq_sim::observe::report::FlowReport;
 use csfq_sim::{ScenarioFile, SimReport, Simulation};
 
 fn run(s: &ScenarioFile) -> SimReport {

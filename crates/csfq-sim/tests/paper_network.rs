@@ -222,7 +222,7 @@ fn table4_relabeling() {
             let mut s = find("csfq-table4").unwrap().scenario();
             for f in &mut s.flows {
                 let f = f.get_mut();
-                f.kind = csfq_sim::scenario::FlowKind::Tcp;
+                f.kind = csfq_sim::config::FlowKind::Tcp;
                 f.rate_mbps = None;
             }
             s.seed = seed;

@@ -1,12 +1,12 @@
-//! Packet traces (`csfq_sim::pcap`): read back, a trace agrees with the simulator's own
+//! Packet traces (`csfq_sim::observe::pcap`): read back, a trace agrees with the simulator's own
 //! counters, and its labels carry the rates the edge measured.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use csfq_algo::label_codec::LabelCodec;
-use csfq_sim::pcap::{host_address, PcapTrace};
-use csfq_sim::trace::link_ports;
+use csfq_sim::observe::pcap::{host_address, PcapTrace};
+use csfq_sim::observe::trace::link_ports;
 use csfq_sim::{ScenarioFile, Simulation};
 use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;

@@ -12,7 +12,7 @@
 //! 10 s, 1.5% over 60 s; the worst flow of these chains was 9% off over 10 s, 3.3% over
 //! 60 s (histogram estimator; the fixed-point model 3.4%).
 
-use csfq_sim::scenario::EstimatorKind;
+use csfq_sim::config::EstimatorKind;
 use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;

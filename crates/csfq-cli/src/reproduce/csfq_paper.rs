@@ -25,14 +25,8 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
             DisciplineKind::Drr => "fair",
             DisciplineKind::Fred2 => "less precise than DRR",
             DisciplineKind::Csfq => "-11% .. +5%",
-            DisciplineKind::Tuf
-            | DisciplineKind::Csfne
-            | DisciplineKind::Choke
-            | DisciplineKind::CsfqFixed
-            | DisciplineKind::May
-            | DisciplineKind::Las
-            | DisciplineKind::Ared
-            | DisciplineKind::FqCodel => "-",
+            // The paper has no row for the others.
+            _ => "-",
         };
         rows.push(vec![
             r.discipline.to_string(),
@@ -703,14 +697,8 @@ pub(crate) fn table2(results: &[RunResult]) -> Analysis {
             DisciplineKind::Fred1 | DisciplineKind::Fred2 => "better than CSFQ",
             DisciplineKind::Csfq => "~10x better than FIFO, RED",
             DisciplineKind::Fifo | DisciplineKind::Red => "worst",
-            DisciplineKind::Tuf
-            | DisciplineKind::Csfne
-            | DisciplineKind::Choke
-            | DisciplineKind::CsfqFixed
-            | DisciplineKind::May
-            | DisciplineKind::Las
-            | DisciplineKind::Ared
-            | DisciplineKind::FqCodel => "-",
+            // The paper has no row for the others.
+            _ => "-",
         };
         let timeouts: Vec<f64> = web.iter().map(|f| f.timeouts as f64).collect();
         let with_timeout = web.iter().filter(|f| f.timeouts > 0).count();

@@ -29,7 +29,7 @@ fn drop_split(r: &RunResult) -> (u64, u64) {
 }
 
 /// The bottleneck: the busiest router-to-router link of the run.
-fn bottleneck(r: &RunResult) -> &csfq_sim::report::LinkReport {
+fn bottleneck(r: &RunResult) -> &csfq_sim::observe::report::LinkReport {
     r.report
         .links
         .iter()

@@ -5,7 +5,7 @@
 
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
 use csfq_sim::experiments::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
-use csfq_sim::report::FlowReport;
+use csfq_sim::observe::report::FlowReport;
 use serde_json::json;
 
 use super::common::*;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::maxmin::jain_index;
-use csfq_sim::delay::DelayHistogram;
-use csfq_sim::report::LinkReport;
+use csfq_sim::observe::delay::DelayHistogram;
+use csfq_sim::observe::report::LinkReport;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 use rayon::prelude::*;
 
@@ -41,7 +41,7 @@ impl Scheme {
         match self {
             Scheme::CsfqHistogram => {
                 let mut s = s.with_discipline(DisciplineKind::Csfq);
-                s.csfq.estimator = csfq_sim::scenario::EstimatorKind::Histogram;
+                s.csfq.estimator = csfq_sim::config::EstimatorKind::Histogram;
                 s
             }
             Scheme::CsfqPaper => {

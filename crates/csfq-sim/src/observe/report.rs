@@ -3,7 +3,7 @@
 use csfq_algo::DropReason;
 use serde::Serialize;
 
-use crate::delay::{DelayHistogram, DelayReport, DelayStats};
+use crate::observe::delay::{DelayHistogram, DelayReport, DelayStats};
 
 /// One flow's results.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -128,7 +128,7 @@ pub struct SimReport {
     pub packet_hops: u64,
     /// Edge-to-edge overlay loops.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub loops: Vec<crate::overlay::LoopReport>,
+    pub loops: Vec<LoopReport>,
 }
 
 /// Completion times of the finite transfers whose size falls in one bucket.
@@ -264,6 +264,51 @@ impl SimReport {
         }
         String::from_utf8(w.into_inner().expect("writing to memory")).expect("the fields are UTF-8")
     }
+}
+
+/// One loop's results.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LoopReport {
+    /// Name.
+    pub name: String,
+    /// Ingress router.
+    pub ingress: String,
+    /// Egress router.
+    pub egress: String,
+    /// best-effort, assured or quasi-leased.
+    pub service: &'static str,
+    /// The assured or leased rate, Mbit/s.
+    pub rate_mbps: Option<f64>,
+    /// `tau = T`, ms.
+    pub tau_ms: f64,
+    /// Data packets the shaper sent into the network.
+    pub sent_pkts: u64,
+    /// Data packets the shaper queue dropped at the ingress.
+    pub ingress_drops: u64,
+    /// The most bytes the shaper queue held.
+    pub peak_ingress_queue_bytes: u32,
+    /// Data bytes lost inside the network, as the egress learned from control packets.
+    pub network_lost_bytes: u64,
+    /// Control packets sent / lost in the network.
+    pub control_sent: u64,
+    /// Control packets lost.
+    pub control_lost: u64,
+    /// Feedback packets sent.
+    pub feedback_sent: u64,
+    /// Feedback packets lost.
+    pub feedback_lost: u64,
+    /// Congestion epochs entered.
+    pub epochs: u64,
+    /// Re-synchronizations of the egress's intervals.
+    pub resyncs: u64,
+    /// `lambda`, the shaper's rate, at each sample, Mbit/s.
+    pub lambda_mbps: Vec<f64>,
+    /// The latest `mu` at each sample, Mbit/s.
+    pub mu_mbps: Vec<f64>,
+    /// The latest accumulation at each sample, packets.
+    pub accumulation_pkts: Vec<f64>,
+    /// The shaper queue at each sample, bytes.
+    pub ingress_queue_bytes: Vec<u32>,
 }
 
 #[cfg(test)]

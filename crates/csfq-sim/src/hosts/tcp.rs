@@ -9,16 +9,16 @@
 //! timestamps (RFC 7323), optional delayed ACKs (every second segment or a timeout,
 //! immediately for out-of-order data, RFC 5681 Section 4.2), and optional SACK (RFC 2018
 //! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3). Instead of
-//! RFC 6298's timer, ns-2's coarse one ([`crate::ns2_timer`]) when the scenario asks.
+//! RFC 6298's timer, ns-2's coarse one ([`crate::hosts::ns2_timer`]) when the scenario asks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use csfq_algo::{FlowId, Nanos};
 
-use crate::ns2_timer::Ns2Timer;
+use crate::config::{TcpConfig, TcpTimer};
+use crate::hosts::ns2_timer::Ns2Timer;
 use crate::packet::{SackBlocks, SimPacket};
-use crate::scenario::{TcpConfig, TcpTimer};
 
 const DUP_THRESH: u32 = 3;
 const MAX_RTO: Nanos = Nanos(60_000_000_000);

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{DisciplineKind, LinkSpec};
+use super::{DisciplineKind, LinkSpec, ScenarioFile};
 
 /// The loops' shared parameters (the overlay paper, Section 7: 1000-byte packets,
 /// `beta = 0.95`, `alpha = 1` packet per `tau`, `H_thresh = 2`, `L_thresh = 1.5`,
@@ -140,7 +140,7 @@ pub const SHAPER_QUEUES: [DisciplineKind; 7] = [
 
 /// The route between two routers over the routers' links only, as port indices (link
 /// `i` gives ports `2i` (first to second router) and `2i + 1`): fewest hops, ties to the
-/// link listed first, as [`crate::topology`] routes flows.
+/// link listed first, as [`crate::net`] routes flows.
 pub fn router_route(
     routers: &[String],
     links: &[&LinkSpec],
@@ -155,52 +155,7 @@ pub fn router_route(
         ports.push((a, b));
         ports.push((b, a));
     }
-    crate::topology::RouterRoutes::over(routers.len(), ports.into_iter()).search(from, to)
-}
-
-/// One loop's results.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct LoopReport {
-    /// Name.
-    pub name: String,
-    /// Ingress router.
-    pub ingress: String,
-    /// Egress router.
-    pub egress: String,
-    /// best-effort, assured or quasi-leased.
-    pub service: &'static str,
-    /// The assured or leased rate, Mbit/s.
-    pub rate_mbps: Option<f64>,
-    /// `tau = T`, ms.
-    pub tau_ms: f64,
-    /// Data packets the shaper sent into the network.
-    pub sent_pkts: u64,
-    /// Data packets the shaper queue dropped at the ingress.
-    pub ingress_drops: u64,
-    /// The most bytes the shaper queue held.
-    pub peak_ingress_queue_bytes: u32,
-    /// Data bytes lost inside the network, as the egress learned from control packets.
-    pub network_lost_bytes: u64,
-    /// Control packets sent / lost in the network.
-    pub control_sent: u64,
-    /// Control packets lost.
-    pub control_lost: u64,
-    /// Feedback packets sent.
-    pub feedback_sent: u64,
-    /// Feedback packets lost.
-    pub feedback_lost: u64,
-    /// Congestion epochs entered.
-    pub epochs: u64,
-    /// Re-synchronizations of the egress's intervals.
-    pub resyncs: u64,
-    /// `lambda`, the shaper's rate, at each sample, Mbit/s.
-    pub lambda_mbps: Vec<f64>,
-    /// The latest `mu` at each sample, Mbit/s.
-    pub mu_mbps: Vec<f64>,
-    /// The latest accumulation at each sample, packets.
-    pub accumulation_pkts: Vec<f64>,
-    /// The shaper queue at each sample, bytes.
-    pub ingress_queue_bytes: Vec<u32>,
+    crate::routes::RouterRoutes::over(routers.len(), ports.into_iter()).search(from, to)
 }
 
 /// A loop problem found while validating: the span of the table at fault (or `None` for
@@ -208,7 +163,7 @@ pub struct LoopReport {
 pub(crate) type LoopIssue = (Option<std::ops::Range<usize>>, String, String);
 
 /// Checks the `[overlay]` table, the `[[loop]]` tables and the flows that name loops.
-pub(crate) fn validate(s: &crate::scenario::ScenarioFile) -> Result<(), LoopIssue> {
+pub(crate) fn validate(s: &ScenarioFile) -> Result<(), LoopIssue> {
     let o = &s.overlay;
     let table = |field: &str, what: &str| Err((None, format!("overlay.{field}"), what.to_string()));
     if o.tau_ms.is_some_and(|t| !(0.001..=1e6).contains(&t)) {
@@ -258,7 +213,7 @@ pub(crate) fn validate(s: &crate::scenario::ScenarioFile) -> Result<(), LoopIssu
         let span = Some(l.span());
         let spec = l.get_ref();
         let bad = |field: &str, what: String| Err((span.clone(), field.to_string(), what));
-        if let Some(c) = spec.name.chars().find(|&c| !crate::scenario::printable(c)) {
+        if let Some(c) = spec.name.chars().find(|&c| !super::printable(c)) {
             return bad(
                 "name",
                 format!("holds {c:?}: control and direction-changing characters are refused"),
@@ -375,7 +330,7 @@ pub(crate) fn validate(s: &crate::scenario::ScenarioFile) -> Result<(), LoopIssu
 mod tests {
     use std::path::Path;
 
-    use crate::scenario::{ScenarioError, ScenarioFile};
+    use crate::config::{ScenarioError, ScenarioFile};
 
     const GOOD: &str = r#"name = "t"
 duration_s = 1.0

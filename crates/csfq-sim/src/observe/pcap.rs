@@ -37,10 +37,10 @@ use pcap_file::pcapng::blocks::interface_description::{
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 
+use crate::config::FlowKind;
+use crate::net::Topology;
+use crate::observe::trace::{TraceEnd, Tracer};
 use crate::packet::{Kind, SimPacket};
-use crate::scenario::FlowKind;
-use crate::topology::Topology;
-use crate::trace::{TraceEnd, Tracer};
 
 /// UDP destination port of overlay control packets (feedback: the next one).
 pub const LOOP_CONTROL_PORT: u16 = 7000;

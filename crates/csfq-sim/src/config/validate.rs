@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
+use super::parse::line_col;
 use super::*;
 
 impl ScenarioFile {
@@ -13,9 +14,43 @@ impl ScenarioFile {
         let at = Locate { text, file };
         let err =
             |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
-        let top = 0..0;
         let table_key = |table: &str, key: &str| at.table_key(table, key);
         self.validate_top(&at)?;
+        self.validate_tables(&at)?;
+        let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
+        if total > MAX_FLOWS {
+            let s = self.flows[0].span();
+            return Err(err(
+                s,
+                "count",
+                format!("{total} flows in all; at most {MAX_FLOWS}"),
+            ));
+        }
+        self.validate_links(&at)?;
+        self.validate_flows(&at)?;
+        self.validate_buffers(&at)?;
+        self.validate_routes(&at)?;
+        overlay::validate(self).map_err(|(span, field, message)| {
+            let short = field.trim_start_matches("overlay.").to_string();
+            let span = span.unwrap_or_else(|| table_key("overlay", &short));
+            let key = if field.starts_with("overlay.") {
+                short
+            } else {
+                field.clone()
+            };
+            let mut e = err(span, &key, message);
+            e.field = Some(field);
+            e
+        })
+    }
+}
+
+impl ScenarioFile {
+    /// The discipline and TCP tables: every parameter in the range its algorithm handles.
+    fn validate_tables(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let err =
+            |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
+        let table_key = |table: &str, key: &str| at.table_key(table, key);
         let c = &self.csfq;
         for (v, name) in [
             (Some(c.k_ms), "csfq.k_ms"),
@@ -206,15 +241,13 @@ impl ScenarioFile {
                 ));
             }
         }
-        let total: u64 = self.flows.iter().map(|f| f.get_ref().count as u64).sum();
-        if total > MAX_FLOWS {
-            let s = self.flows[0].span();
-            return Err(err(
-                s,
-                "count",
-                format!("{total} flows in all; at most {MAX_FLOWS}"),
-            ));
-        }
+        Ok(())
+    }
+
+    /// Links: known routers, rates, delays and buffers in range.
+    fn validate_links(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let err =
+            |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
         let routers = self.router_index();
         let known = |n: &str| routers.contains_key(n);
         for l in &self.links {
@@ -253,6 +286,16 @@ impl ScenarioFile {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Flows: at least one; their routers, kinds, rates, sizes, times and access links.
+    fn validate_flows(&self, at: &Locate) -> Result<(), ScenarioError> {
+        let err =
+            |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
+        let top = 0..0;
+        let routers = self.router_index();
+        let known = |n: &str| routers.contains_key(n);
         if self.flows.is_empty() {
             return Err(err(top, "flow", "at least one [[flow]] is needed".into()));
         }
@@ -500,20 +543,7 @@ impl ScenarioFile {
                 }
             }
         }
-        self.validate_buffers(&at)?;
-        self.validate_routes(&at)?;
-        crate::overlay::validate(self).map_err(|(span, field, message)| {
-            let short = field.trim_start_matches("overlay.").to_string();
-            let span = span.unwrap_or_else(|| table_key("overlay", &short));
-            let key = if field.starts_with("overlay.") {
-                short
-            } else {
-                field.clone()
-            };
-            let mut e = err(span, &key, message);
-            e.field = Some(field);
-            e
-        })
+        Ok(())
     }
 }
 

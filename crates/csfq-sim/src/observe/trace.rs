@@ -2,12 +2,12 @@
 //! starts to send and every packet it drops, with the simulated time.
 //!
 //! Tracing is off unless [`crate::Simulation::trace`] is called; an untraced port costs one
-//! branch per packet. [`crate::pcap::PcapTrace`] writes what it is told as a pcapng file.
+//! branch per packet. [`crate::observe::pcap::PcapTrace`] writes what it is told as a pcapng file.
 
 use csfq_algo::{DropReason, Nanos};
 
+use crate::config::ScenarioFile;
 use crate::packet::SimPacket;
-use crate::scenario::ScenarioFile;
 
 /// Receives the packets of traced ports, in simulated-time order.
 pub trait Tracer: Send + std::fmt::Debug {

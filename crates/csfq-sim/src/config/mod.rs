@@ -1,0 +1,416 @@
+//! Scenario files: TOML with every table `deny_unknown_fields`, so a typo is an error with
+//! a line number rather than a silent default.
+//!
+//! Units are in the field names (`rate_mbps`, `delay_ms`, `buffer_bytes`, `duration_s`).
+//! A scenario declares routers, duplex links between them, and flows between routers;
+//! a flow may get private access links (`access = { rate_mbps, delay_ms }`), which put a
+//! host of its own on each side. A flow's first router is its CSFQ edge.
+//! See the README's "Scenario format" for an annotated example.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+mod memory;
+pub mod overlay;
+mod params;
+mod parse;
+mod validate;
+
+pub use memory::{available_memory, QueueBound, TooLarge};
+pub use overlay::{LoopSpec, OverlayConfig, ServiceKind};
+pub use params::*;
+pub use parse::ScenarioError;
+pub(crate) use validate::printable;
+
+/// Declares [`DisciplineKind`] from one list: each discipline's variant, its name in files
+/// and on the command line, and its description. `ALL`, `name` and the serde names follow
+/// from it.
+macro_rules! disciplines {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+        /// A queue discipline by name.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Hash, PartialOrd, Ord,
+        )]
+        pub enum DisciplineKind {
+            $($(#[doc = $doc])+ #[serde(rename = $name)] $variant,)+
+        }
+
+        impl DisciplineKind {
+            /// Every discipline, in the papers' order.
+            pub const ALL: [DisciplineKind; [$($name),+].len()] = [$(DisciplineKind::$variant),+];
+
+            /// The name used in files and on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(DisciplineKind::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+disciplines! {
+    /// Drop-tail FIFO.
+    Fifo = "fifo",
+    /// RED.
+    Red = "red",
+    /// FRED-1 (Lin and Morris).
+    Fred1 = "fred1",
+    /// FRED-2 (FRED with `minq` guaranteed buffers).
+    Fred2 = "fred2",
+    /// Deficit Round Robin.
+    Drr = "drr",
+    /// CSFQ (edge labeling where a flow enters, core on every port).
+    Csfq = "csfq",
+    /// TUF (tags at edges, or at TCP sources; drop-highest-tag queues).
+    Tuf = "tuf",
+    /// CS-FNE (TSW labels; flow-number-estimating cores).
+    Csfne = "csfne",
+    /// CHOKe.
+    Choke = "choke",
+    /// CSFQ in the dataplane's integer arithmetic, labels carried as 16-bit floats.
+    CsfqFixed = "csfq-fixed",
+    /// MAY (one FIFO, drops in proportion to past drops; the `[may]` table).
+    May = "may",
+    /// Least Attained Service (per-flow queues; serve the least-served flow).
+    Las = "las",
+    /// Adaptive RED (Floyd, Gummadi and Shenker 2001; the `[ared]` table).
+    Ared = "ared",
+    /// FQ-CoDel (RFC 8290; the `[fq_codel]` table), as Linux's `fq_codel`.
+    FqCodel = "fq_codel",
+}
+
+impl DisciplineKind {
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == s)
+    }
+}
+
+impl fmt::Display for DisciplineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A duplex link between two routers; both directions get the same parameters.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two routers it joins.
+    #[serde(deserialize_with = "two_routers")]
+    pub between: [String; 2],
+    /// Capacity, Mbit/s.
+    pub rate_mbps: f64,
+    /// Propagation delay, ms.
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: f64,
+    /// Buffer per direction, bytes.
+    #[serde(default = "default_buffer_bytes")]
+    pub buffer_bytes: u32,
+    /// Queue discipline of both directions; the scenario's `discipline` if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discipline: Option<DisciplineKind>,
+}
+
+/// Exactly two router names (serde alone would take the first two of a longer list).
+fn two_routers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[String; 2], D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    <[String; 2]>::try_from(names).map_err(|names| {
+        serde::de::Error::invalid_length(names.len(), &"two router names, one for each end")
+    })
+}
+
+fn default_delay_ms() -> f64 {
+    1.0
+}
+fn default_buffer_bytes() -> u32 {
+    64_000
+}
+
+/// Private access links for a flow: a host of its own on each side.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSpec {
+    /// Capacity, Mbit/s.
+    pub rate_mbps: f64,
+    /// Propagation delay, ms.
+    pub delay_ms: f64,
+    /// Added to the delay of each successive flow of the table: flow `j`'s access links
+    /// have `delay_ms + j * delay_step_ms` (many round-trip times from one table).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_step_ms: f64,
+}
+
+/// How a web table spaces its transfers' starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Exponential gaps of mean `arrival_mean_ms` (a Poisson process).
+    #[default]
+    Exponential,
+    /// Every `arrival_mean_ms` exactly.
+    Periodic,
+}
+
+/// What a flow sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// Constant bit rate with inter-arrivals uniform on [1-jitter, 1+jitter] x the mean.
+    Udp,
+    /// ON-OFF: exponential ON and OFF periods, sending like `udp` while ON.
+    Onoff,
+    /// A TCP NewReno transfer: unlimited, or `size_pkts` segments.
+    Tcp,
+    /// Short TCP transfers, as web traffic: `count` transfers whose starts are spaced by
+    /// exponential gaps (`arrival_mean_ms`) and whose sizes are Pareto (`size_mean_pkts`,
+    /// `size_shape`).
+    Web,
+    /// A receiver-driven layered multicast session (McCanne et al. 1996) with one receiver:
+    /// `layers` cumulative layers, layer i at `layer_base_kbps * 2^(i-1)`.
+    Rlm,
+}
+
+impl FlowKind {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Udp => "udp",
+            FlowKind::Onoff => "onoff",
+            FlowKind::Tcp => "tcp",
+            FlowKind::Web => "web",
+            FlowKind::Rlm => "rlm",
+        }
+    }
+
+    /// Whether it sends regardless of loss (`udp`, `onoff`): judged against the per-hop
+    /// allocation, not end-to-end max-min.
+    pub fn is_open_loop(self) -> bool {
+        matches!(self, FlowKind::Udp | FlowKind::Onoff)
+    }
+}
+
+/// One `[[flow]]` table: `count` flows alike but for their rates.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// udp, onoff or tcp.
+    pub kind: FlowKind,
+    /// Source router.
+    pub from: String,
+    /// Destination router.
+    pub to: String,
+    /// How many flows this table makes.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Sending rate (udp; onoff while ON), Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Added to the rate of each successive flow of the table: flow `j` sends
+    /// `rate_mbps + j * rate_step_mbps`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rate_step_mbps: f64,
+    /// Packet size, bytes (udp, onoff; tcp uses `[tcp] segment_bytes`).
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// Inter-arrival jitter: gaps uniform on [1 - jitter, 1 + jitter] x mean (0.5).
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    /// Mean ON period, ms (onoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_ms: Option<f64>,
+    /// Mean OFF period, ms (onoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_ms: Option<f64>,
+    /// Start time, s.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_s: f64,
+    /// Stop time, s (the scenario's end if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// CSFQ weight: the edge labels `rate / weight` (Section 2.3).
+    #[serde(default = "one_f")]
+    pub weight: f64,
+    /// tcp: a finite transfer of this many segments (unlimited if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_pkts: Option<u32>,
+    /// web: mean gap between transfer starts, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_mean_ms: Option<f64>,
+    /// web: `exponential` gaps (default) or `periodic` ones.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub arrivals: Arrivals,
+    /// web: mean transfer size, segments (Pareto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mean_pkts: Option<f64>,
+    /// web: Pareto shape parameter, above 1 (1.06 in the CSFQ paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_shape: Option<f64>,
+    /// web: uniform sizes instead of Pareto, from `size_min_pkts` to `size_max_pkts`
+    /// segments inclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_min_pkts: Option<u32>,
+    /// web: the largest uniform size, segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_max_pkts: Option<u32>,
+    /// rlm: number of layers (default 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<u8>,
+    /// rlm: rate of layer 1, Kbit/s; layer i sends twice layer i-1 (default 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer_base_kbps: Option<f64>,
+    /// Private access links on both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<AccessSpec>,
+    /// The edge-to-edge overlay loop (a `[[loop]]` name) that carries these flows.
+    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
+    pub overlay_loop: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn default_packet_bytes() -> u32 {
+    1000
+}
+fn default_jitter() -> f64 {
+    0.5
+}
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
+/// The longest run, simulated seconds.
+pub const MAX_DURATION_S: f64 = 1e6;
+/// The most samples of one time series a run may take.
+pub const MAX_SAMPLES: f64 = 1e6;
+/// The most time-series values a run may keep in all (flows and links, every sample):
+/// 160 MB as `f64`, several times that in `summary.json`.
+pub const MAX_SAMPLE_POINTS: f64 = 2e7;
+/// The slowest link, flow or access rate, Mbit/s (1 kbit/s).
+pub const MIN_RATE_MBPS: f64 = 1e-3;
+/// The fastest link, flow or access rate, Mbit/s (1 Tbit/s).
+pub const MAX_RATE_MBPS: f64 = 1e6;
+/// The longest propagation delay, ms.
+pub const MAX_DELAY_MS: f64 = 1e6;
+/// The shortest time constant, interval, timer or mean ON/OFF period of any table, ms
+/// (1 us; time is kept in whole ns), and the shortest run (`duration_s`), in ms.
+pub const MIN_TIME_MS: f64 = 1e-3;
+/// The smallest flow weight.
+pub const MIN_WEIGHT: f64 = 1e-3;
+/// The largest flow weight.
+pub const MAX_WEIGHT: f64 = 1e3;
+/// The longest scenario, router or loop name, bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+/// The largest scenario file, bytes.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// RLM sessions' layers when a flow does not say (the CSFQ paper's seven).
+pub const RLM_DEFAULT_LAYERS: u8 = 7;
+/// The first RLM layer's rate when a flow does not say, kbit/s.
+pub const RLM_DEFAULT_BASE_KBPS: f64 = 32.0;
+const RATE_RANGE: &str = "must be 0.001..=1000000 Mbit/s (1 kbit/s to 1 Tbit/s)";
+const DELAY_RANGE: &str = "must be 0..=1000000 ms";
+/// The most flows a scenario may have.
+pub const MAX_FLOWS: u64 = 1 << 20;
+/// The largest TCP window, segments.
+pub const MAX_WINDOW: u32 = 1 << 20;
+
+/// A scenario file as written.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Short name.
+    pub name: String,
+    /// One sentence on what it shows.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Seed of every random stream.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Default discipline of every link.
+    pub discipline: DisciplineKind,
+    /// Interval of the throughput and queue time series, ms; if absent, 100 ms or the
+    /// smallest multiple of 100 ms that keeps the run within [`MAX_SAMPLES`] and
+    /// [`MAX_SAMPLE_POINTS`] (see [`ScenarioFile::sample_interval_ms`]).
+    #[serde(
+        default,
+        rename = "sample_interval_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sample_interval: Option<f64>,
+    /// Routers.
+    pub routers: Vec<String>,
+    /// CSFQ constants.
+    #[serde(default)]
+    pub csfq: CsfqConfig,
+    /// RED/FRED thresholds.
+    #[serde(default)]
+    pub red: RedConfig,
+    /// FRED.
+    #[serde(default)]
+    pub fred: FredConfig,
+    /// DRR.
+    #[serde(default)]
+    pub drr: DrrConfig,
+    /// TCP.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// TUF.
+    #[serde(default)]
+    pub tuf: TufConfig,
+    /// CS-FNE.
+    #[serde(default)]
+    pub csfne: CsfneConfig,
+    /// MAY.
+    #[serde(default)]
+    pub may: MayConfig,
+    /// Adaptive RED.
+    #[serde(default)]
+    pub ared: AredConfig,
+    /// FQ-CoDel.
+    #[serde(default)]
+    pub fq_codel: FqCodelConfig,
+    /// Edge-to-edge overlay loops' parameters.
+    #[serde(default)]
+    pub overlay: OverlayConfig,
+    /// Links.
+    #[serde(rename = "link")]
+    pub links: Vec<Spanned<LinkSpec>>,
+    /// Flows.
+    #[serde(rename = "flow")]
+    pub flows: Vec<Spanned<FlowSpec>>,
+    /// Edge-to-edge overlay loops.
+    #[serde(rename = "loop", default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<Spanned<LoopSpec>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+/// The sample interval used when a scenario gives none, ms.
+pub const DEFAULT_SAMPLE_MS: f64 = 100.0;
+
+impl ScenarioFile {
+    /// Each router's index in `routers`, by name: one hashed lookup per name, so loading
+    /// stays linear in the routers, links and flows.
+    pub fn router_index(&self) -> std::collections::HashMap<&str, usize> {
+        self.routers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.as_str(), i))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

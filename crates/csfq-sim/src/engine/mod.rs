@@ -1,0 +1,348 @@
+//! The discrete-event engine: it owns the run's parts and moves packets between them.
+//!
+//! - [`crate::events`]: the clock and the event queue (time, then scheduling order);
+//! - `ports` (here): every output port's discipline and wire, where packets queue, are
+//!   dropped and are sent;
+//! - [`crate::hosts`]: the flows' sources, TCP senders and receivers;
+//! - [`crate::overlay`]: the edge-to-edge loops' shapers and controllers;
+//! - `report` (here): what the run produced, from all of them.
+//!
+//! A packet's path, per hop: [`Simulation::forward`] finds the next port of its path (or
+//! its loop's shaper, or its destination), the port labels it if this is its edge, then
+//! sends it at once, queues it, or drops it; when it leaves the port it travels for its
+//! transmission and propagation time and arrives (an `Arrive` event) at the next node,
+//! which forwards it again. A packet's `hop` counts the ports it has left. Nothing on
+//! that path allocates once the queues and the event heap have grown to their working
+//! size.
+//!
+//! Hosts and loops do not call the engine back: they return [`Action`]s (send this packet,
+//! schedule that event), which the engine carries out in the order given. The order of
+//! scheduling is part of the result (it breaks ties between events at one instant).
+
+mod ports;
+mod report;
+
+use csfq_algo::Nanos;
+
+use crate::config::{DisciplineKind, ScenarioFile};
+use crate::discipline::Discipline;
+use crate::events::{Action, EventKind, Events};
+use crate::hosts::Hosts;
+use crate::net::{BuildError, Topology};
+use crate::observe::delay::FlowDelay;
+use crate::observe::report::SimReport;
+use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
+use crate::overlay::Loops;
+use crate::packet::{Kind, SimPacket};
+use ports::Ports;
+
+/// Memory a run holds, as the simulator counts it: packet slots allocated, beside the most
+/// packets its queues held at once. Allocations follow what is queued and in flight, not
+/// buffer sizes or the run's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Packet slots the ports' queue disciplines have allocated.
+    pub queue_slots: usize,
+    /// The sum over ports of the most packets each has queued at once.
+    pub queue_peak_packets: usize,
+    /// Ports.
+    pub ports: usize,
+    /// Slots for packets on the wire.
+    pub wire_slots: usize,
+    /// Slots of the event queue.
+    pub event_slots: usize,
+    /// Per-flow records the ports' disciplines hold (edges' estimators, per-flow queues
+    /// and counters): at most, at each port, the flows that cross it.
+    pub flow_slots: usize,
+}
+
+/// A simulation in progress.
+#[derive(Debug)]
+pub struct Simulation {
+    topo: Topology,
+    /// The scenario's name, discipline and seed, for the report.
+    name: String,
+    discipline: DisciplineKind,
+    seed: u64,
+    end: Nanos,
+    events: Events,
+    ports: Ports,
+    hosts: Hosts,
+    loops: Loops,
+    sample_interval: Nanos,
+    samples: usize,
+    /// Actions hosts and loops asked for and the engine has not yet carried out. A
+    /// handler appends its own after the end and carries out just those (see
+    /// [`Simulation::act`]): one list, reused, so handling an event allocates nothing.
+    actions: Vec<Action>,
+}
+
+impl Simulation {
+    /// Builds a simulation of a validated scenario.
+    pub fn new(s: &ScenarioFile) -> Result<Self, BuildError> {
+        let topo = Topology::build(s)?;
+        let ports = Ports::build(&topo, s);
+        let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
+        let hosts = Hosts::build(&topo, &s.tcp, s.seed, samples, |i| {
+            ports
+                .edge(topo.flows[i].fwd_ports())
+                .is_some_and(Discipline::is_tuf)
+        });
+        let loops = Loops::build(&topo, s);
+        let mut sim = Simulation {
+            end: Nanos::from_secs_f64(s.duration_s),
+            name: s.name.clone(),
+            discipline: s.discipline,
+            seed: s.seed,
+            topo,
+            events: Events::new(),
+            ports,
+            hosts,
+            loops,
+            sample_interval: Nanos::from_secs_f64(s.sample_interval_ms() / 1e3),
+            samples: 0,
+            actions: Vec::with_capacity(64),
+        };
+        for (i, f) in sim.topo.flows.iter().enumerate() {
+            sim.events.schedule(f.start, EventKind::Start(i as u32));
+        }
+        for (i, l) in sim.topo.loops.iter().enumerate() {
+            sim.events.schedule(l.start, EventKind::LoopTick(i as u32));
+        }
+        sim.events.schedule(sim.sample_interval, EventKind::Sample);
+        Ok(sim)
+    }
+
+    /// From now on, tells `tracer` of every packet that `ports` (indices into
+    /// [`Topology::ports`]) send or drop; replaces an earlier tracer. Call
+    /// [`Simulation::finish_trace`] after the run to flush it.
+    pub fn trace(&mut self, ports: &[usize], tracer: Box<dyn Tracer>) -> Result<(), NoSuchPort> {
+        self.ports.trace(ports, tracer)
+    }
+
+    /// Flushes the tracer (if any); returns what it recorded, or its first error.
+    pub fn finish_trace(&mut self) -> std::io::Result<TraceEnd> {
+        self.ports.finish_trace()
+    }
+
+    /// The network being simulated.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.events.now()
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// What the run has allocated so far, and the most it has queued.
+    pub fn memory(&self) -> MemoryUse {
+        let ports = &self.ports.ports;
+        MemoryUse {
+            queue_slots: ports.iter().map(|p| p.disc.reserved_slots()).sum(),
+            queue_peak_packets: ports.iter().map(|p| p.peak_packets as usize).sum(),
+            ports: ports.len(),
+            wire_slots: self.ports.wire_slots(),
+            event_slots: self.events.capacity(),
+            flow_slots: ports.iter().map(|p| p.disc.flow_slots()).sum(),
+        }
+    }
+
+    /// Per-flow records each port's discipline holds (see [`MemoryUse::flow_slots`]).
+    pub fn flow_slots_by_port(&self) -> Vec<usize> {
+        self.ports
+            .ports
+            .iter()
+            .map(|p| p.disc.flow_slots())
+            .collect()
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events.handled()
+    }
+
+    /// Packets and bytes delivered to the flows' receivers so far (TCP: in-order segments).
+    pub fn delivered(&self) -> (u64, u64) {
+        self.hosts.delivered()
+    }
+
+    /// Flow `i`'s delay record so far (its queueing histogram, for distributions over
+    /// packets of several flows); `None` past the last flow.
+    pub fn flow_delay(&self, i: usize) -> Option<&FlowDelay> {
+        self.hosts.flows.get(i).map(|f| &f.stats.delay)
+    }
+
+    /// Runs every event up to and including `t` (capped at the end of the run).
+    pub fn run_until(&mut self, t: Nanos) {
+        let t = t.min(self.end);
+        while let Some(kind) = self.events.next_until(t) {
+            self.handle(kind);
+        }
+        self.events.advance_to(t);
+    }
+
+    /// Runs to the end and reports.
+    pub fn run(mut self) -> SimReport {
+        self.run_until(self.end);
+        self.report()
+    }
+
+    fn handle(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::Arrive(slot) => {
+                let p = self.ports.arrival(slot);
+                self.forward(p);
+            }
+            EventKind::TxDone(port) => {
+                let hosts = &mut self.hosts;
+                self.ports
+                    .tx_done(port as usize, &self.topo.ports, &mut self.events, |d| {
+                        hosts.record_drop(d)
+                    });
+            }
+            EventKind::Sample => self.sample(),
+            _ => self.handle_timer(kind),
+        }
+    }
+
+    /// A host's or a loop's own event: it says what to do, the engine does it.
+    fn handle_timer(&mut self, kind: EventKind) {
+        let now = self.events.now();
+        let flows = &self.topo.flows;
+        let start = self.actions.len();
+        let out = &mut self.actions;
+        match kind {
+            EventKind::Source(f) => {
+                let f = f as usize;
+                self.hosts.source_tick(f, &flows[f], now, out);
+            }
+            EventKind::Start(f) => {
+                let f = f as usize;
+                self.hosts.start(f, &flows[f], now, out);
+            }
+            EventKind::Layer(f, layer) => {
+                let f = f as usize;
+                self.hosts.layer_tick(f, layer, &flows[f], now, out);
+            }
+            EventKind::RlmWindow(f) => self.hosts.rlm_window(f as usize, now, out),
+            EventKind::Rto(f) => {
+                let f = f as usize;
+                self.hosts.rto(f, &flows[f], now, out);
+            }
+            EventKind::DelAck(f) => self.hosts.delack(f as usize, now, out),
+            EventKind::LoopSend(l) => self.loops.send(l as usize, now, out),
+            EventKind::LoopTick(l) => {
+                let l = l as usize;
+                self.loops.tick(l, &self.topo.loops[l], now, out);
+            }
+            EventKind::LoopInterval(l) => {
+                let l = l as usize;
+                self.loops.interval(l, &self.topo.loops[l], now, out);
+            }
+            EventKind::Arrive(_) | EventKind::TxDone(_) | EventKind::Sample => {
+                unreachable!("the engine's own events")
+            }
+        }
+        self.act(start);
+    }
+
+    /// Carries out, in order, the actions from `start` on, then forgets them. Sending a
+    /// packet may deliver one, whose handler appends and carries out its own actions
+    /// before the next of these: as if each handler had sent and scheduled itself.
+    fn act(&mut self, start: usize) {
+        let mut i = start;
+        while let Some(&a) = self.actions.get(i) {
+            i += 1;
+            match a {
+                Action::Send(p) => self.forward(p),
+                Action::At(at, kind) => self.events.schedule(at, kind),
+            }
+        }
+        self.actions.truncate(start);
+    }
+
+    /// Moves a packet one step: to its loop's shaper, to the next port of its path, or,
+    /// at the end of its path, to its destination.
+    #[inline]
+    fn forward(&mut self, mut p: SimPacket) {
+        let now = self.events.now();
+        let hop = p.hop as usize;
+        let next = match p.kind {
+            Kind::Data => {
+                let def = &self.topo.flows[p.flow.index()];
+                if let Some(o) = def.overlay {
+                    if p.hop == o.entry && !p.shaped {
+                        // Into the loop's shaper queue; it sends the packet on later.
+                        p.local = o.local;
+                        let start = self.actions.len();
+                        let hosts = &mut self.hosts;
+                        let out = &mut self.actions;
+                        self.loops
+                            .enqueue(o.id as usize, p, now, out, |d| hosts.record_drop(d));
+                        self.act(start);
+                        return;
+                    }
+                    if p.hop == o.exit {
+                        self.loops.egress_data(o.id as usize, p.size);
+                    }
+                }
+                def.fwd().get(hop).map(|h| (h.port as usize, h.local))
+            }
+            Kind::Ack => {
+                let def = &self.topo.flows[p.flow.index()];
+                def.rev().get(hop).map(|h| (h.port as usize, h.local))
+            }
+            Kind::Control => {
+                let def = &self.topo.loops[self.loops.of_message(&p)];
+                def.fwd.get(hop).map(|&port| (port, def.fwd_local[hop]))
+            }
+            Kind::Feedback => {
+                let def = &self.topo.loops[self.loops.of_message(&p)];
+                def.rev.get(hop).map(|&port| (port, def.rev_local[hop]))
+            }
+        };
+        let Some((port_id, local)) = next else {
+            self.deliver(p);
+            return;
+        };
+        p.local = local;
+        p.enq = now;
+        let hosts = &mut self.hosts;
+        self.ports
+            .send(port_id, p, &self.topo.ports, &mut self.events, |d| {
+                hosts.record_drop(d)
+            });
+    }
+
+    /// A packet at the end of its path: to its flow's host, or its loop's edge.
+    #[inline(never)]
+    fn deliver(&mut self, p: SimPacket) {
+        let now = self.events.now();
+        let start = self.actions.len();
+        if matches!(p.kind, Kind::Control | Kind::Feedback) {
+            let def = &self.topo.loops[self.loops.of_message(&p)];
+            self.loops.deliver(p, def, now, &mut self.actions);
+        } else {
+            let def = &self.topo.flows[p.flow.index()];
+            self.hosts.deliver(p, def, now, &mut self.actions);
+        }
+        self.act(start);
+    }
+
+    fn sample(&mut self) {
+        self.samples += 1;
+        self.hosts.sample();
+        self.ports.sample();
+        self.loops.sample();
+        let next = self.events.now() + self.sample_interval;
+        if next <= self.end {
+            self.events.schedule(next, EventKind::Sample);
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Output ports: each directed link's queue discipline, its wire, and what a router port
+//! records for its link's report. Here a packet is labeled at its edge, enqueued or
+//! dropped, and put on the wire; its arrival at the far end is an `Arrive` event naming its
+//! slot in the in-flight slab.
+//!
+//! Where a packet is dropped, and why: [`Ports::send`] (the discipline refuses it on
+//! arrival, or pushes others out to make room) and [`Ports::tx_done`] (disciplines that
+//! manage the queue at its head, CoDel, drop while dequeueing). Each drop carries its
+//! `DropReason` from `csfq-algo`; the port counts it, a tracer sees it, and `on_drop`
+//! charges it to its flow.
+
+use csfq_algo::{Dropped, FlowId, Nanos};
+use rand_pcg::Pcg64Mcg;
+
+use crate::config::{DisciplineKind, ScenarioFile};
+use crate::discipline::Discipline;
+use crate::events::{EventKind, Events};
+use crate::net::{PortDef, Topology};
+use crate::observe::delay::Sojourn;
+use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
+use crate::packet::SimPacket;
+use crate::rng::{stream, Stream};
+
+#[derive(Debug)]
+pub(super) struct Port {
+    pub(super) disc: Discipline,
+    /// The port's random stream: an index into `Ports::rngs`. A FIFO draws nothing, so
+    /// FIFO ports (every host's access link) share stream 0 instead of holding 16 bytes
+    /// each.
+    rng: u32,
+    /// The wire is busy until then.
+    pub(super) busy_until: Nanos,
+    /// A `TxDone` event is scheduled (at `busy_until`): it starts the next packet.
+    txdone_pending: bool,
+    /// The most packets queued at once.
+    pub(super) peak_packets: u32,
+    /// What a router port counts and samples for its link's report. Access ports (four
+    /// per flow, never reported) carry none of it.
+    pub(super) record: Option<Box<LinkRecord>>,
+    /// A [`Tracer`] is told of this port's packets.
+    traced: bool,
+    /// The port leaves a router: the first such port a packet meets is its edge.
+    from_router: bool,
+}
+
+/// What a router port records for its link's report: counters, and time series sampled
+/// every interval.
+#[derive(Debug, Default)]
+pub(super) struct LinkRecord {
+    pub(super) tx_pkts: u64,
+    pub(super) tx_bytes: u64,
+    pub(super) drops: u64,
+    pub(super) queue: Vec<u32>,
+    pub(super) alpha: Vec<f64>,
+    pub(super) table: Vec<u32>,
+    /// Packets' time in the queue, enqueue to the start of transmission.
+    pub(super) sojourn: Sojourn,
+}
+
+/// Every port of the network, and the packets on its wires.
+#[derive(Debug)]
+pub(super) struct Ports {
+    pub(super) ports: Vec<Port>,
+    /// The ports' random streams (see `Port::rng`).
+    rngs: Vec<Pcg64Mcg>,
+    /// Packets propagating on links, indexed by the slot their `Arrive` event names.
+    in_flight: Vec<SimPacket>,
+    free_slots: Vec<u32>,
+    /// Packets put on a wire so far.
+    pub(super) hops: u64,
+    tracer: Option<Box<dyn Tracer>>,
+}
+
+impl Ports {
+    /// The ports of `topo` with their disciplines, and the flows' weights set at their
+    /// edges and schedulers.
+    pub(super) fn build(topo: &Topology, s: &ScenarioFile) -> Self {
+        let mut rngs = vec![stream(s.seed, Stream::Port, u64::MAX)];
+        let mut ports: Vec<Port> = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Port {
+                disc: Discipline::build(p.discipline, s, p.rate_bps, p.buffer_bytes),
+                rng: if p.discipline == DisciplineKind::Fifo {
+                    0
+                } else {
+                    rngs.push(stream(s.seed, Stream::Port, i as u64));
+                    (rngs.len() - 1) as u32
+                },
+                busy_until: Nanos::ZERO,
+                from_router: topo.nodes[p.from as usize].is_router(),
+                txdone_pending: false,
+                peak_packets: 0,
+                record: p.between_routers.then(Box::default),
+                traced: false,
+            })
+            .collect();
+        // Schedulers get weights relative to the smallest, so every quantum is at least
+        // the default one; with all weights equal nothing is set.
+        let min_weight = topo
+            .flows
+            .iter()
+            .map(|f| f.weight)
+            .fold(f64::INFINITY, f64::min);
+        let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
+        for f in &topo.flows {
+            // Disciplines know a flow by its index at their port.
+            if weighted {
+                for h in f.fwd() {
+                    ports[h.port as usize]
+                        .disc
+                        .set_scheduling_weight(FlowId(h.local), f.weight / min_weight);
+                }
+            }
+            // The flow's edge is the first router on its path: weights live there.
+            if let Some(h) = f.fwd().iter().find(|h| ports[h.port as usize].from_router) {
+                let port = &mut ports[h.port as usize];
+                port.disc
+                    .set_weight(FlowId(h.local), f.weight, &mut rngs[port.rng as usize]);
+            }
+        }
+        Ports {
+            ports,
+            rngs,
+            in_flight: Vec::with_capacity(1024),
+            free_slots: Vec::with_capacity(1024),
+            hops: 0,
+            tracer: None,
+        }
+    }
+
+    /// The discipline of the first router port on `ports`' path: the flow's edge.
+    pub(super) fn edge(&self, mut path: impl Iterator<Item = usize>) -> Option<&Discipline> {
+        path.find(|&p| self.ports[p].from_router)
+            .map(|p| &self.ports[p].disc)
+    }
+
+    /// Traces `ports` from now on (see [`crate::Simulation::trace`]).
+    pub(super) fn trace(
+        &mut self,
+        ports: &[usize],
+        tracer: Box<dyn Tracer>,
+    ) -> Result<(), NoSuchPort> {
+        if let Some(&port) = ports.iter().find(|&&p| p >= self.ports.len()) {
+            return Err(NoSuchPort {
+                port,
+                ports: self.ports.len(),
+            });
+        }
+        for p in &mut self.ports {
+            p.traced = false;
+        }
+        for &p in ports {
+            self.ports[p].traced = true;
+        }
+        self.tracer = Some(tracer);
+        Ok(())
+    }
+
+    /// Flushes the tracer, if any.
+    pub(super) fn finish_trace(&mut self) -> std::io::Result<TraceEnd> {
+        self.tracer.as_mut().map_or(
+            Ok(TraceEnd {
+                packets: 0,
+                stopped_at: None,
+            }),
+            |t| t.finish(),
+        )
+    }
+
+    /// Slots for packets on the wire.
+    pub(super) fn wire_slots(&self) -> usize {
+        self.in_flight.capacity()
+    }
+
+    /// The packet that arrives at the end of its hop, its slot freed.
+    #[inline]
+    pub(super) fn arrival(&mut self, slot: u32) -> SimPacket {
+        self.free_slots.push(slot);
+        self.in_flight[slot as usize]
+    }
+
+    /// A packet reaches port `port_id` (its `local` and `enq` set): labeled if this is its
+    /// edge, then sent at once, queued, or dropped.
+    #[inline]
+    pub(super) fn send(
+        &mut self,
+        port_id: usize,
+        mut p: SimPacket,
+        defs: &[PortDef],
+        events: &mut Events,
+        mut on_drop: impl FnMut(&Dropped<SimPacket>),
+    ) {
+        let now = events.now();
+        let port = &mut self.ports[port_id];
+        let rng = &mut self.rngs[port.rng as usize];
+        if !p.entered && port.from_router {
+            // The first router the packet meets is its edge: it (re)writes the label.
+            p.entered = true;
+            port.disc.label_at_edge(&mut p, now, rng);
+        }
+        if !port.txdone_pending && now >= port.busy_until && port.disc.passes_through(p.size) {
+            // An idle drop-tail port: what enqueue and start_tx would do, without a slot.
+            port.peak_packets = port.peak_packets.max(1);
+            self.transmit(port_id, p, defs, events);
+            return;
+        }
+        if let Some(d) = port.disc.enqueue(p, now, rng) {
+            self.drop(port_id, d, now, &mut on_drop);
+            while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
+                self.drop(port_id, d, now, &mut on_drop);
+            }
+        }
+        // A TxDone event is only scheduled when a packet waits behind the one on the wire.
+        let port = &mut self.ports[port_id];
+        // A queue of u32::MAX packets would need more than a u32 buffer of bytes.
+        port.peak_packets = port.peak_packets.max(port.disc.len_packets() as u32);
+        if !port.txdone_pending {
+            if now >= port.busy_until {
+                self.start_tx(port_id, defs, events, on_drop);
+            } else if !port.disc.is_empty() {
+                port.txdone_pending = true;
+                let at = port.busy_until;
+                events.schedule(at, EventKind::TxDone(port_id as u32));
+            }
+        }
+    }
+
+    /// Port `port_id` finished sending: start the next packet.
+    pub(super) fn tx_done(
+        &mut self,
+        port_id: usize,
+        defs: &[PortDef],
+        events: &mut Events,
+        on_drop: impl FnMut(&Dropped<SimPacket>),
+    ) {
+        self.ports[port_id].txdone_pending = false;
+        self.start_tx(port_id, defs, events, on_drop);
+    }
+
+    /// A drop at a port: counted there, traced if watched, and charged to its flow.
+    fn drop(
+        &mut self,
+        port_id: usize,
+        d: Dropped<SimPacket>,
+        now: Nanos,
+        on_drop: &mut impl FnMut(&Dropped<SimPacket>),
+    ) {
+        let port = &mut self.ports[port_id];
+        if let Some(r) = &mut port.record {
+            r.drops += 1;
+        }
+        if port.traced {
+            if let Some(t) = &mut self.tracer {
+                t.dropped(now, port_id, &d.packet, d.reason);
+            }
+        }
+        on_drop(&d);
+    }
+
+    fn start_tx(
+        &mut self,
+        port_id: usize,
+        defs: &[PortDef],
+        events: &mut Events,
+        mut on_drop: impl FnMut(&Dropped<SimPacket>),
+    ) {
+        let now = events.now();
+        let next = self.ports[port_id].disc.dequeue(now);
+        // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
+        while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
+            self.drop(port_id, d, now, &mut on_drop);
+        }
+        let Some(p) = next else {
+            return;
+        };
+        self.transmit(port_id, p, defs, events);
+    }
+
+    /// Puts a packet that has left port `port_id`'s queue on the wire.
+    fn transmit(
+        &mut self,
+        port_id: usize,
+        mut p: SimPacket,
+        defs: &[PortDef],
+        events: &mut Events,
+    ) {
+        let now = events.now();
+        let port = &mut self.ports[port_id];
+        if port.traced {
+            if let Some(t) = &mut self.tracer {
+                t.sent(now, port_id, &p);
+            }
+        }
+        if let Some(r) = &mut port.record {
+            r.tx_pkts += 1;
+            r.tx_bytes += p.size as u64;
+            r.sojourn.record(now.saturating_sub(p.enq).0);
+        }
+        self.hops += 1;
+        let def = &defs[port_id];
+        let tx = Nanos::transmission(p.size, def.rate_bps);
+        p.hop += 1;
+        let arrive = now + tx + def.delay;
+        // Packets on the wire wait in a slab; events carry only the slot, keeping heap
+        // entries small.
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.in_flight[slot as usize] = p;
+                slot
+            }
+            None => {
+                self.in_flight.push(p);
+                (self.in_flight.len() - 1) as u32
+            }
+        };
+        events.schedule(arrive, EventKind::Arrive(slot));
+        let port = &mut self.ports[port_id];
+        port.busy_until = now + tx;
+        if !port.disc.is_empty() {
+            port.txdone_pending = true;
+            events.schedule(now + tx, EventKind::TxDone(port_id as u32));
+        }
+    }
+
+    /// Records each router port's queue, fair-share estimate and table size.
+    pub(super) fn sample(&mut self) {
+        for p in &mut self.ports {
+            if let Some(rec) = &mut p.record {
+                rec.queue.push(p.disc.len_bytes());
+                if let Some(a) = p.disc.alpha() {
+                    rec.alpha.push(a / 1e6);
+                }
+                if let Some(n) = p.disc.table_entries() {
+                    rec.table.push(n as u32);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The network a scenario describes, built once before the run: routers, hosts, directed
+//! ports, each flow's expanded definition with its shortest path (fewest hops; ties go to
+//! the link listed first, so routes are deterministic), and the overlay loops. Everything
+//! here is typed and in simulator units (`Nanos`, bits/s); the engine reads this plan and
+//! never the scenario file.
+//!
+//! [`Topology::build`] is in `build`; loops are planned in `loops`.
+
+use std::borrow::Cow;
+
+use csfq_algo::maxmin::{water_fill, MaxMinFlow};
+use csfq_algo::Nanos;
+
+use crate::config::{DisciplineKind, FlowKind};
+
+mod build;
+mod loops;
+
+pub(crate) use build::pareto;
+pub use loops::{LoopDef, LoopHops};
+
+pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
+
+/// A node: a router of the scenario, or a host made for a flow's access links. Hosts are
+/// two per flow and carry no name of their own (a million flows would hold two million
+/// strings): [`Node::name`] makes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A router, named in the scenario. Routers are in the island; the first router a
+    /// packet meets is its edge.
+    Router(String),
+    /// A host of flow `flow`: its source (`sender`) or its destination.
+    Host {
+        /// The flow it belongs to.
+        flow: u32,
+        /// Whether it is the flow's source.
+        sender: bool,
+    },
+}
+
+impl Node {
+    /// Its name: the router's, or `f3.src` / `f3.dst` for flow 3's hosts.
+    pub fn name(&self) -> Cow<'_, str> {
+        match self {
+            Node::Router(name) => Cow::Borrowed(name),
+            Node::Host { flow, sender } => {
+                Cow::Owned(format!("f{flow}.{}", if *sender { "src" } else { "dst" }))
+            }
+        }
+    }
+
+    /// Whether it is a router (in the island).
+    pub fn is_router(&self) -> bool {
+        matches!(self, Node::Router(_))
+    }
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortDef {
+    /// Sending node (an index into [`Topology::nodes`]; u32 keeps the four ports of each
+    /// flow's hosts small).
+    pub from: u32,
+    /// Receiving node.
+    pub to: u32,
+    /// Capacity, bits/s.
+    pub rate_bps: f64,
+    /// Propagation delay.
+    pub delay: Nanos,
+    /// Buffer, bytes.
+    pub buffer_bytes: u32,
+    /// Discipline.
+    pub discipline: DisciplineKind,
+    /// Whether it joins two routers (reported), or is an access link.
+    pub between_routers: bool,
+}
+
+/// One flow, expanded from its `[[flow]]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowDef {
+    /// Kind.
+    pub kind: FlowKind,
+    /// Source router (an index into [`Topology::nodes`]).
+    pub src: usize,
+    /// Destination router.
+    pub dst: usize,
+    /// What an open-loop source (udp, onoff, rlm) sends; `None` for TCP and web flows,
+    /// whose senders need none of it (boxed, so a million TCP flows do not carry it).
+    pub open_loop: Option<Box<OpenLoopDef>>,
+    /// Start.
+    pub start: Nanos,
+    /// Stop.
+    pub stop: Nanos,
+    /// CSFQ weight.
+    pub weight: f64,
+    /// Segments of a finite TCP transfer.
+    pub size_pkts: Option<u32>,
+    /// The ports from source to destination ([`FlowDef::fwd`]), then those from
+    /// destination back to source ([`FlowDef::rev`]): one allocation per flow.
+    hops: Box<[Hop]>,
+    /// How many of `hops` are the forward path.
+    fwd_len: u16,
+    /// The overlay loop that carries its data packets, if any.
+    pub overlay: Option<LoopHops>,
+}
+
+/// What an open-loop flow's source sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenLoopDef {
+    /// Offered rate (udp; onoff while ON), bits/s; `None` for rlm, whose layers have theirs.
+    pub rate_bps: Option<f64>,
+    /// Packet size, bytes.
+    pub packet_bytes: u32,
+    /// Inter-arrival jitter.
+    pub jitter: f64,
+    /// Mean ON and OFF periods (onoff).
+    pub on_off: Option<(Nanos, Nanos)>,
+    /// RLM: (layers, layer-1 rate in bits/s).
+    pub rlm_layers: Option<(u8, f64)>,
+}
+
+/// One hop of a flow's path: the port, and the flow's index among the flows that port
+/// carries (see [`Topology::port_flows`]), which is how its disciplines know the flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    /// The port (an index into [`Topology::ports`]).
+    pub port: u32,
+    /// The flow's index at that port.
+    pub local: u32,
+}
+
+impl FlowDef {
+    /// Its data path, source to destination.
+    pub fn fwd(&self) -> &[Hop] {
+        &self.hops[..self.fwd_len as usize]
+    }
+
+    /// Its ACK path, destination back to source.
+    pub fn rev(&self) -> &[Hop] {
+        &self.hops[self.fwd_len as usize..]
+    }
+
+    /// The ports of its data path.
+    pub fn fwd_ports(&self) -> impl Iterator<Item = usize> + '_ {
+        self.fwd().iter().map(|h| h.port as usize)
+    }
+
+    /// The ports of its ACK path.
+    pub fn rev_ports(&self) -> impl Iterator<Item = usize> + '_ {
+        self.rev().iter().map(|h| h.port as usize)
+    }
+}
+
+impl FlowDef {
+    /// The rate it would send if unconstrained, bits/s (TCP: unbounded; onoff: the mean).
+    /// Finite transfers (web, tcp with `size_pkts`) are not constant-rate flows: 0, so the
+    /// max-min oracle leaves them out.
+    pub fn demand_bps(&self) -> f64 {
+        if self.size_pkts.is_some() {
+            return 0.0;
+        }
+        let Some(o) = self.open_loop.as_deref() else {
+            return f64::INFINITY;
+        };
+        match (self.kind, o.rate_bps, o.on_off) {
+            // Adaptive: TCP and RLM take what the network gives them.
+            (FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm, _, _) => f64::INFINITY,
+            (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
+            (_, Some(r), _) => r,
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// A scenario that cannot be built into a network.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// No path joins a flow's endpoints.
+    #[error("flow {flow}: no route from `{from}` to `{to}`")]
+    NoRoute {
+        /// Flow index.
+        flow: usize,
+        /// Source.
+        from: String,
+        /// Destination.
+        to: String,
+    },
+    /// A loop's flow does not follow the loop's own route between its edges.
+    #[error("flow {flow}: its route between `{ingress}` and `{egress}` is not its loop's")]
+    OffLoopRoute {
+        /// Flow index.
+        flow: usize,
+        /// Ingress router.
+        ingress: String,
+        /// Egress router.
+        egress: String,
+    },
+    /// A path longer than a packet's hop counter holds.
+    #[error("flow {flow}: path of {hops} hops is longer than 65535")]
+    PathTooLong {
+        /// Flow index.
+        flow: usize,
+        /// Hops.
+        hops: usize,
+    },
+}
+
+/// The network a scenario describes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    /// Nodes: routers first, in file order, then access hosts.
+    pub nodes: Vec<Node>,
+    /// Ports.
+    pub ports: Vec<PortDef>,
+    /// Flows.
+    pub flows: Vec<FlowDef>,
+    /// Edge-to-edge overlay loops.
+    pub loops: Vec<LoopDef>,
+    /// Flows each port carries.
+    port_flows: Vec<u32>,
+}
+
+impl Topology {
+    /// How many flows each port carries (data, ACKs or loop messages): the size of the
+    /// per-flow state a stateful discipline there may hold, as packets name flows by their
+    /// index among these (`Hop::local`; a loop's `fwd_local`, `rev_local`).
+    pub fn port_flows(&self) -> &[u32] {
+        &self.port_flows
+    }
+
+    /// The alpha-fair allocation of the flows' demands (bits/s): `a = 1` proportional
+    /// fairness, `a = 2` minimum potential delay (see `csfq_algo::alpha_fair`).
+    pub fn alpha_fair_allocation(&self, a: f64) -> Vec<f64> {
+        let (caps, flows) = self.allocation_problem();
+        csfq_algo::alpha_fair::alpha_fair(&caps, &flows, a)
+            .expect("topology paths name existing ports")
+    }
+
+    /// The weighted max-min fair allocation of the flows' demands (bits/s): TCP flows are
+    /// greedy, UDP flows want their rate, ON-OFF flows their mean rate.
+    pub fn max_min_allocation(&self) -> Vec<f64> {
+        let (caps, flows) = self.allocation_problem();
+        water_fill(&caps, &flows).expect("topology paths name existing ports")
+    }
+
+    /// The per-hop fair allocation (bits/s): every link shares weighted max-min among the
+    /// rates that reach it, as no per-link scheme can do better for flows that do not
+    /// react to loss (see `csfq_algo::maxmin::per_hop`). `None` if the rates do not settle
+    /// (links that feed each other in a cycle).
+    pub fn per_hop_allocation(&self) -> Option<Vec<f64>> {
+        let (caps, flows) = self.allocation_problem();
+        csfq_algo::maxmin::per_hop(&caps, &flows).ok()
+    }
+
+    /// The allocation each flow is judged by (bits/s): per hop for open-loop flows (`udp`,
+    /// `onoff`), end-to-end max-min for responsive ones (`tcp`, `web`, `rlm`), which can
+    /// reach it.
+    pub fn reference_allocation(&self) -> Vec<f64> {
+        let e2e = self.max_min_allocation();
+        match self.per_hop_allocation() {
+            Some(hop) => self
+                .flows
+                .iter()
+                .zip(e2e.iter().zip(hop))
+                .map(|(f, (&e, h))| if f.kind.is_open_loop() { h } else { e })
+                .collect(),
+            None => e2e,
+        }
+    }
+
+    /// Every port's capacity and every flow's demand, weight and ports: the problem the
+    /// reference allocations solve.
+    fn allocation_problem(&self) -> (Vec<f64>, Vec<MaxMinFlow>) {
+        let caps = self.ports.iter().map(|p| p.rate_bps).collect();
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| MaxMinFlow {
+                demand: f.demand_bps(),
+                weight: f.weight,
+                links: f.fwd_ports().collect(),
+            })
+            .collect();
+        (caps, flows)
+    }
+}
