@@ -346,12 +346,7 @@ impl FairShareEstimator {
     }
 }
 
-/// The bytes a link of `capacity_bps` sends in `window_ns` (at most 2^31 ns), in integers
-/// as the dataplane computes it: `C` in kbit/s times the window, over 8 * 10^6.
-#[inline]
-pub fn target_bytes(capacity_bps: u64, window_ns: u64) -> u64 {
-    (capacity_bps / 1000) * window_ns.min(1 << 31) / 8_000_000
-}
+pub use crate::label_histogram::target_bytes;
 
 /// A CSFQ core output port: probabilistic drop, relabeling, FIFO.
 #[derive(Debug, Clone)]

@@ -121,7 +121,7 @@ impl LabelHistogram {
     /// more than `2 k_c_ns`, i.e. had an idle gap), and an empty histogram for the next.
     pub fn end_window(&mut self, capacity_bps: u64, window_ns: u64, k_c_ns: u64) -> Option<u64> {
         let solved = if window_ns <= 2 * k_c_ns {
-            self.solve(crate::csfq::target_bytes(capacity_bps, window_ns))
+            self.solve(target_bytes(capacity_bps, window_ns))
         } else {
             None
         };
@@ -169,10 +169,16 @@ fn interpolate(x0: u64, f0: u64, x1: u64, f1: u64, t: u64) -> u64 {
     x0 + (x1 - x0) * num / den
 }
 
+/// The bytes a link of `capacity_bps` sends in `window_ns` (at most 2^31 ns), in integers
+/// as the dataplane computes it: `C` in kbit/s times the window, over 8 * 10^6.
+#[inline]
+pub fn target_bytes(capacity_bps: u64, window_ns: u64) -> u64 {
+    (capacity_bps / 1000) * window_ns.min(1 << 31) / 8_000_000
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csfq::target_bytes;
     use crate::maxmin::fair_share;
     use proptest::prelude::*;
 
