@@ -11,12 +11,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
+mod builder;
 mod memory;
 pub mod overlay;
 mod params;
 mod parse;
 mod validate;
 
+pub use builder::ScenarioBuilder;
 pub use memory::{available_memory, QueueBound, TooLarge};
 pub use overlay::{LoopSpec, OverlayConfig, ServiceKind};
 pub use params::*;

@@ -27,6 +27,7 @@ use csfq_algo::Nanos;
 use crate::config::{DisciplineKind, ScenarioFile};
 use crate::discipline::Discipline;
 use crate::events::{Action, EventKind, Events};
+use crate::hosts::tcp::TcpParams;
 use crate::hosts::Hosts;
 use crate::net::{BuildError, Topology};
 use crate::observe::delay::FlowDelay;
@@ -83,7 +84,7 @@ impl Simulation {
         let topo = Topology::build(s)?;
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
-        let hosts = Hosts::build(&topo, &s.tcp, s.seed, samples, |i| {
+        let hosts = Hosts::build(&topo, TcpParams::from(&s.tcp), s.seed, samples, |i| {
             ports
                 .edge(topo.flows[i].fwd_ports())
                 .is_some_and(Discipline::is_tuf)
@@ -346,3 +347,6 @@ impl Simulation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -39,7 +39,7 @@ impl Simulation {
                 offered_mbps: def
                     .open_loop
                     .as_deref()
-                    .and_then(|o| o.rate_bps)
+                    .and_then(|o| o.rate_bps())
                     .map(|r| r / 1e6),
                 weight: def.weight,
                 throughput_mbps: if active > 0.0 {

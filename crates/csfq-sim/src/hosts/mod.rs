@@ -19,16 +19,16 @@ use csfq_algo::{tuf, Dropped, FlowId, Nanos};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{FlowKind, TcpConfig, TcpTimer};
+use crate::config::{FlowKind, TcpTimer};
 use crate::events::{Action, EventKind};
-use crate::net::{FlowDef, Topology};
+use crate::net::{FlowDef, OpenLoopDef, Topology};
 use crate::observe::compact::{DropCounts, IntervalSeries};
 use crate::observe::delay::FlowDelay;
 use crate::packet::{Kind, SimPacket};
 use crate::rng::{stream, stream_seed, Stream};
 use rlm::{RlmParams, RlmReceiver};
 use source::{CbrSource, OnOffSource};
-use tcp::{AckAction, TcpReceiver, TcpSender};
+use tcp::{AckAction, TcpParams, TcpReceiver, TcpSender};
 
 /// What sends a flow's packets. The open-loop ones draw their gaps (and ON/OFF periods,
 /// and RLM's join experiments) from the flow's random stream, which they hold; TCP draws
@@ -118,13 +118,13 @@ impl Hosts {
     /// the run will take, reserved once.
     pub(crate) fn build(
         topo: &Topology,
-        tcp: &TcpConfig,
+        tcp: TcpParams,
         seed: u64,
         samples: usize,
         edge_is_tuf: impl Fn(usize) -> bool,
     ) -> Self {
         // One TCP configuration for every connection.
-        let tcp = Arc::new(*tcp);
+        let tcp = Arc::new(tcp);
         let mut flows = Vec::with_capacity(topo.flows.len());
         for (i, f) in topo.flows.iter().enumerate() {
             let id = FlowId(i as u32);
@@ -133,42 +133,25 @@ impl Hosts {
             // the packet counter n of X_n = I(n + D_F) starts at a random D_F.
             let tuf_counter = (matches!(f.kind, FlowKind::Tcp | FlowKind::Web) && edge_is_tuf(i))
                 .then(|| flow_rng.random::<u32>());
-            let open = || {
-                f.open_loop
-                    .as_deref()
-                    .expect("open-loop flows have a source")
-            };
-            let endpoint = match f.kind {
-                FlowKind::Udp => {
-                    let o = open();
-                    Endpoint::Cbr(Box::new(Drawn {
-                        src: CbrSource::new(
-                            o.rate_bps.expect("validated"),
-                            o.packet_bytes,
-                            o.jitter,
-                        ),
-                        rng: flow_rng,
-                    }))
-                }
-                FlowKind::Onoff => {
-                    let o = open();
-                    let (on, off) = o.on_off.expect("validated");
-                    Endpoint::OnOff(Box::new(Drawn {
-                        src: OnOffSource::new(
-                            CbrSource::new(
-                                o.rate_bps.expect("validated"),
-                                o.packet_bytes,
-                                o.jitter,
-                            ),
-                            on,
-                            off,
-                        ),
-                        rng: flow_rng,
-                    }))
-                }
-                FlowKind::Rlm => {
-                    let o = open();
-                    let (layers, base_bps) = o.rlm_layers.expect("rlm flows have layers");
+            let endpoint = match f.open_loop.as_deref() {
+                Some(&OpenLoopDef::Cbr(c)) => Endpoint::Cbr(Box::new(Drawn {
+                    src: CbrSource::new(c.rate_bps, c.packet_bytes, c.jitter),
+                    rng: flow_rng,
+                })),
+                Some(&OpenLoopDef::OnOff { cbr: c, on, off }) => Endpoint::OnOff(Box::new(Drawn {
+                    src: OnOffSource::new(
+                        CbrSource::new(c.rate_bps, c.packet_bytes, c.jitter),
+                        on,
+                        off,
+                    ),
+                    rng: flow_rng,
+                })),
+                Some(&OpenLoopDef::Rlm {
+                    layers,
+                    base_bps,
+                    packet_bytes,
+                    jitter,
+                }) => {
                     let params = RlmParams {
                         layers,
                         base_bps,
@@ -177,7 +160,7 @@ impl Hosts {
                     Endpoint::Rlm(Box::new(RlmSession {
                         rng: flow_rng,
                         layers: (1..=layers)
-                            .map(|i| CbrSource::new(params.layer_bps(i), o.packet_bytes, o.jitter))
+                            .map(|i| CbrSource::new(params.layer_bps(i), packet_bytes, jitter))
                             .collect(),
                         params,
                         receiver: None,
@@ -185,12 +168,12 @@ impl Hosts {
                         received: 0,
                     }))
                 }
-                FlowKind::Tcp | FlowKind::Web => Endpoint::Tcp {
+                None => Endpoint::Tcp {
                     sender: Box::new({
                         let mut s = TcpSender::with_limit(id, tcp.clone(), f.size_pkts);
                         if tcp.timer == TcpTimer::Ns2 {
                             // ns-2 starts each sender's timer clock at a random phase.
-                            let tick = Nanos::from_secs_f64(tcp.clock_granularity_ms / 1e3);
+                            let tick = tcp.granularity;
                             let draw = stream_seed(seed, Stream::TimerPhase, i as u64);
                             s.set_timer_phase(Nanos(draw % tick.0));
                         }
@@ -202,10 +185,10 @@ impl Hosts {
             };
             // Its data packets have one size, so they spend the same time on the wire at
             // every hop: what varies is queueing.
-            let data_bytes = match f.kind {
-                FlowKind::Tcp | FlowKind::Web => tcp.segment_bytes,
-                FlowKind::Udp | FlowKind::Onoff | FlowKind::Rlm => open().packet_bytes,
-            };
+            let data_bytes = f
+                .open_loop
+                .as_deref()
+                .map_or(tcp.segment_bytes, OpenLoopDef::packet_bytes);
             let base = f.fwd().iter().fold(Nanos::ZERO, |t, h| {
                 let p = &topo.ports[h.port as usize];
                 t + Nanos::transmission(data_bytes, p.rate_bps) + p.delay
@@ -229,8 +212,8 @@ impl Hosts {
         Hosts {
             flows,
             tuf: TufSource {
-                per_ack: if tcp.delayed_ack { 2.0 } else { 1.0 },
-                max_window: tcp.max_window_segments as f64,
+                per_ack: if tcp.delayed_ack.is_some() { 2.0 } else { 1.0 },
+                max_window: tcp.max_window as f64,
                 segment_bytes: tcp.segment_bytes,
             },
             segments: Vec::with_capacity(64),
@@ -489,5 +472,64 @@ impl Hosts {
         self.flows.iter().fold((0, 0), |(p, b), f| {
             (p + f.stats.delivered_pkts, b + f.stats.delivered_bytes)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Hosts alone, without an engine: what each handler asks for, in order.
+
+    use super::*;
+    use crate::config::{FlowSpec, LinkSpec, ScenarioBuilder};
+    use crate::DisciplineKind;
+
+    fn hosts(flow: FlowSpec) -> (Hosts, Topology, TcpParams) {
+        let s = ScenarioBuilder::new("h", 1.0, DisciplineKind::Fifo)
+            .routers(["a", "b"])
+            .link(LinkSpec::new("a", "b", 10.0))
+            .flow(flow)
+            .build()
+            .unwrap();
+        let topo = Topology::build(&s).unwrap();
+        let tcp = TcpParams::from(&s.tcp);
+        (Hosts::build(&topo, tcp, s.seed, 11, |_| false), topo, tcp)
+    }
+
+    /// A CBR source's tick sends one packet and asks for the next tick one gap later (8
+    /// Mbit/s of 1000-byte packets: 1 ms); once stopped it asks for nothing.
+    #[test]
+    fn a_cbr_tick_sends_one_packet_then_schedules_the_next() {
+        let flow = FlowSpec::udp("a", "b", 8.0)
+            .jitter(0.0)
+            .between_s(0.0, Some(0.5));
+        let (mut h, topo, _) = hosts(flow);
+        let mut out = Vec::new();
+        h.source_tick(0, &topo.flows[0], Nanos(7), &mut out);
+        let [Action::Send(p), Action::At(at, EventKind::Source(0))] = out[..] else {
+            panic!("{out:?}");
+        };
+        assert_eq!((p.seq, p.size, p.kind, p.hop), (0, 1000, Kind::Data, 0));
+        assert_eq!(at, Nanos(7 + 1_000_000));
+        out.clear();
+        h.source_tick(0, &topo.flows[0], Nanos::from_millis(500), &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(h.flows[0].stats.sent_pkts, 1);
+    }
+
+    /// A TCP sender starts with its retransmission timer (at the initial RTO), then its
+    /// initial window of segments 0, 1, ...
+    #[test]
+    fn tcp_starts_with_its_timer_then_its_initial_window() {
+        let (mut h, topo, tcp) = hosts(FlowSpec::tcp("a", "b"));
+        let mut out = Vec::new();
+        h.start(0, &topo.flows[0], Nanos::ZERO, &mut out);
+        let iw = tcp.initial_window as usize;
+        assert_eq!(out.len(), 1 + iw, "{out:?}");
+        assert_eq!(out[0], Action::At(tcp.initial_rto, EventKind::Rto(0)));
+        for (k, a) in out[1..].iter().enumerate() {
+            let Action::Send(p) = a else { panic!("{a:?}") };
+            assert_eq!((p.seq as usize, p.kind), (k, Kind::Data));
+        }
+        assert_eq!(h.flows[0].stats.sent_pkts, iw as u64);
     }
 }

@@ -25,6 +25,59 @@ const MAX_RTO: Nanos = Nanos(60_000_000_000);
 const SACKED: u8 = 1;
 const RETRANSMITTED: u8 = 2;
 
+/// What every connection of a run shares: the `[tcp]` table in the units the state
+/// machines compute in, converted once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpParams {
+    /// Data segment size, bytes.
+    pub segment_bytes: u32,
+    /// ACK size, bytes.
+    pub ack_bytes: u32,
+    /// Window limit, segments.
+    pub max_window: u32,
+    /// Initial window, segments.
+    pub initial_window: u32,
+    /// RFC 6298's minimum RTO.
+    pub min_rto: Nanos,
+    /// The RTO before the first RTT sample.
+    pub initial_rto: Nanos,
+    /// The clock granularity `G`.
+    pub granularity: Nanos,
+    /// `G` in ns as RFC 6298's arithmetic takes it.
+    granularity_ns: f64,
+    /// Delayed ACKs' timeout, if ACKs are delayed.
+    pub delayed_ack: Option<Nanos>,
+    /// SACK (RFC 2018, RFC 6675).
+    pub sack: bool,
+    /// RFC 6298's timer or ns-2's.
+    pub timer: TcpTimer,
+}
+
+impl From<&TcpConfig> for TcpParams {
+    fn from(c: &TcpConfig) -> Self {
+        let ms = |x: f64| Nanos::from_secs_f64(x / 1e3);
+        TcpParams {
+            segment_bytes: c.segment_bytes,
+            ack_bytes: c.ack_bytes,
+            max_window: c.max_window_segments,
+            initial_window: c.initial_window_segments,
+            min_rto: ms(c.min_rto_ms),
+            initial_rto: ms(c.initial_rto_ms),
+            granularity: ms(c.clock_granularity_ms),
+            granularity_ns: c.clock_granularity_ms * 1e6,
+            delayed_ack: c.delayed_ack.then(|| ms(c.delayed_ack_ms)),
+            sack: c.sack,
+            timer: c.timer,
+        }
+    }
+}
+
+impl From<TcpConfig> for TcpParams {
+    fn from(c: TcpConfig) -> Self {
+        TcpParams::from(&c)
+    }
+}
+
 /// Counters a sender keeps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -43,7 +96,7 @@ pub struct SenderStats {
 pub struct TcpSender {
     flow: FlowId,
     /// Shared by every connection of a run.
-    cfg: Arc<TcpConfig>,
+    cfg: Arc<TcpParams>,
     snd_una: u32,
     snd_nxt: u32,
     /// One past the highest segment ever sent.
@@ -71,20 +124,20 @@ pub struct TcpSender {
 
 impl TcpSender {
     /// A sender for `flow` with unlimited data.
-    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>) -> Self {
+    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpParams>>) -> Self {
         Self::with_limit(flow, cfg, None)
     }
 
     /// A sender for `flow` with `limit` segments to send (`None`: unlimited).
-    pub fn with_limit(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>, limit: Option<u32>) -> Self {
+    pub fn with_limit(flow: FlowId, cfg: impl Into<Arc<TcpParams>>, limit: Option<u32>) -> Self {
         let cfg = cfg.into();
-        let initial_rto = Nanos::from_secs_f64(cfg.initial_rto_ms / 1e3);
+        let initial_rto = cfg.initial_rto;
         let ns2 = (cfg.timer == TcpTimer::Ns2).then(|| {
             Box::new(Ns2Timer::new(
-                Nanos::from_secs_f64(cfg.clock_granularity_ms / 1e3),
+                cfg.granularity,
                 Nanos::ZERO,
                 initial_rto,
-                Nanos::from_secs_f64(cfg.min_rto_ms / 1e3),
+                cfg.min_rto,
                 MAX_RTO,
             ))
         });
@@ -93,7 +146,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             max_sent: 0,
-            cwnd: cfg.initial_window_segments as f64,
+            cwnd: cfg.initial_window as f64,
             ssthresh: f64::INFINITY,
             dupacks: 0,
             in_recovery: false,
@@ -172,7 +225,7 @@ impl TcpSender {
     }
 
     fn window(&self) -> u32 {
-        (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window_segments)
+        (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window)
     }
 
     fn transmit(&mut self, seq: u32, now: Nanos, out: &mut Vec<SimPacket>) {
@@ -250,8 +303,7 @@ impl TcpSender {
             if let Some(seq) = hole {
                 self.board[(seq - self.snd_una) as usize] |= RETRANSMITTED;
                 self.transmit(seq, now, out);
-            } else if self.snd_nxt < self.snd_una + self.cfg.max_window_segments && self.has_data()
-            {
+            } else if self.snd_nxt < self.snd_una + self.cfg.max_window && self.has_data() {
                 let seq = self.snd_nxt;
                 self.transmit(seq, now, out);
                 self.snd_nxt += 1;
@@ -278,10 +330,9 @@ impl TcpSender {
             self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
         }
         // RTO = SRTT + max(G, K * RTTVAR) (RFC 6298 2.3), then the configured minimum.
-        let g_ns = self.cfg.clock_granularity_ms * 1e6;
+        let g_ns = self.cfg.granularity_ns;
         let rto = Nanos((self.srtt_ns + (4.0 * self.rttvar_ns).max(g_ns)) as u64);
-        let min = Nanos::from_secs_f64(self.cfg.min_rto_ms / 1e3);
-        self.rto = rto.max(min).min(MAX_RTO);
+        self.rto = rto.max(self.cfg.min_rto).min(MAX_RTO);
     }
 
     fn record_sacks(&mut self, blocks: &SackBlocks) {
@@ -413,7 +464,7 @@ impl TcpSender {
 pub struct TcpReceiver {
     flow: FlowId,
     /// Shared by every connection of a run.
-    cfg: Arc<TcpConfig>,
+    cfg: Arc<TcpParams>,
     rcv_nxt: u32,
     /// `ooo[i]`: segment `rcv_nxt + 1 + i` has arrived.
     ooo: VecDeque<bool>,
@@ -433,7 +484,7 @@ pub enum AckAction {
 
 impl TcpReceiver {
     /// A receiver for `flow`.
-    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpConfig>>) -> Self {
+    pub fn new(flow: FlowId, cfg: impl Into<Arc<TcpParams>>) -> Self {
         TcpReceiver {
             flow,
             cfg: cfg.into(),
@@ -536,14 +587,14 @@ impl TcpReceiver {
             while self.ooo.back() == Some(&false) {
                 self.ooo.pop_back();
             }
-            if had_holes || !self.cfg.delayed_ack {
+            let Some(delay) = self.cfg.delayed_ack.filter(|_| !had_holes) else {
                 return (delivered, AckAction::Send(self.ack_now(seq)));
-            }
+            };
             self.unacked += 1;
             if self.unacked >= 2 {
                 return (delivered, AckAction::Send(self.ack_now(seq)));
             }
-            let deadline = now + Nanos::from_secs_f64(self.cfg.delayed_ack_ms / 1e3);
+            let deadline = now + delay;
             self.delack_deadline = Some(deadline);
             (delivered, AckAction::Delay(deadline))
         } else if seq > self.rcv_nxt {
@@ -575,13 +626,17 @@ mod tests {
         TcpConfig::default()
     }
 
+    fn params(c: TcpConfig) -> TcpParams {
+        TcpParams::from(c)
+    }
+
     fn ack(next: u32, ts: Nanos) -> SimPacket {
         SimPacket::ack(FlowId(0), 40, next, ts, [(0, 0); 3])
     }
 
     #[test]
     fn slow_start_doubles_per_round_trip() {
-        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut s = TcpSender::new(FlowId(0), params(cfg()));
         let mut out = Vec::new();
         s.start(Nanos::ZERO, &mut out);
         assert_eq!(out.len(), 1);
@@ -598,7 +653,7 @@ mod tests {
 
     #[test]
     fn three_dupacks_trigger_fast_retransmit_and_halve() {
-        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut s = TcpSender::new(FlowId(0), params(cfg()));
         s.cwnd = 10.0;
         s.ssthresh = 5.0;
         let mut out = Vec::new();
@@ -624,7 +679,7 @@ mod tests {
 
     #[test]
     fn finite_transfer_sends_its_size_and_completes() {
-        let mut s = TcpSender::with_limit(FlowId(0), cfg(), Some(5));
+        let mut s = TcpSender::with_limit(FlowId(0), params(cfg()), Some(5));
         s.cwnd = 10.0;
         let mut out = Vec::new();
         s.start(Nanos::ZERO, &mut out);
@@ -639,7 +694,7 @@ mod tests {
 
     #[test]
     fn timeout_backs_off_and_goes_back_n() {
-        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut s = TcpSender::new(FlowId(0), params(cfg()));
         s.cwnd = 4.0;
         let mut out = Vec::new();
         s.start(Nanos::ZERO, &mut out);
@@ -655,20 +710,20 @@ mod tests {
 
     #[test]
     fn rto_follows_rfc6298_with_minimum() {
-        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut s = TcpSender::new(FlowId(0), params(cfg()));
         s.rtt_sample(Nanos::from_millis(100));
         // srtt 100, rttvar 50: rto = 300 ms.
         assert_eq!(s.rto, Nanos::from_millis(300));
-        let mut s = TcpSender::new(FlowId(0), cfg());
+        let mut s = TcpSender::new(FlowId(0), params(cfg()));
         s.rtt_sample(Nanos::from_millis(2));
         assert_eq!(s.rto, Nanos::from_millis(200), "clamped to min_rto");
         // With G = 200 ms the floor is on the variance term: 500 + max(200, 4 * 5) ms.
         let mut s = TcpSender::new(
             FlowId(0),
-            TcpConfig {
+            params(TcpConfig {
                 clock_granularity_ms: 200.0,
                 ..cfg()
-            },
+            }),
         );
         s.rtt_sample(Nanos::from_millis(500));
         s.rtt_sample(Nanos::from_millis(500));
@@ -694,7 +749,7 @@ mod tests {
             initial_rto_ms: 3000.0,
             ..cfg()
         };
-        let mut s = TcpSender::new(FlowId(0), ns2);
+        let mut s = TcpSender::new(FlowId(0), params(ns2));
         let mut out = Vec::new();
         s.start(Nanos::ZERO, &mut out);
         assert_eq!(s.deadline(), Some(Nanos::from_millis(3000)), "rtxcur_init_");
@@ -734,10 +789,10 @@ mod tests {
     fn receiver_buffers_out_of_order_and_acks_cumulatively() {
         let mut r = TcpReceiver::new(
             FlowId(0),
-            TcpConfig {
+            params(TcpConfig {
                 sack: true,
                 ..cfg()
-            },
+            }),
         );
         let seg = |s| SimPacket::data(FlowId(0), 1000, s, Nanos::ZERO);
         assert_eq!(r.on_data(&seg(0), Nanos::ZERO).0, 1);
@@ -767,10 +822,10 @@ mod tests {
     fn delayed_ack_every_second_segment() {
         let mut r = TcpReceiver::new(
             FlowId(0),
-            TcpConfig {
+            params(TcpConfig {
                 delayed_ack: true,
                 ..cfg()
-            },
+            }),
         );
         let seg = |s| SimPacket::data(FlowId(0), 1000, s, Nanos::ZERO);
         assert!(matches!(

@@ -7,9 +7,12 @@ use rand::Rng;
 
 use super::loops::build_loops;
 use super::ACCESS_BUFFER_BYTES;
-use super::{BuildError, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Topology};
+use super::{
+    BuildError, CbrDef, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Topology,
+};
 use crate::config::{
-    Arrivals, DisciplineKind, FlowKind, ScenarioFile, RLM_DEFAULT_BASE_KBPS, RLM_DEFAULT_LAYERS,
+    Arrivals, DisciplineKind, FlowKind, FlowSpec, ScenarioFile, RLM_DEFAULT_BASE_KBPS,
+    RLM_DEFAULT_LAYERS,
 };
 use crate::rng::{stream, Stream};
 use crate::routes::RouterRoutes;
@@ -51,7 +54,8 @@ impl Topology {
             for j in 0..spec.count {
                 let (start, size_pkts) = match spec.kind {
                     FlowKind::Web => {
-                        let gap_ms = spec.arrival_mean_ms.expect("validated");
+                        let gap_ms =
+                            required(spec.arrival_mean_ms, flows.len(), "arrival_mean_ms")?;
                         match spec.arrivals {
                             Arrivals::Exponential => {
                                 let u = 1.0 - web_rng.random::<f64>(); // (0, 1]
@@ -64,8 +68,8 @@ impl Topology {
                         let size = match (spec.size_min_pkts, spec.size_max_pkts) {
                             (Some(lo), Some(hi)) => web_rng.random_range(lo..=hi),
                             _ => pareto(
-                                spec.size_mean_pkts.expect("validated"),
-                                spec.size_shape.expect("validated"),
+                                required(spec.size_mean_pkts, flows.len(), "size_mean_pkts")?,
+                                required(spec.size_shape, flows.len(), "size_shape")?,
                                 &mut web_rng,
                             ),
                         };
@@ -166,26 +170,7 @@ impl Topology {
                     kind: spec.kind,
                     src: src_router,
                     dst: dst_router,
-                    open_loop: matches!(spec.kind, FlowKind::Udp | FlowKind::Onoff | FlowKind::Rlm)
-                        .then(|| {
-                            Box::new(OpenLoopDef {
-                                rate_bps: spec
-                                    .rate_mbps
-                                    .map(|r| (r + spec.rate_step_mbps * j as f64) * 1e6),
-                                packet_bytes: spec.packet_bytes,
-                                jitter: spec.jitter,
-                                on_off: spec
-                                    .on_ms
-                                    .zip(spec.off_ms)
-                                    .map(|(on, off)| (secs(on / 1e3), secs(off / 1e3))),
-                                rlm_layers: (spec.kind == FlowKind::Rlm).then(|| {
-                                    (
-                                        spec.layers.unwrap_or(RLM_DEFAULT_LAYERS),
-                                        spec.layer_base_kbps.unwrap_or(RLM_DEFAULT_BASE_KBPS) * 1e3,
-                                    )
-                                }),
-                            })
-                        }),
+                    open_loop: open_loop(spec, j, id)?.map(Box::new),
                     start,
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
@@ -218,6 +203,39 @@ impl Topology {
             port_flows,
         })
     }
+}
+
+/// A field validation guarantees, or the error that says it is missing.
+fn required<T>(v: Option<T>, flow: usize, field: &'static str) -> Result<T, BuildError> {
+    v.ok_or(BuildError::Unvalidated { flow, field })
+}
+
+/// What flow `j` of an open-loop table sends (`None` for TCP and web flows).
+fn open_loop(spec: &FlowSpec, j: u32, flow: usize) -> Result<Option<OpenLoopDef>, BuildError> {
+    let secs = |ms: f64| Nanos::from_secs_f64(ms / 1e3);
+    let cbr = || {
+        let rate_mbps = required(spec.rate_mbps, flow, "rate_mbps")?;
+        Ok(CbrDef {
+            rate_bps: (rate_mbps + spec.rate_step_mbps * j as f64) * 1e6,
+            packet_bytes: spec.packet_bytes,
+            jitter: spec.jitter,
+        })
+    };
+    Ok(match spec.kind {
+        FlowKind::Tcp | FlowKind::Web => None,
+        FlowKind::Udp => Some(OpenLoopDef::Cbr(cbr()?)),
+        FlowKind::Onoff => Some(OpenLoopDef::OnOff {
+            cbr: cbr()?,
+            on: secs(required(spec.on_ms, flow, "on_ms")?),
+            off: secs(required(spec.off_ms, flow, "off_ms")?),
+        }),
+        FlowKind::Rlm => Some(OpenLoopDef::Rlm {
+            layers: spec.layers.unwrap_or(RLM_DEFAULT_LAYERS),
+            base_bps: spec.layer_base_kbps.unwrap_or(RLM_DEFAULT_BASE_KBPS) * 1e3,
+            packet_bytes: spec.packet_bytes,
+            jitter: spec.jitter,
+        }),
+    })
 }
 
 /// Numbers the flows at each port densely, in flow order (then the loops), so a port's

@@ -104,19 +104,62 @@ pub struct FlowDef {
     pub overlay: Option<LoopHops>,
 }
 
-/// What an open-loop flow's source sends.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpenLoopDef {
-    /// Offered rate (udp; onoff while ON), bits/s; `None` for rlm, whose layers have theirs.
-    pub rate_bps: Option<f64>,
+/// A constant-rate source: what a UDP flow sends, and an ON-OFF flow while ON.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CbrDef {
+    /// Rate, bits/s.
+    pub rate_bps: f64,
     /// Packet size, bytes.
     pub packet_bytes: u32,
     /// Inter-arrival jitter.
     pub jitter: f64,
-    /// Mean ON and OFF periods (onoff).
-    pub on_off: Option<(Nanos, Nanos)>,
-    /// RLM: (layers, layer-1 rate in bits/s).
-    pub rlm_layers: Option<(u8, f64)>,
+}
+
+/// What an open-loop flow's source sends, decoded once from its `[[flow]]` table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OpenLoopDef {
+    /// `udp`: constant rate.
+    Cbr(CbrDef),
+    /// `onoff`: constant rate during exponential ON periods of mean `on`, silent during
+    /// OFF periods of mean `off`.
+    OnOff {
+        /// While ON.
+        cbr: CbrDef,
+        /// Mean ON period.
+        on: Nanos,
+        /// Mean OFF period.
+        off: Nanos,
+    },
+    /// `rlm`: `layers` cumulative layers, layer i at `base_bps x 2^(i-1)`.
+    Rlm {
+        /// Layers.
+        layers: u8,
+        /// Layer 1's rate, bits/s.
+        base_bps: f64,
+        /// Packet size, bytes.
+        packet_bytes: u32,
+        /// Inter-arrival jitter.
+        jitter: f64,
+    },
+}
+
+impl OpenLoopDef {
+    /// The offered rate (udp; onoff while ON), bits/s; `None` for rlm, whose layers have
+    /// theirs.
+    pub fn rate_bps(&self) -> Option<f64> {
+        match self {
+            OpenLoopDef::Cbr(c) | OpenLoopDef::OnOff { cbr: c, .. } => Some(c.rate_bps),
+            OpenLoopDef::Rlm { .. } => None,
+        }
+    }
+
+    /// Its packets' size, bytes.
+    pub fn packet_bytes(&self) -> u32 {
+        match self {
+            OpenLoopDef::Cbr(c) | OpenLoopDef::OnOff { cbr: c, .. } => c.packet_bytes,
+            OpenLoopDef::Rlm { packet_bytes, .. } => *packet_bytes,
+        }
+    }
 }
 
 /// One hop of a flow's path: the port, and the flow's index among the flows that port
@@ -159,15 +202,13 @@ impl FlowDef {
         if self.size_pkts.is_some() {
             return 0.0;
         }
-        let Some(o) = self.open_loop.as_deref() else {
-            return f64::INFINITY;
-        };
-        match (self.kind, o.rate_bps, o.on_off) {
-            // Adaptive: TCP and RLM take what the network gives them.
-            (FlowKind::Tcp | FlowKind::Web | FlowKind::Rlm, _, _) => f64::INFINITY,
-            (FlowKind::Onoff, Some(r), Some((on, off))) => r * on.0 as f64 / (on.0 + off.0) as f64,
-            (_, Some(r), _) => r,
-            _ => f64::INFINITY,
+        match self.open_loop.as_deref() {
+            // TCP takes what the network gives it; so do RLM's receivers.
+            None | Some(OpenLoopDef::Rlm { .. }) => f64::INFINITY,
+            Some(OpenLoopDef::Cbr(c)) => c.rate_bps,
+            Some(OpenLoopDef::OnOff { cbr, on, off }) => {
+                cbr.rate_bps * on.0 as f64 / (on.0 + off.0) as f64
+            }
         }
     }
 }
@@ -194,6 +235,14 @@ pub enum BuildError {
         ingress: String,
         /// Egress router.
         egress: String,
+    },
+    /// A field validation requires is absent: the scenario was not validated.
+    #[error("flow {flow}: `{field}` is required (was the scenario validated?)")]
+    Unvalidated {
+        /// Flow index.
+        flow: usize,
+        /// The field.
+        field: &'static str,
     },
     /// A path longer than a packet's hop counter holds.
     #[error("flow {flow}: path of {hops} hops is longer than 65535")]
