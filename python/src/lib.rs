@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use csfq_cli::reproduce::{analyze_seeds, run_experiments, DEFAULT_SEEDS};
-use csfq_cli::run::References;
-use csfq_sim::experiments::{find, EXPERIMENTS};
+use csfq_papers::experiments::{find, EXPERIMENTS};
+use csfq_papers::{analyze_seeds, run_experiments, Progress, DEFAULT_SEEDS};
+use csfq_sim::net::References;
 use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -286,8 +286,8 @@ fn reproduce(py: Python<'_>, id: &str, seeds: Option<Vec<u64>>) -> PyResult<Stri
         ));
     }
     py.detach(move || {
-        let results = run_experiments(&[e], &seeds, e.id)
-            .map_err(|e| sim_error(format!("{e:#}")))?
+        let results = run_experiments(&[e], &seeds, &Progress::none())
+            .map_err(|e| sim_error(format!("{e}")))?
             .remove(0);
         let judged = analyze_seeds(e, &results);
         let a = &judged.analysis;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use csfq_sim::experiments::find;
+use csfq_papers::experiments::find;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
 fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {

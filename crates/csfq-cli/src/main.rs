@@ -247,7 +247,7 @@ fn main() -> ExitCode {
             let seeds = match (seed, seeds) {
                 (Some(s), _) => vec![s],
                 (None, Some(v)) => v.0,
-                (None, None) => reproduce::DEFAULT_SEEDS.collect(),
+                (None, None) => csfq_papers::DEFAULT_SEEDS.collect(),
             };
             if list {
                 reproduce::list();

@@ -7,18 +7,7 @@ use anyhow::{Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// One series of a chart.
-pub struct Series {
-    /// Legend label.
-    pub name: String,
-    /// Points, in x order.
-    pub points: Vec<(f64, f64)>,
-    /// Draw a marker at each point (per-flow charts: a marker, else a short dash).
-    pub markers: bool,
-    /// Join the points with a line (a time series); without, markers only (a scatter of
-    /// independent samples). Per-flow charts never join flows.
-    pub line: bool,
-}
+pub use csfq_papers::chart::{Chart, Series};
 
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -30,26 +19,6 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
 ];
-
-/// A chart: title, axis labels with units, series, an optional dashed reference line
-/// `y = h`; the legend to the right of the plot, outside the data.
-pub struct Chart {
-    /// Title.
-    pub title: String,
-    /// x-axis label, with its unit.
-    pub x_label: String,
-    /// y-axis label, with its unit.
-    pub y_label: String,
-    /// Series.
-    pub series: Vec<Series>,
-    /// Reference line and its label.
-    pub reference: Option<(f64, String)>,
-    /// Logarithmic y axis.
-    pub log_y: bool,
-    /// x is a flow number: integer ticks, each series as points (markers, or dashes for
-    /// series without markers), never lines joining flows.
-    pub per_flow: bool,
-}
 
 /// A tick label: at most six decimals, trailing zeros dropped (1.2, not
 /// 1.2000000000000002).
@@ -92,11 +61,24 @@ macro_rules! markers {
     }};
 }
 
-impl Chart {
+/// Drawing a [`Chart`] (a data type of the papers crate): SVG, and PNG from it.
+pub trait Draw {
+    /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`) unless
+    /// it has more than [`PNG_MAX_POINTS`] points.
+    fn write_svg(&self, path: &Path) -> Result<()>;
+    /// The legend's entries: the reference first, then the series.
+    fn legend_names(&self) -> Vec<&str>;
+    /// The SVG alone.
+    fn draw_svg(&self, path: &Path) -> Result<()>;
+    /// The legend, right of the plot.
+    fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()>;
+}
+
+impl Draw for Chart {
     /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`) unless
     /// it has more than [`PNG_MAX_POINTS`] points (a chart of 100 000 flows renders in
     /// hundreds of megabytes and shows nothing a reader can pick out).
-    pub fn write_svg(&self, path: &Path) -> Result<()> {
+    fn write_svg(&self, path: &Path) -> Result<()> {
         self.draw_svg(path)?;
         let png = path.with_extension("png");
         let points: usize = self.series.iter().map(|s| s.points.len()).sum();

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
+use csfq_sim::net::References;
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -12,47 +13,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<ScenarioFile> {
     Ok(ScenarioFile::load(path)?.with_run_options(seed, d))
-}
-
-/// The allocations a run is judged by (bits/s per flow).
-pub struct References {
-    /// End-to-end max-min.
-    pub max_min: Vec<f64>,
-    /// Per hop (`None` if it does not settle).
-    pub per_hop: Option<Vec<f64>>,
-    /// Per hop for open-loop flows, max-min for responsive ones.
-    pub reference: Vec<f64>,
-}
-
-impl References {
-    /// The allocations of a built network's flows.
-    pub fn of(topo: &Topology) -> Self {
-        References {
-            max_min: topo.max_min_allocation(),
-            per_hop: topo.per_hop_allocation(),
-            reference: topo.reference_allocation(),
-        }
-    }
-
-    /// flows.csv's share columns: name and one value per flow, bits/s (per hop empty
-    /// where it does not settle).
-    pub fn columns(&self) -> [(&'static str, &[f64]); 3] {
-        [
-            ("max_min_mbps", &self.max_min),
-            ("per_hop_mbps", self.per_hop.as_deref().unwrap_or(&[])),
-            ("reference_mbps", &self.reference),
-        ]
-    }
-
-    /// The per-hop allocation where it differs from max-min for some flow (by more than
-    /// 0.1%), else `None`: on one link they are the same.
-    fn per_hop_if_different(&self) -> Option<&[f64]> {
-        let hop = self.per_hop.as_deref()?;
-        hop.iter()
-            .zip(&self.max_min)
-            .any(|(h, m)| (h - m).abs() > 1e-3 * m.abs().max(1.0))
-            .then_some(hop)
-    }
 }
 
 /// A packet trace to write: the file and the ports (both directions of each link).
@@ -568,7 +528,7 @@ fn write_outputs(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
         log_y: false,
         per_flow: true,
     };
-    chart.write_svg(&dir.join("throughput.svg"))
+    crate::plot::Draw::write_svg(&chart, &dir.join("throughput.svg"))
 }
 
 /// `csfq maxmin`.

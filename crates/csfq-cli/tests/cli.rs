@@ -302,7 +302,7 @@ fn reproduce_all_writes_the_report() {
     assert!(o.status.success(), "{stderr}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    for id in csfq_sim::experiments::EXPERIMENTS.iter().map(|e| e.id) {
+    for id in csfq_papers::experiments::EXPERIMENTS.iter().map(|e| e.id) {
         assert!(stdout.contains(id), "{id} missing from the summary");
         assert!(
             md.contains(&format!("## {id}")),

@@ -15,13 +15,12 @@
 //!
 //! Time is integer nanoseconds and every component draws from its own seeded random
 //! stream ([`rng`]), so the same scenario and seed give byte-identical results.
-//! [`experiments`] holds the published experiments' scenarios and numbers.
+//! The published experiments, their numbers and analyses are the `csfq-papers` crate.
 
 pub mod config;
 pub mod discipline;
 pub mod engine;
 pub(crate) mod events;
-pub mod experiments;
 pub mod hosts;
 pub mod net;
 pub mod observe;

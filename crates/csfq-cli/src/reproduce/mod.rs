@@ -6,29 +6,18 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use csfq_sim::experiments::{find, Experiment, Sweep, Unstated, EXPERIMENTS};
-use csfq_sim::{DisciplineKind, SimReport, Simulation};
+use csfq_papers::check::seeds_words;
+use csfq_papers::{
+    analyze_seeds, find, Analysis, Check, Experiment, Judged, Outcome, Progress, RunResult,
+    DEFAULT_SEEDS, EXPERIMENTS,
+};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::plot::Chart;
-use check::seeds_words;
-pub use check::{choose_alternatives, combine_seeds, Check, Outcome, Prefer};
+use crate::plot::Draw;
 
-mod check;
-mod common;
-mod csfne_thesis;
-mod csfq_paper;
-mod may_paper;
-mod overlay_paper;
 mod scale;
 mod sensitivity;
-mod tuf_report;
-
-use csfne_thesis::csfne_table;
-use csfq_paper::{fig3a, fig3b, fig4, fig6, fig7, table1, table2, table3, table4, weighted};
-use tuf_report::{onoff_periods, tuf_checks, tuf_fig4};
 
 /// `csfq reproduce --list`.
 pub fn list() {
@@ -37,69 +26,6 @@ pub fn list() {
         t.add_row(vec![e.id, e.setup, e.published]);
     }
     println!("{t}");
-}
-
-/// The seeds every verdict is judged over by default: the mean of eight runs, with their
-/// spread, so that a verdict does not rest on one seed's noise.
-pub const DEFAULT_SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
-
-/// One finished run.
-pub struct RunResult {
-    /// The seed it ran with.
-    pub seed: u64,
-    /// Discipline.
-    pub discipline: DisciplineKind,
-    /// Sweep value (N, K, variant index; 0 otherwise).
-    pub x: f64,
-    /// The run's label ("K = 3", "TCP").
-    pub label: String,
-    /// The report.
-    pub report: SimReport,
-    /// Max-min fair share of each flow, bits/s.
-    pub fair: Vec<f64>,
-}
-
-/// What an experiment's results say: a table beside the paper's numbers, one-line
-/// verdicts, a figure, and the numbers as JSON.
-pub struct Analysis {
-    /// Table header.
-    pub header: Vec<String>,
-    /// Table rows.
-    pub rows: Vec<Vec<String>>,
-    /// The verdicts: our numbers against the cited source's, each with its tolerance.
-    pub checks: Vec<Check>,
-    /// What a reader needs besides the verdicts: modeling choices, caveats.
-    pub notes: Vec<String>,
-    /// The figure.
-    pub chart: Chart,
-    /// More figures, each written as `ID-SUFFIX.svg`.
-    pub extra_charts: Vec<(String, Chart)>,
-    /// The numbers behind the table.
-    pub json: Value,
-}
-
-/// An experiment's analysis over the seeds it ran at.
-pub struct Judged {
-    /// The verdicts combined over the seeds; the table, figure, notes and numbers of the
-    /// first seed.
-    pub analysis: Analysis,
-    /// The seeds, in order.
-    pub seeds: Vec<u64>,
-}
-
-impl Judged {
-    /// Which seeds the table and the verdicts come from, in words.
-    pub fn seeds_text(&self) -> String {
-        match self.seeds.as_slice() {
-            [] => "no runs".to_string(),
-            [one] => format!("seed {one}"),
-            [first, ..] => format!(
-                "the table and figure at seed {first}; each verdict the mean over {} seeds ({}), with their range and how many fall in the band",
-                self.seeds.len(),
-                seeds_words(&self.seeds)
-            ),
-        }
-    }
 }
 
 /// The `--seeds` flag that gives these seeds, for the report's command line (none for the
@@ -112,8 +38,9 @@ fn seeds_flag(seeds: &[u64]) -> String {
     }
 }
 
-fn progress(len: usize, msg: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
+/// A progress bar over the runs, labelled `msg`, drawn on standard error.
+fn progress(msg: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} {msg} run {pos}/{len} [{bar:40}] {elapsed_precise} (eta {eta})",
@@ -125,16 +52,15 @@ fn progress(len: usize, msg: &str) -> ProgressBar {
     bar
 }
 
-/// Runs every run of the experiments, at each of `seeds` (none: each scenario's own seed),
-/// in one parallel pool; results per experiment, in (seed, discipline, x) order.
+/// The runs of `es` at `seeds` (see [`csfq_papers::run_experiments`]), with a progress bar.
 pub fn run_experiments(
     es: &[&Experiment],
     seeds: &[u64],
     msg: &str,
 ) -> Result<Vec<Vec<RunResult>>> {
-    let plans: Vec<Plan> = es
+    let plans: Vec<csfq_papers::Plan> = es
         .iter()
-        .map(|&experiment| Plan {
+        .map(|&experiment| csfq_papers::Plan {
             experiment,
             setting: None,
         })
@@ -142,78 +68,19 @@ pub fn run_experiments(
     run_plans(&plans, seeds, msg)
 }
 
-/// An experiment to run as it is, or with one unstated parameter set to another value.
-#[derive(Clone, Copy)]
-pub struct Plan<'a> {
-    /// The experiment.
-    pub experiment: &'a Experiment,
-    /// The parameter and its value, applied to every run.
-    pub setting: Option<(&'a Unstated, f64)>,
-}
-
-/// [`run_experiments`] for plans: results per plan, in (seed, discipline, x) order.
-pub fn run_plans(plans: &[Plan], seeds: &[u64], msg: &str) -> Result<Vec<Vec<RunResult>>> {
-    let mut runs = Vec::new();
-    for (i, p) in plans.iter().enumerate() {
-        for &d in p.experiment.disciplines {
-            for mut r in p.experiment.runs(d) {
-                if let Some((u, v)) = p.setting {
-                    (u.apply)(&mut r.scenario, v);
-                }
-                for &seed in seeds {
-                    let mut r = r.clone();
-                    r.scenario.seed = seed;
-                    runs.push((i, d, r));
-                }
-                if seeds.is_empty() {
-                    runs.push((i, d, r));
-                }
-            }
-        }
-    }
-    let es: Vec<&Experiment> = plans.iter().map(|p| p.experiment).collect();
-    // Longest runs first, so the pool does not end waiting on one straggler.
-    runs.sort_by(|a, b| {
-        let cost =
-            |r: &csfq_sim::experiments::Run| r.scenario.duration_s * r.scenario.flows.len() as f64;
-        cost(&b.2).total_cmp(&cost(&a.2))
-    });
-    let bar = progress(runs.len(), msg);
-    let done: Result<Vec<(usize, RunResult)>> = runs
-        .into_par_iter()
-        .map(|(i, d, r)| {
-            let sim = Simulation::new(&r.scenario)?;
-            let fair = sim.topology().max_min_allocation();
-            let report = sim.run();
-            bar.inc(1);
-            Ok((
-                i,
-                RunResult {
-                    seed: r.scenario.seed,
-                    discipline: d,
-                    x: r.x,
-                    label: r.label,
-                    report,
-                    fair,
-                },
-            ))
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut out: Vec<Vec<RunResult>> = es.iter().map(|_| Vec::new()).collect();
-    for (i, r) in done? {
-        out[i].push(r);
-    }
-    for (e, rs) in es.iter().zip(&mut out) {
-        let order = |d: DisciplineKind| e.disciplines.iter().position(|&x| x == d);
-        rs.sort_by(|a, b| {
-            a.seed
-                .cmp(&b.seed)
-                .then(order(a.discipline).cmp(&order(b.discipline)))
-                .then(a.x.total_cmp(&b.x))
-        });
-    }
-    Ok(out)
+/// [`run_experiments`] for plans.
+pub fn run_plans(
+    plans: &[csfq_papers::Plan],
+    seeds: &[u64],
+    msg: &str,
+) -> Result<Vec<Vec<RunResult>>> {
+    let bar = progress(msg);
+    let p = Progress::new(
+        |n| bar.set_length(n as u64),
+        || bar.inc(1),
+        || bar.finish_and_clear(),
+    );
+    Ok(csfq_papers::run_plans(plans, seeds, &p)?)
 }
 
 /// `csfq reproduce ID`.
@@ -494,148 +361,4 @@ fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Pat
         chart.write_svg(&dir.join(format!("{}-{suffix}.svg", e.id)))?;
     }
     a.chart.write_svg(&dir.join(format!("{}.svg", e.id)))
-}
-
-/// The analysis of an experiment's runs at several seeds: each seed's runs analyzed on
-/// their own, the verdicts combined into the mean over the seeds ([`combine_seeds`]), and
-/// the table, figure and numbers of the first seed.
-pub fn analyze_seeds(e: &Experiment, results: &[RunResult]) -> Judged {
-    let mut seeds: Vec<u64> = results.iter().map(|r| r.seed).collect();
-    seeds.dedup();
-    // Runs are in seed order: each seed's are one contiguous slice. A model with no runs
-    // (tuf-fig4, may-fig2) is analyzed once.
-    let groups: Vec<(u64, &[RunResult])> = if seeds.is_empty() {
-        vec![(0, results)]
-    } else {
-        seeds
-            .iter()
-            .map(|&seed| {
-                let from = results.partition_point(|r| r.seed < seed);
-                let to = results.partition_point(|r| r.seed <= seed);
-                (seed, &results[from..to])
-            })
-            .collect()
-    };
-    let mut first: Option<Analysis> = None;
-    let per_seed: Vec<(u64, Vec<Check>)> = groups
-        .into_iter()
-        .map(|(seed, runs)| {
-            let mut a = analyze(e, runs);
-            let checks = std::mem::take(&mut a.checks);
-            first.get_or_insert(a);
-            (seed, checks)
-        })
-        .collect();
-    let mut analysis = first.expect("one analysis at least");
-    analysis.checks = combine_seeds(per_seed);
-    Judged { analysis, seeds }
-}
-
-/// The analysis of each experiment.
-pub fn analyze(e: &Experiment, results: &[RunResult]) -> Analysis {
-    let mut a = match (e.id, e.sweep) {
-        ("csfq-fig3a" | "tuf-fig9a", _) => fig3a(results),
-        ("csfq-fig3b" | "tuf-fig9b", _) => fig3b(results),
-        (id, _) if id.starts_with("csfne-") => csfne_table(id, e.sweep, results),
-        (_, Sweep::Fig4Flows) => fig4(results),
-        (id, Sweep::ChainLinks { .. }) => fig6(id, results),
-        (id, Sweep::OnOffPeriods { links }) => onoff_periods(id, links, results),
-        (_, Sweep::TufFilterModel) => tuf_fig4(),
-        (_, Sweep::MayMemoryModel) => may_paper::fig2(),
-        (_, Sweep::CbrRates) => may_paper::fig8(results),
-        (_, Sweep::OverlayLinear { .. }) => overlay_paper::fig6(results),
-        (_, Sweep::OverlayDumbbell) => overlay_paper::fig7(results),
-        (id, Sweep::LoopsOffOn) => overlay_paper::fig8_9(id, results),
-        (_, Sweep::LeasedShares) => overlay_paper::fig10(results),
-        ("may-fig5" | "may-fig7", _) => may_paper::fairness(e.id, results),
-        ("may-fig9", _) => may_paper::fig9(results),
-        ("csfq-fig7", _) => fig7(results),
-        ("csfq-table1", _) => table1(results),
-        ("csfq-table2", _) => table2(results),
-        ("csfq-table3", _) => table3(results),
-        (_, Sweep::Table4Variants) => table4(results),
-        (id, _) => weighted(id, results),
-    };
-    // The TUF report's experiments reuse the CSFQ paper's tables and figures, but are
-    // judged against the TUF report's claims.
-    if e.id.starts_with("tuf-fig")
-        && !matches!(e.sweep, Sweep::TufFilterModel | Sweep::OnOffPeriods { .. })
-    {
-        a.checks = tuf_checks(e.id, results);
-        a.notes.clear();
-    }
-    a
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every experiment's verdicts are computed comparisons that can fail: each has a band
-    /// with at least one finite end, our number is judged by it, and a number outside it is
-    /// judged "departs". Fed wrong runs (every flow's throughput, packets and time series
-    /// scaled by 3 or 0.3 alternating between runs or between disciplines, or by a ramp
-    /// over the runs), every experiment with runs has a verdict that departs.
-    #[test]
-    fn every_verdict_is_computed_and_can_fail() {
-        let es: Vec<&Experiment> = EXPERIMENTS.iter().collect();
-        let all = run_experiments(&es, &[], "test").unwrap();
-        for (e, results) in es.iter().zip(&all) {
-            let a = analyze(e, results);
-            assert!(!a.checks.is_empty(), "{}: no verdict", e.id);
-            for c in &a.checks {
-                assert!(c.lo.is_finite() || c.hi.is_finite(), "{}: {c}", e.id);
-                assert!(c.ours.is_finite(), "{}: {c}", e.id);
-                assert!(
-                    !c.source.is_empty() && !c.tolerance.is_empty(),
-                    "{}: {c}",
-                    e.id
-                );
-                assert_eq!(c.judge(c.wrong_number()), Outcome::Departs, "{}: {c}", e.id);
-            }
-            if results.is_empty() {
-                continue;
-            }
-            // Three kinds of wrong runs: scaled alternately by run (breaks levels over a
-            // sweep), by discipline (breaks comparisons between disciplines), and by a ramp
-            // over the runs (breaks shapes, such as a dip in the middle of a sweep).
-            let order = |d: DisciplineKind| e.disciplines.iter().position(|&x| x == d).unwrap_or(0);
-            let caught = [
-                |i: usize, _: usize| if i.is_multiple_of(2) { 3.0 } else { 0.3 },
-                |_: usize, d: usize| if d.is_multiple_of(2) { 3.0 } else { 0.3 },
-                |i: usize, _: usize| (i + 1) as f64,
-            ]
-            .iter()
-            .any(|scale| {
-                let wrong: Vec<RunResult> = results
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| {
-                        let k = scale(i, order(r.discipline));
-                        let mut report = r.report.clone();
-                        for f in &mut report.flows {
-                            f.throughput_mbps *= k;
-                            f.delivered_pkts = (f.delivered_pkts as f64 * k) as u64;
-                            f.dropped_pkts = (f.dropped_pkts as f64 * k) as u64;
-                            f.fct_s = f.fct_s.map(|t| t / k);
-                            f.series_mbps.iter_mut().for_each(|x| *x *= k);
-                        }
-                        RunResult {
-                            seed: r.seed,
-                            discipline: r.discipline,
-                            x: r.x,
-                            label: r.label.clone(),
-                            report,
-                            fair: r.fair.clone(),
-                        }
-                    })
-                    .collect();
-                analyze(e, &wrong)
-                    .checks
-                    .iter()
-                    .any(|c| c.outcome() == Outcome::Departs)
-            });
-            assert!(caught, "{}: wrong runs pass every verdict", e.id);
-        }
-    }
 }

@@ -14,7 +14,7 @@ use csfq_sim::observe::report::LinkReport;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 use rayon::prelude::*;
 
-use crate::plot::{Chart, Series};
+use crate::plot::{Chart, Draw, Series};
 
 /// One way of running a scenario.
 #[derive(Clone, Copy, PartialEq)]

@@ -1,15 +1,17 @@
 //! The report's sensitivity section: each experiment whose paper leaves a parameter out
-//! ([`csfq_sim::experiments::unstated`]) runs again at every other plausible value of it,
+//! ([`csfq_papers::experiments::unstated`]) runs again at every other plausible value of it,
 //! at the same seeds, and each verdict is judged again. A verdict whose outcome is the
 //! same across every value is robust; one that flips is fragile.
 
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use csfq_sim::experiments::{unstated, Experiment, Unstated};
+use csfq_papers::experiments::{unstated, Experiment, Unstated};
 
-use super::check::fmt_num;
-use super::{analyze_seeds, run_plans, Check, Judged, Outcome, Plan};
+use csfq_papers::check::fmt_num;
+use csfq_papers::{analyze_seeds, Check, Judged, Outcome, Plan};
+
+use super::run_plans;
 
 /// One verdict across the values of one experiment's unstated parameters.
 pub struct Sensitivity {

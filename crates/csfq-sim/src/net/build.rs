@@ -276,7 +276,7 @@ fn assign_local_ids(flows: &mut [FlowDef], loops: &mut [LoopDef], ports: usize) 
 /// A Pareto-distributed transfer size in whole segments (at least 1) with the given mean
 /// and shape `a > 1`: scale `x_m = mean (a - 1) / a`, size `ceil(x_m / U^(1/a))`, capped at
 /// 10^7 segments so one draw from the heavy tail cannot outlast any run.
-pub(crate) fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32 {
+pub fn pareto<R: Rng + ?Sized>(mean: f64, shape: f64, rng: &mut R) -> u32 {
     let scale = mean * (shape - 1.0) / shape;
     let u = 1.0 - rng.random::<f64>(); // (0, 1]
     (scale / u.powf(1.0 / shape)).ceil().clamp(1.0, 1e7) as u32

@@ -16,7 +16,7 @@ use crate::config::{DisciplineKind, FlowKind};
 mod build;
 mod loops;
 
-pub(crate) use build::pareto;
+pub use build::pareto;
 pub use loops::{LoopDef, LoopHops};
 
 pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
@@ -331,5 +331,46 @@ impl Topology {
             })
             .collect();
         (caps, flows)
+    }
+}
+
+/// The allocations a run is judged by (bits/s per flow).
+pub struct References {
+    /// End-to-end max-min.
+    pub max_min: Vec<f64>,
+    /// Per hop (`None` if it does not settle).
+    pub per_hop: Option<Vec<f64>>,
+    /// Per hop for open-loop flows, max-min for responsive ones.
+    pub reference: Vec<f64>,
+}
+
+impl References {
+    /// The allocations of a built network's flows.
+    pub fn of(topo: &Topology) -> Self {
+        References {
+            max_min: topo.max_min_allocation(),
+            per_hop: topo.per_hop_allocation(),
+            reference: topo.reference_allocation(),
+        }
+    }
+
+    /// flows.csv's share columns: name and one value per flow, bits/s (per hop empty
+    /// where it does not settle).
+    pub fn columns(&self) -> [(&'static str, &[f64]); 3] {
+        [
+            ("max_min_mbps", &self.max_min),
+            ("per_hop_mbps", self.per_hop.as_deref().unwrap_or(&[])),
+            ("reference_mbps", &self.reference),
+        ]
+    }
+
+    /// The per-hop allocation where it differs from max-min for some flow (by more than
+    /// 0.1%), else `None`: on one link they are the same.
+    pub fn per_hop_if_different(&self) -> Option<&[f64]> {
+        let hop = self.per_hop.as_deref()?;
+        hop.iter()
+            .zip(&self.max_min)
+            .any(|(h, m)| (h - m).abs() > 1e-3 * m.abs().max(1.0))
+            .then_some(hop)
     }
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::config::ScenarioFile;
+use csfq_sim::config::ScenarioFile;
 
 /// overlay-fig6's cross loops per bottleneck.
 pub const LINEAR_K: u32 = 4;

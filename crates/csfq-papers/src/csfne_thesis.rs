@@ -1,13 +1,79 @@
 //! Analyses of the CS-FNE thesis's tables (Kim 2005): average / max-min / std.
 
-use csfq_sim::experiments::Sweep;
+use crate::experiments::Sweep;
 
 use csfq_sim::DisciplineKind;
 use serde_json::json;
 
 use super::common::*;
 use super::{Analysis, Check, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
+
+// The CS-FNE thesis's published numbers (Kim 2005).
+
+/// The CS-FNE thesis's mean normalized throughput for csfq-fig6a / csfq-fig6b
+/// (tables 5 and 6), per discipline.
+pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
+    use DisciplineKind::*;
+    let (drr, csfq, red, fred) = match id {
+        "csfq-fig6a" => (0.986, 0.936, 0.732, 0.233),
+        "csfq-fig6b" => (0.859, 0.651, 0.143, 0.013),
+        _ => return None,
+    };
+    match d {
+        Drr => Some(drr),
+        Csfq => Some(csfq),
+        Red => Some(red),
+        Fred1 | Fred2 => Some(fred),
+        // The paper reports no number for the others.
+        _ => None,
+    }
+}
+
+/// The CS-FNE thesis's average / max-min / std (tables 1, 2, 5, 6) per discipline.
+pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
+    use DisciplineKind::*;
+    let rows: [[f64; 3]; 5] = match id {
+        "csfne-table1" => [
+            [0.312, 0.162, 0.046],
+            [0.312, 0.176, 0.056],
+            [0.310, 0.050, 0.015],
+            [0.312, 0.438, 0.132],
+            [0.312, 0.582, 0.176],
+        ],
+        "csfne-table2" => [
+            [0.643, 0.690, 0.171],
+            [0.850, 0.704, 0.248],
+            [0.703, 0.432, 0.093],
+            [0.339, 0.920, 0.331],
+            [0.101, 0.078, 0.042],
+        ],
+        "csfne-table5" => [
+            [0.889, 0.088, 0.038],
+            [0.986, 0.008, 0.003],
+            [0.936, 0.058, 0.023],
+            [0.732, 0.192, 0.078],
+            [0.233, 0.476, 0.195],
+        ],
+        "csfne-table6" => [
+            [0.621, 0.241, 0.104],
+            [0.859, 0.165, 0.062],
+            [0.651, 0.099, 0.038],
+            [0.143, 0.689, 0.306],
+            [0.013, 0.048, 0.023],
+        ],
+        _ => return None,
+    };
+    match d {
+        Csfne => Some(rows[0]),
+        Drr => Some(rows[1]),
+        Csfq => Some(rows[2]),
+        Red => Some(rows[3]),
+        Fred1 | Fred2 => Some(rows[4]),
+        // The paper reports no number for the others.
+        _ => None,
+    }
+}
 
 /// CS-FNE thesis tables: average / max-min / std of a per-run (or per-flow) metric.
 pub(crate) fn csfne_table(id: &str, sweep: Sweep, results: &[RunResult]) -> Analysis {
@@ -62,7 +128,7 @@ pub(crate) fn csfne_table(id: &str, sweep: Sweep, results: &[RunResult]) -> Anal
                 - v.iter().cloned().fold(f64::INFINITY, f64::min),
             std_dev(&v),
         );
-        let published = csfq_sim::experiments::csfne_published(id, d);
+        let published = csfne_published(id, d);
         rows.push(vec![
             d.to_string(),
             format!("{avg:.3} / {spread:.3} / {sd:.3}"),
@@ -162,4 +228,24 @@ fn csfne_note(id: &str, d: DisciplineKind) -> &'static str {
         }
         _ => "not traced further",
     }
+}
+
+/// csfne-table1: one link.
+pub(crate) fn table1(results: &[RunResult]) -> Analysis {
+    csfne_table("csfne-table1", Sweep::None, results)
+}
+
+/// csfne-table2: csfq-fig4's sweep.
+pub(crate) fn table2(results: &[RunResult]) -> Analysis {
+    csfne_table("csfne-table2", Sweep::Fig4Flows, results)
+}
+
+/// csfne-table5: csfq-fig6a's chain.
+pub(crate) fn table5(results: &[RunResult]) -> Analysis {
+    csfne_table("csfne-table5", Sweep::ChainLinks { max: 10 }, results)
+}
+
+/// csfne-table6: csfq-fig6b's chain.
+pub(crate) fn table6(results: &[RunResult]) -> Analysis {
+    csfne_table("csfne-table6", Sweep::ChainLinks { max: 10 }, results)
 }

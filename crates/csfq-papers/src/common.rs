@@ -3,7 +3,7 @@
 use csfq_sim::DisciplineKind;
 
 use super::{Check, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
 
 pub(crate) fn s(v: impl Into<String>) -> String {
     v.into()

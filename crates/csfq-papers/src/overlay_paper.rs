@@ -3,14 +3,14 @@
 //! whether flows ride edge-to-edge loops. The paper's figures are read by eye, so numbers
 //! read off a figure get wide tolerances, stated with each verdict.
 
+use crate::experiments::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
-use csfq_sim::experiments::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
 use csfq_sim::observe::report::FlowReport;
 use serde_json::json;
 
 use super::common::*;
 use super::{Analysis, Check, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
 
 /// A flow's mean throughput over the samples from `from_s` on, Mbit/s.
 fn mean_from(f: &FlowReport, interval_s: f64, from_s: f64) -> f64 {
@@ -580,4 +580,14 @@ pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
         extra_charts: rates_chart.map(|c| vec![(s("rates"), c)]).unwrap_or_default(),
         json: json!(json_rows),
     }
+}
+
+/// overlay-fig8: best effort, without loops and with.
+pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
+    fig8_9("overlay-fig8", results)
+}
+
+/// overlay-fig9: the assured service, without loops and with.
+pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
+    fig8_9("overlay-fig9", results)
 }

@@ -2,7 +2,7 @@
 //! carried as 16-bit floats) held to the same tolerances as the floating-point CSFQ, and
 //! close to it where both run the same scenario.
 
-use csfq_sim::experiments::find;
+use csfq_papers::experiments::find;
 use csfq_sim::{DisciplineKind, SimReport, Simulation};
 
 fn run(id: &str, d: DisciplineKind, seed: u64) -> SimReport {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use csfq_algo::Nanos;
 
-use crate::config::{DisciplineKind, FlowKind, ScenarioFile};
+use csfq_sim::config::{DisciplineKind, FlowKind, ScenarioFile};
 
 mod overlay;
 mod unstated;
@@ -14,7 +14,7 @@ pub use overlay::*;
 pub use unstated::{unstated, Unstated};
 
 /// An experiment of the papers.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Experiment {
     /// Identifier, as in EXPERIMENTS.md (`csfq-fig3a`).
     pub id: &'static str,
@@ -28,6 +28,8 @@ pub struct Experiment {
     pub disciplines: &'static [DisciplineKind],
     /// What varies between runs.
     pub sweep: Sweep,
+    /// Its analysis: our numbers beside the source's, as verdicts, a table and figures.
+    pub analyze: fn(&[crate::RunResult]) -> crate::Analysis,
 }
 
 /// The runs of an experiment besides the discipline.
@@ -108,6 +110,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig3a.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::fig3a,
     },
     Experiment {
         id: "csfq-fig3b",
@@ -116,6 +119,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig3b.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::fig3b,
     },
     Experiment {
         id: "csfq-fig4",
@@ -124,6 +128,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig4.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::Fig4Flows,
+        analyze: crate::csfq_paper::fig4,
     },
     Experiment {
         id: "csfq-fig6a",
@@ -132,6 +137,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig6a.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::ChainLinks { max: 10 },
+        analyze: crate::csfq_paper::fig6a,
     },
     Experiment {
         id: "csfq-fig6b",
@@ -140,6 +146,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig6b.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::ChainLinks { max: 10 },
+        analyze: crate::csfq_paper::fig6b,
     },
     Experiment {
         id: "csfq-fig7",
@@ -148,6 +155,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-fig7.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::fig7,
     },
     Experiment {
         id: "csfq-table1",
@@ -156,6 +164,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-table1.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::table1,
     },
     Experiment {
         id: "csfq-table2",
@@ -164,6 +173,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-table2.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::table2,
     },
     Experiment {
         id: "csfq-table3",
@@ -172,6 +182,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-table3.toml")),
         disciplines: ALL_SIX,
         sweep: Sweep::Table3Thresholds,
+        analyze: crate::csfq_paper::table3,
     },
     Experiment {
         id: "csfq-table4",
@@ -180,6 +191,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/csfq-table4.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::Table4Variants,
+        analyze: crate::csfq_paper::table4,
     },
     Experiment {
         id: "tuf-fig4",
@@ -188,6 +200,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: None,
         disciplines: &[],
         sweep: Sweep::TufFilterModel,
+        analyze: crate::tuf_report::fig4,
     },
     Experiment {
         id: "tuf-fig9a",
@@ -196,6 +209,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG3A),
         disciplines: TUF_SET,
         sweep: Sweep::None,
+        analyze: crate::tuf_report::fig9a,
     },
     Experiment {
         id: "tuf-fig9b",
@@ -204,6 +218,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG3B),
         disciplines: TUF_SET,
         sweep: Sweep::None,
+        analyze: crate::tuf_report::fig9b,
     },
     Experiment {
         id: "tuf-fig10",
@@ -212,6 +227,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG4),
         disciplines: TUF_SET,
         sweep: Sweep::Fig4Flows,
+        analyze: crate::tuf_report::fig10,
     },
     Experiment {
         id: "tuf-fig12a",
@@ -220,6 +236,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::ChainLinks { max: 9 },
+        analyze: crate::tuf_report::fig12a,
     },
     Experiment {
         id: "tuf-fig12b",
@@ -228,6 +245,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6A),
         disciplines: TUF_SET,
         sweep: Sweep::ChainLinks { max: 9 },
+        analyze: crate::tuf_report::fig12b,
     },
     Experiment {
         id: "tuf-fig13-3links",
@@ -236,6 +254,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::OnOffPeriods { links: 3 },
+        analyze: crate::tuf_report::fig13_3links,
     },
     Experiment {
         id: "tuf-fig13-5links",
@@ -244,6 +263,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::OnOffPeriods { links: 5 },
+        analyze: crate::tuf_report::fig13_5links,
     },
     Experiment {
         id: "csfne-table1",
@@ -252,6 +272,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG3A),
         disciplines: CSFNE_SET,
         sweep: Sweep::None,
+        analyze: crate::csfne_thesis::table1,
     },
     Experiment {
         id: "csfne-table2",
@@ -260,6 +281,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG4),
         disciplines: CSFNE_SET,
         sweep: Sweep::Fig4Flows,
+        analyze: crate::csfne_thesis::table2,
     },
     Experiment {
         id: "csfne-table5",
@@ -268,6 +290,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6A),
         disciplines: CSFNE_SET,
         sweep: Sweep::ChainLinks { max: 10 },
+        analyze: crate::csfne_thesis::table5,
     },
     Experiment {
         id: "csfne-table6",
@@ -276,6 +299,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(FIG6B),
         disciplines: CSFNE_SET,
         sweep: Sweep::ChainLinks { max: 10 },
+        analyze: crate::csfne_thesis::table6,
     },
     Experiment {
         id: "may-fig2",
@@ -284,6 +308,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: None,
         disciplines: &[May],
         sweep: Sweep::MayMemoryModel,
+        analyze: crate::may_paper::fig2_model,
     },
     Experiment {
         id: "may-fig5",
@@ -292,6 +317,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/may-fig5.toml")),
         disciplines: MAY_SET,
         sweep: Sweep::None,
+        analyze: crate::may_paper::fig5,
     },
     Experiment {
         id: "may-fig7",
@@ -300,6 +326,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/may-fig7.toml")),
         disciplines: MAY_SET,
         sweep: Sweep::None,
+        analyze: crate::may_paper::fig7,
     },
     Experiment {
         id: "may-fig8",
@@ -308,6 +335,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/may-fig8.toml")),
         disciplines: MAY_SET,
         sweep: Sweep::CbrRates,
+        analyze: crate::may_paper::fig8,
     },
     Experiment {
         id: "may-fig9",
@@ -316,6 +344,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/may-fig9.toml")),
         disciplines: MAY_SET,
         sweep: Sweep::None,
+        analyze: crate::may_paper::fig9,
     },
     Experiment {
         id: "overlay-fig6",
@@ -324,6 +353,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: None,
         disciplines: &[Fifo],
         sweep: Sweep::OverlayLinear { max: 6 },
+        analyze: crate::overlay_paper::fig6,
     },
     Experiment {
         id: "overlay-fig7",
@@ -332,6 +362,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: None,
         disciplines: &[Fifo],
         sweep: Sweep::OverlayDumbbell,
+        analyze: crate::overlay_paper::fig7,
     },
     Experiment {
         id: "overlay-fig8",
@@ -340,6 +371,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/overlay-fig8.toml")),
         disciplines: &[Fifo],
         sweep: Sweep::LoopsOffOn,
+        analyze: crate::overlay_paper::fig8,
     },
     Experiment {
         id: "overlay-fig9",
@@ -348,6 +380,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/overlay-fig9.toml")),
         disciplines: &[Fifo],
         sweep: Sweep::LoopsOffOn,
+        analyze: crate::overlay_paper::fig9,
     },
     Experiment {
         id: "overlay-fig10",
@@ -356,6 +389,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: None,
         disciplines: &[Fifo],
         sweep: Sweep::LeasedShares,
+        analyze: crate::overlay_paper::fig10,
     },
     Experiment {
         id: "weighted-1link",
@@ -364,6 +398,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/weighted-1link.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::weighted_1link,
     },
     Experiment {
         id: "weighted-2links",
@@ -372,116 +407,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         scenario_toml: Some(include_str!("../../../scenarios/weighted-2links.toml")),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
+        analyze: crate::csfq_paper::weighted_2links,
     },
 ];
-
-/// The UDP throughput (Mbit/s) the CSFQ paper reports for csfq-fig3b, per discipline;
-/// `(value, is_lower_bound)`.
-pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
-    match d {
-        Fifo | Red => Some((8.0, true)),
-        Fred1 | Fred2 => Some((1.8, false)),
-        Drr => Some((0.396, false)),
-        Csfq => Some((0.361, false)),
-        // The paper reports no number for the others.
-        _ => None,
-    }
-}
 
 /// The CSFQ paper's default RED and FRED thresholds, bytes (Section 3: "the first threshold
 /// is set to 16 KB, while the second one is set to 32 KB", with a 64 KB buffer).
 /// csfq-table3's file scales them with its 256 KB buffer; these run beside it.
 pub const TABLE3_DEFAULT_THRESHOLDS: (u32, u32) = (16_000, 32_000);
-
-/// csfq-table1: the ON-OFF source's (delivered, dropped) packets as published.
-pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
-    match d {
-        Drr => Some((601, 6157)),
-        Csfq => Some((1680, 5078)),
-        Red => Some((5322, 1436)),
-        Fifo => Some((5452, 1306)),
-        // The paper reports no number for the others.
-        _ => None,
-    }
-}
-
-/// csfq-table3: mean and standard deviation of packets delivered per TCP, as published.
-pub fn table3_published(d: DisciplineKind) -> Option<(f64, f64)> {
-    match d {
-        Drr => Some((6080.0, 64.0)),
-        Csfq => Some((5761.0, 220.0)),
-        Fred1 | Fred2 => Some((4974.0, 190.0)),
-        Red => Some((628.0, 80.0)),
-        Fifo => Some((378.0, 69.0)),
-        // The paper reports no number for the others.
-        _ => None,
-    }
-}
-
-/// csfq-table4: link-2 throughputs (Mbit/s) of flows 1-3 as published, UDP then TCP.
-pub const TABLE4_PUBLISHED: [[f64; 3]; 2] = [[3.36, 3.32, 3.28], [3.43, 3.13, 3.43]];
-
-/// The CS-FNE thesis's mean normalized throughput for csfq-fig6a / csfq-fig6b
-/// (tables 5 and 6), per discipline.
-pub fn fig6_published_mean(id: &str, d: DisciplineKind) -> Option<f64> {
-    let (drr, csfq, red, fred) = match id {
-        "csfq-fig6a" => (0.986, 0.936, 0.732, 0.233),
-        "csfq-fig6b" => (0.859, 0.651, 0.143, 0.013),
-        _ => return None,
-    };
-    match d {
-        Drr => Some(drr),
-        Csfq => Some(csfq),
-        Red => Some(red),
-        Fred1 | Fred2 => Some(fred),
-        // The paper reports no number for the others.
-        _ => None,
-    }
-}
-
-/// The CS-FNE thesis's average / max-min / std (tables 1, 2, 5, 6) per discipline.
-pub fn csfne_published(id: &str, d: DisciplineKind) -> Option<[f64; 3]> {
-    let rows: [[f64; 3]; 5] = match id {
-        "csfne-table1" => [
-            [0.312, 0.162, 0.046],
-            [0.312, 0.176, 0.056],
-            [0.310, 0.050, 0.015],
-            [0.312, 0.438, 0.132],
-            [0.312, 0.582, 0.176],
-        ],
-        "csfne-table2" => [
-            [0.643, 0.690, 0.171],
-            [0.850, 0.704, 0.248],
-            [0.703, 0.432, 0.093],
-            [0.339, 0.920, 0.331],
-            [0.101, 0.078, 0.042],
-        ],
-        "csfne-table5" => [
-            [0.889, 0.088, 0.038],
-            [0.986, 0.008, 0.003],
-            [0.936, 0.058, 0.023],
-            [0.732, 0.192, 0.078],
-            [0.233, 0.476, 0.195],
-        ],
-        "csfne-table6" => [
-            [0.621, 0.241, 0.104],
-            [0.859, 0.165, 0.062],
-            [0.651, 0.099, 0.038],
-            [0.143, 0.689, 0.306],
-            [0.013, 0.048, 0.023],
-        ],
-        _ => return None,
-    };
-    match d {
-        Csfne => Some(rows[0]),
-        Drr => Some(rows[1]),
-        Csfq => Some(rows[2]),
-        Red => Some(rows[3]),
-        Fred1 | Fred2 => Some(rows[4]),
-        // The paper reports no number for the others.
-        _ => None,
-    }
-}
 
 /// tuf-fig13's reference share for the main flow, Mbit/s: the max-min share it would get
 /// at each instant, averaged over the ON/OFF states. On each of `links` 10 Mbit/s links, 10
@@ -530,7 +463,7 @@ pub fn tuf_filter_model(seed: u64, secs: f64) -> (Vec<f64>, u16) {
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64Mcg;
 
-    use crate::packet::SimPacket;
+    use csfq_sim::packet::SimPacket;
 
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let mut q: TufQueue<SimPacket> = TufQueue::new(TufParams::new(64 * 1000));
@@ -774,7 +707,7 @@ mod tests {
         for e in EXPERIMENTS {
             for d in e.disciplines {
                 for r in e.runs(*d) {
-                    crate::Topology::build(&r.scenario).unwrap();
+                    csfq_sim::Topology::build(&r.scenario).unwrap();
                 }
             }
         }
@@ -793,7 +726,7 @@ mod tests {
     #[test]
     fn chain_oracle_gives_every_flow_a_share_of_10_over_11() {
         for k in [1, 4, 10] {
-            let fair = crate::Topology::build(&chain(k, FlowKind::Udp, Cross::Cbr))
+            let fair = csfq_sim::Topology::build(&chain(k, FlowKind::Udp, Cross::Cbr))
                 .unwrap()
                 .max_min_allocation();
             for a in fair {
@@ -866,7 +799,7 @@ pub fn may_sampling(seed: u64, shape: f64, mean_pkts: f64, s0: f64, flows: u32) 
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
-    use crate::packet::SimPacket;
+    use csfq_sim::packet::SimPacket;
 
     let mut sizes = Pcg64Mcg::seed_from_u64(seed);
     let mut draws = Pcg64Mcg::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
@@ -878,7 +811,7 @@ pub fn may_sampling(seed: u64, shape: f64, mean_pkts: f64, s0: f64, flows: u32) 
     let mut q: May<SimPacket> = May::new(params).expect("valid parameters");
     let (mut hashed, mut short, mut short_lossless) = (0u64, 0u64, 0u64);
     for f in 0..flows {
-        let n = crate::net::pareto(mean_pkts, shape, &mut sizes);
+        let n = csfq_sim::net::pareto(mean_pkts, shape, &mut sizes);
         let before = q.stats().inserts;
         for seq in 0..n {
             let p = SimPacket::data(FlowId(f), 1000, seq, Nanos::ZERO);

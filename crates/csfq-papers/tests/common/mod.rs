@@ -1,6 +1,6 @@
 //! Helpers shared by the scenario tests.
 
-use csfq_sim::experiments::find;
+use csfq_papers::experiments::find;
 use csfq_sim::{DisciplineKind, SimReport, Simulation};
 
 /// Every run of an experiment with one discipline: (swept value, report).

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::common::*;
 use super::{Analysis, Check, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
 
 /// The TUF report's comparisons of TUF with CSFQ and DRR (tuf-fig13's are in
 /// [`onoff_periods`]).
@@ -106,7 +106,7 @@ pub(crate) fn tuf_checks(id: &str, results: &[RunResult]) -> Vec<Check> {
 }
 
 pub(crate) fn tuf_fig4() -> Analysis {
-    let (loss, threshold) = csfq_sim::experiments::tuf_filter_model(1, 1000.0);
+    let (loss, threshold) = crate::experiments::tuf_filter_model(1, 1000.0);
     // Groups of 64 tags, for a readable table and plot.
     let groups: Vec<(f64, f64, f64)> = loss
         .chunks(64)
@@ -185,9 +185,9 @@ pub(crate) fn tuf_fig4() -> Analysis {
 }
 
 pub(crate) fn onoff_periods(id: &str, links: u32, results: &[RunResult]) -> Analysis {
-    let share = csfq_sim::experiments::onoff_reference_share_mbps(links);
+    let share = crate::experiments::onoff_reference_share_mbps(links);
     let by_d = by_discipline(results, |r| r.report.flows[0].throughput_mbps / share);
-    let periods = csfq_sim::experiments::ONOFF_PERIODS_MS;
+    let periods = crate::experiments::ONOFF_PERIODS_MS;
     let mut header = vec![s("discipline")];
     header.extend(periods.iter().map(|p| format!("{p} ms")));
     let rows = by_d
@@ -261,4 +261,59 @@ pub(crate) fn onoff_periods(id: &str, links: u32, results: &[RunResult]) -> Anal
             .map(|(d, p)| json!({"discipline": d.name(), "normalized_tcp": p}))
             .collect::<Vec<_>>()),
     }
+}
+
+/// The CSFQ paper's analysis of the same run, judged by the TUF report's claims instead.
+fn judged_by_tuf(id: &str, mut a: Analysis, results: &[RunResult]) -> Analysis {
+    a.checks = tuf_checks(id, results);
+    a.notes.clear();
+    a
+}
+
+/// tuf-fig9a: csfq-fig3a's run.
+pub(crate) fn fig9a(results: &[RunResult]) -> Analysis {
+    judged_by_tuf("tuf-fig9a", crate::csfq_paper::fig3a(results), results)
+}
+
+/// tuf-fig9b: csfq-fig3b's run.
+pub(crate) fn fig9b(results: &[RunResult]) -> Analysis {
+    judged_by_tuf("tuf-fig9b", crate::csfq_paper::fig3b(results), results)
+}
+
+/// tuf-fig10: csfq-fig4's sweep.
+pub(crate) fn fig10(results: &[RunResult]) -> Analysis {
+    judged_by_tuf("tuf-fig10", crate::csfq_paper::fig4(results), results)
+}
+
+/// tuf-fig12a: csfq-fig6a's chain.
+pub(crate) fn fig12a(results: &[RunResult]) -> Analysis {
+    judged_by_tuf(
+        "tuf-fig12a",
+        crate::csfq_paper::fig6("tuf-fig12a", results),
+        results,
+    )
+}
+
+/// tuf-fig12b: csfq-fig6b's chain.
+pub(crate) fn fig12b(results: &[RunResult]) -> Analysis {
+    judged_by_tuf(
+        "tuf-fig12b",
+        crate::csfq_paper::fig6("tuf-fig12b", results),
+        results,
+    )
+}
+
+/// tuf-fig13 with three congested links.
+pub(crate) fn fig13_3links(results: &[RunResult]) -> Analysis {
+    onoff_periods("tuf-fig13-3links", 3, results)
+}
+
+/// tuf-fig13 with five congested links.
+pub(crate) fn fig13_5links(results: &[RunResult]) -> Analysis {
+    onoff_periods("tuf-fig13-5links", 5, results)
+}
+
+/// tuf-fig4: the filter model, no runs.
+pub(crate) fn fig4(_: &[RunResult]) -> Analysis {
+    tuf_fig4()
 }

@@ -3,15 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use csfq_sim::experiments::{
-    fig3b_published_udp, fig6_published_mean, table1_published, table3_published, TABLE4_PUBLISHED,
-};
+use crate::csfne_thesis::fig6_published_mean;
 use csfq_sim::DisciplineKind;
 use serde_json::json;
 
 use super::common::*;
 use super::{Analysis, Check, Prefer, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
 
 pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
     let mut rows = Vec::new();
@@ -1076,4 +1074,70 @@ pub(crate) fn weighted(id: &str, results: &[RunResult]) -> Analysis {
         extra_charts: Vec::new(),
         json: json!(r.report.flows.iter().zip(&r.fair).map(|(f, a)| json!({"flow": f.flow, "weight": f.weight, "mbps": f.throughput_mbps, "maxmin_mbps": a / 1e6})).collect::<Vec<_>>()),
     }
+}
+
+// The CSFQ paper's published numbers (Stoica, Shenker, Zhang, SIGCOMM'98).
+
+/// The UDP throughput (Mbit/s) the CSFQ paper reports for csfq-fig3b, per discipline;
+/// `(value, is_lower_bound)`.
+pub fn fig3b_published_udp(d: DisciplineKind) -> Option<(f64, bool)> {
+    use DisciplineKind::*;
+    match d {
+        Fifo | Red => Some((8.0, true)),
+        Fred1 | Fred2 => Some((1.8, false)),
+        Drr => Some((0.396, false)),
+        Csfq => Some((0.361, false)),
+        // The paper reports no number for the others.
+        _ => None,
+    }
+}
+
+/// csfq-table1: the ON-OFF source's (delivered, dropped) packets as published.
+pub fn table1_published(d: DisciplineKind) -> Option<(u64, u64)> {
+    use DisciplineKind::*;
+    match d {
+        Drr => Some((601, 6157)),
+        Csfq => Some((1680, 5078)),
+        Red => Some((5322, 1436)),
+        Fifo => Some((5452, 1306)),
+        // The paper reports no number for the others.
+        _ => None,
+    }
+}
+
+/// csfq-table3: mean and standard deviation of packets delivered per TCP, as published.
+pub fn table3_published(d: DisciplineKind) -> Option<(f64, f64)> {
+    use DisciplineKind::*;
+    match d {
+        Drr => Some((6080.0, 64.0)),
+        Csfq => Some((5761.0, 220.0)),
+        Fred1 | Fred2 => Some((4974.0, 190.0)),
+        Red => Some((628.0, 80.0)),
+        Fifo => Some((378.0, 69.0)),
+        // The paper reports no number for the others.
+        _ => None,
+    }
+}
+
+/// csfq-table4: link-2 throughputs (Mbit/s) of flows 1-3 as published, UDP then TCP.
+pub const TABLE4_PUBLISHED: [[f64; 3]; 2] = [[3.36, 3.32, 3.28], [3.43, 3.13, 3.43]];
+
+/// csfq-fig6a's analysis.
+pub(crate) fn fig6a(results: &[RunResult]) -> Analysis {
+    fig6("csfq-fig6a", results)
+}
+
+/// csfq-fig6b's analysis.
+pub(crate) fn fig6b(results: &[RunResult]) -> Analysis {
+    fig6("csfq-fig6b", results)
+}
+
+/// weighted-1link's analysis.
+pub(crate) fn weighted_1link(results: &[RunResult]) -> Analysis {
+    weighted("weighted-1link", results)
+}
+
+/// weighted-2links' analysis.
+pub(crate) fn weighted_2links(results: &[RunResult]) -> Analysis {
+    weighted("weighted-2links", results)
 }

@@ -2,7 +2,7 @@
 //! papers: TUF (Clerget and Dabbous 1999) and CS-FNE (Kim 2005). Each states its tolerance;
 //! where ours departs from the publication, the report (`csfq reproduce --all`) says so.
 
-use csfq_sim::experiments::tuf_filter_model;
+use csfq_papers::experiments::tuf_filter_model;
 use csfq_sim::DisciplineKind;
 
 mod common;

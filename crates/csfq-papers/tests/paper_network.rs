@@ -1,7 +1,8 @@
 //! Scenario tests for the CSFQ paper's multi-link, bursty-source and long-delay experiments
 //! (Sections 3.2, 3.4-3.6) and weighted CSFQ (Section 2.3). Each states its tolerance.
 
-use csfq_sim::experiments::{find, table3_published, TABLE4_PUBLISHED};
+use csfq_papers::csfq_paper::{table3_published, TABLE4_PUBLISHED};
+use csfq_papers::experiments::find;
 use csfq_sim::{DisciplineKind, Simulation, Topology};
 
 mod common;

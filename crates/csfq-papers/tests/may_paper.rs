@@ -4,7 +4,7 @@
 
 use csfq_algo::maxmin::jain_index;
 use csfq_algo::may::SamplingModel;
-use csfq_sim::experiments::{find, may_sampling};
+use csfq_papers::experiments::{find, may_sampling};
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 use std::path::Path;
 

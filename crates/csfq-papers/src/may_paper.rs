@@ -2,15 +2,15 @@
 //! IV). Its RED is adaptive RED (`ared` here); LAS and DRR are its comparisons; CSFQ runs
 //! beside them so the schemes can be read on one page.
 
+use crate::experiments::{may_params, may_sampling, MAY_MODEL_S0, MAY_MODEL_SHAPES};
 use csfq_algo::maxmin::jain_index;
 use csfq_algo::may::{cbr_shutoff_s, SamplingModel};
-use csfq_sim::experiments::{may_params, may_sampling, MAY_MODEL_S0, MAY_MODEL_SHAPES};
 use csfq_sim::DisciplineKind::{self, Ared, Drr, Las, May};
 use serde_json::json;
 
 use super::common::*;
 use super::{Analysis, Check, RunResult};
-use crate::plot::{Chart, Series};
+use crate::chart::{Chart, Series};
 
 /// Drops by reason over a run's flows: (the discipline's own early drops, buffer overflow).
 fn drop_split(r: &RunResult) -> (u64, u64) {
@@ -78,9 +78,9 @@ fn may_utilization_check(r: &RunResult, goodput_mbps: f64, capacity_mbps: f64) -
 /// may-fig5's fluid model (Eqs. 1-4) over the run's 2 minutes: Jain's index of the flows'
 /// mean rates, and of their rates in the last interval.
 fn fig5_fluid_model() -> Option<(f64, f64)> {
-    let e = csfq_sim::experiments::find("may-fig5")?;
+    let e = crate::experiments::find("may-fig5")?;
     let s = e.scenario();
-    let model = csfq_sim::experiments::may_fluid_model(&s)?;
+    let model = crate::experiments::may_fluid_model(&s)?;
     let intervals = (s.duration_s / (s.may.update_interval_ms / 1e3)).round() as usize;
     let rows = model.run(intervals);
     let n = model.a.len();
@@ -301,7 +301,7 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
     // measured window, with the paper's parameters and the first drop at t = 0 (the
     // earliest): the full rate until the shut-off, nothing after.
     let duration = results.first().map_or(0.0, |r| r.report.duration_s);
-    let params = csfq_sim::experiments::find("may-fig8").and_then(|e| may_params(&e.scenario()));
+    let params = crate::experiments::find("may-fig8").and_then(|e| may_params(&e.scenario()));
     let (from, to) = (DISCARD_S as f64, duration);
     let law_shutoff = |x: f64| params.and_then(|p| cbr_shutoff_s(&p, FAIR_BPS, x * 1e6));
     let law = |x: f64| -> f64 {
@@ -741,4 +741,19 @@ pub(crate) fn fig2() -> Analysis {
         )],
         json: json!(json_rows),
     }
+}
+
+/// may-fig5: 10 TCPs of RTTs 40-440 ms.
+pub(crate) fn fig5(results: &[RunResult]) -> Analysis {
+    fairness("may-fig5", results)
+}
+
+/// may-fig7: TCPs against unresponsive flows.
+pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
+    fairness("may-fig7", results)
+}
+
+/// may-fig2: the sampling model, no runs.
+pub(crate) fn fig2_model(_: &[RunResult]) -> Analysis {
+    fig2()
 }

@@ -4,7 +4,7 @@
 //! so and why; these tests hold what we stand by.
 
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
-use csfq_sim::experiments::{dumbbell, find, leased, linear, without_loops};
+use csfq_papers::experiments::{dumbbell, find, leased, linear, without_loops};
 use csfq_sim::observe::report::FlowReport;
 use csfq_sim::{ScenarioFile, SimReport, Simulation};
 

@@ -2,7 +2,7 @@
 //! tolerances stated in each test. Full-length runs (10 simulated seconds); each takes
 //! well under a second.
 
-use csfq_sim::experiments::{fig4_with, find};
+use csfq_papers::experiments::{fig4_with, find};
 use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
 
 fn run(id: &str, d: DisciplineKind, seed: u64) -> SimReport {

@@ -3,7 +3,7 @@
 //! --all` runs every experiment again at each of those values and reports which verdicts
 //! hold across the range (robust) and which flip (fragile).
 
-use crate::config::{DisciplineKind, FlowKind, ScenarioFile, TcpTimer};
+use csfq_sim::config::{DisciplineKind, FlowKind, ScenarioFile, TcpTimer};
 
 /// A parameter a paper does not give.
 #[derive(Debug, Clone, Copy)]
