@@ -17,6 +17,7 @@ pub mod overlay;
 mod params;
 mod parse;
 mod validate;
+mod validate_flows;
 
 pub use builder::ScenarioBuilder;
 pub use memory::{available_memory, QueueBound, TooLarge};
