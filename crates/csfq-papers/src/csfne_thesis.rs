@@ -1,6 +1,6 @@
 //! Analyses of the CS-FNE thesis's tables (Kim 2005): average / max-min / std.
 
-use crate::experiments::Sweep;
+use crate::scenarios::Sweep;
 
 use csfq_sim::DisciplineKind;
 use serde_json::json;

@@ -29,6 +29,7 @@ pub mod csfq_paper;
 pub mod experiments;
 pub mod may_paper;
 pub mod overlay_paper;
+pub mod scenarios;
 pub mod tuf_report;
 
 use chart::Chart;

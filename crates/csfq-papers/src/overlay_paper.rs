@@ -3,7 +3,7 @@
 //! whether flows ride edge-to-edge loops. The paper's figures are read by eye, so numbers
 //! read off a figure get wide tolerances, stated with each verdict.
 
-use crate::experiments::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
+use crate::scenarios::overlay::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
 use csfq_sim::observe::report::FlowReport;
 use serde_json::json;

@@ -106,7 +106,7 @@ pub(crate) fn tuf_checks(id: &str, results: &[RunResult]) -> Vec<Check> {
 }
 
 pub(crate) fn tuf_fig4() -> Analysis {
-    let (loss, threshold) = crate::experiments::tuf_filter_model(1, 1000.0);
+    let (loss, threshold) = crate::scenarios::models::tuf_filter_model(1, 1000.0);
     // Groups of 64 tags, for a readable table and plot.
     let groups: Vec<(f64, f64, f64)> = loss
         .chunks(64)
@@ -185,9 +185,9 @@ pub(crate) fn tuf_fig4() -> Analysis {
 }
 
 pub(crate) fn onoff_periods(id: &str, links: u32, results: &[RunResult]) -> Analysis {
-    let share = crate::experiments::onoff_reference_share_mbps(links);
+    let share = crate::scenarios::models::onoff_reference_share_mbps(links);
     let by_d = by_discipline(results, |r| r.report.flows[0].throughput_mbps / share);
-    let periods = crate::experiments::ONOFF_PERIODS_MS;
+    let periods = crate::scenarios::ONOFF_PERIODS_MS;
     let mut header = vec![s("discipline")];
     header.extend(periods.iter().map(|p| format!("{p} ms")));
     let rows = by_d

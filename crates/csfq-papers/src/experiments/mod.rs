@@ -2,16 +2,19 @@
 //! variations each runs, and the numbers the papers report, so results can be printed
 //! beside them.
 
-use csfq_sim::config::{DisciplineKind, ScenarioFile};
+use csfq_sim::config::DisciplineKind;
 
-mod models;
-mod overlay;
 mod runs;
 mod unstated;
-pub use models::*;
-pub use overlay::*;
-pub use runs::{chain, fig4_with, Cross, TABLE3_DEFAULT_THRESHOLDS};
+pub use crate::scenarios::models::*;
+pub use crate::scenarios::overlay::*;
+pub use crate::scenarios::{
+    chain, fig4_with, Cross, Run, Sweep, MAY_CBR_RATES_MBPS, ONOFF_PERIODS_MS,
+    TABLE3_DEFAULT_THRESHOLDS,
+};
 pub use unstated::{unstated, Unstated};
+
+use crate::scenarios;
 
 /// An experiment of the papers.
 #[derive(Clone, Copy)]
@@ -32,59 +35,6 @@ pub struct Experiment {
     pub analyze: fn(&[crate::RunResult]) -> crate::Analysis,
 }
 
-/// The runs of an experiment besides the discipline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sweep {
-    /// One run per discipline.
-    None,
-    /// csfq-fig4: N = 2..=32 flows, one TCP and N-1 UDP at twice 10/N Mbps.
-    Fig4Flows,
-    /// csfq-fig6a/b, tuf-fig12: the main flow crosses K = 1..=max congested links.
-    ChainLinks {
-        /// The largest K.
-        max: u32,
-    },
-    /// tuf-fig13: `links` congested links whose cross traffic is ON/OFF (4 Mbps while ON,
-    /// exponential ON and OFF of equal mean), the mean swept from 5 ms to 1 s.
-    OnOffPeriods {
-        /// Congested links.
-        links: u32,
-    },
-    /// tuf-fig4: the TUF queue against the bufferless filter model; no network.
-    TufFilterModel,
-    /// csfq-table4: UDP, TCP, and UDP with relabeling off.
-    Table4Variants,
-    /// csfq-table3: RED and FRED also run with the paper's default thresholds
-    /// ([`TABLE3_DEFAULT_THRESHOLDS`]) beside the file's, scaled to the 256 KB buffer.
-    Table3Thresholds,
-    /// may-fig2/3: the memory and lossless-share model of MAY's sampling; no network.
-    MayMemoryModel,
-    /// may-fig8: the CBR flow's rate over [`MAY_CBR_RATES_MBPS`].
-    CbrRates,
-    /// overlay-fig6: the linear network with M = 1..=max bottlenecks.
-    OverlayLinear {
-        /// The largest M.
-        max: u32,
-    },
-    /// overlay-fig7: [`DUMBBELL_LOOPS`] x FIFO/FRED x [`DUMBBELL_FLOWS`].
-    OverlayDumbbell,
-    /// overlay-fig8/9: the scenario without loops, then with them.
-    LoopsOffOn,
-    /// overlay-fig10: the leased line's share over [`LEASED_SHARES`].
-    LeasedShares,
-}
-
-/// One run of an experiment.
-#[derive(Debug, Clone)]
-pub struct Run {
-    /// The swept value (N, K; the variant's index), 0 when nothing is swept.
-    pub x: f64,
-    /// What distinguishes this run, for tables ("K = 3", "TCP").
-    pub label: String,
-    /// The scenario.
-    pub scenario: ScenarioFile,
-}
-
 use DisciplineKind::*;
 
 const ALL_SIX: &[DisciplineKind] = &[Fifo, Red, Fred1, Fred2, Drr, Csfq];
@@ -93,13 +43,6 @@ const TUF_SET: &[DisciplineKind] = &[Csfq, Tuf, Drr];
 const CSFNE_SET: &[DisciplineKind] = &[Csfne, Drr, Csfq, Red, Fred2];
 /// The MAY paper's comparisons (adaptive RED as its RED, DRR, LAS) and CSFQ beside them.
 const MAY_SET: &[DisciplineKind] = &[Ared, Drr, Las, May, Csfq];
-/// may-fig8's CBR rates, Mbit/s: the paper sweeps 0.5..8 around the 2 Mbit/s fair share.
-pub const MAY_CBR_RATES_MBPS: [f64; 9] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0];
-const FIG3A: &str = include_str!("../../../../scenarios/csfq-fig3a.toml");
-const FIG3B: &str = include_str!("../../../../scenarios/csfq-fig3b.toml");
-const FIG4: &str = include_str!("../../../../scenarios/csfq-fig4.toml");
-const FIG6A: &str = include_str!("../../../../scenarios/csfq-fig6a.toml");
-const FIG6B: &str = include_str!("../../../../scenarios/csfq-fig6b.toml");
 
 /// Every experiment reproduced so far.
 pub const EXPERIMENTS: &[Experiment] = &[
@@ -107,7 +50,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig3a",
         setup: "32 UDP flows on one 10 Mbps link; flow i sends (i+1) x its 0.3125 Mbps fair share",
         published: "FIFO, RED, FRED-1: share proportional to rate; DRR fair; CSFQ every flow within -11%..+5% of 0.3125 Mbps; FRED-2 less precise than DRR",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig3a.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG3A),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::fig3a,
@@ -116,7 +59,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig3b",
         setup: "one UDP flow at 10 Mbps against 31 TCP flows on one 10 Mbps link",
         published: "UDP throughput: FIFO > 8, RED > 8, FRED ~1.8, DRR 0.396, CSFQ 0.361 Mbps",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig3b.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG3B),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::fig3b,
@@ -125,7 +68,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig4",
         setup: "one TCP flow against N-1 UDP flows each sending twice the 10/N Mbps fair share, N = 2..32",
         published: "DRR good up to N ~ 22 then falls; CSFQ beats DRR for large N and is >= FRED throughout; CSFQ keeps 55-90% of the fair share (TUF paper)",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig4.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG4),
         disciplines: ALL_SIX,
         sweep: Sweep::Fig4Flows,
         analyze: crate::csfq_paper::fig4,
@@ -134,7 +77,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig6a",
         setup: "a UDP flow at its 0.909 Mbps fair share crosses K = 1..10 congested 10 Mbps links, each also carrying 10 one-hop UDP flows at 2 Mbps",
         published: "fraction of the UDP's traffic delivered: DRR best, CSFQ and FRED reasonably well. CS-FNE thesis (mean over K): DRR 0.986, CSFQ 0.936, RED 0.732, FRED 0.233",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig6a.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG6A),
         disciplines: ALL_SIX,
         sweep: Sweep::ChainLinks { max: 10 },
         analyze: crate::csfq_paper::fig6a,
@@ -143,7 +86,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig6b",
         setup: "as csfq-fig6a with the main flow a TCP: its throughput over its 0.909 Mbps fair share against K",
         published: "DRR and CSFQ effective; FRED much worse; RED and FIFO worst. CS-FNE thesis (mean over K): DRR 0.859, CSFQ 0.651, RED 0.143, FRED 0.013",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig6b.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG6B),
         disciplines: ALL_SIX,
         sweep: Sweep::ChainLinks { max: 10 },
         analyze: crate::csfq_paper::fig6b,
@@ -152,7 +95,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-fig7",
         setup: "1 TCP and 3 RLM sessions (7 layers, layer i at 2^(i+4) Kbps) on a 4 Mbps link, K = 250 ms, 200 s",
         published: "DRR and CSFQ give each flow about its 1 Mbps share (RLM: five layers); FRED does not",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-fig7.toml")),
+        scenario_toml: Some(scenarios::CSFQ_FIG7),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::fig7,
@@ -161,7 +104,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table1",
         setup: "an ON-OFF source (exponential ON 100 ms / OFF 1900 ms, 10 Mbps while ON) against 19 TCP flows on a 10 Mbps link, 100 s",
         published: "ON-OFF packets delivered / dropped of 6758 sent: DRR 601 / 6157, CSFQ 1680 / 5078, FRED close to CSFQ, RED 5322 / 1436 (?), FIFO 5452 / 1306 (?)",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-table1.toml")),
+        scenario_toml: Some(scenarios::CSFQ_TABLE1),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::table1,
@@ -170,7 +113,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table2",
         setup: "60 short TCP transfers (Pareto sizes, mean 20 packets, shape 1.06; exponential start gaps, mean 0.05 ms) against a 10 Mbps UDP flow on a 10 Mbps link",
         published: "mean transfer time: DRR best, FRED better than CSFQ (CSFQ keeps a larger queue), CSFQ almost an order of magnitude better than FIFO and RED",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-table2.toml")),
+        scenario_toml: Some(scenarios::CSFQ_TABLE2),
         disciplines: ALL_SIX,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::table2,
@@ -179,7 +122,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table3",
         setup: "1 UDP at 10 Mbps and 19 TCP flows on a 10 Mbps link with 100 ms delay, 256 KB buffer, K = 400 ms, 100 s",
         published: "mean (std) packets delivered per TCP: DRR 6080 (64), CSFQ 5761 (220), FRED 4974 (190), RED 628 (80), FIFO 378 (69)",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-table3.toml")),
+        scenario_toml: Some(scenarios::CSFQ_TABLE3),
         disciplines: ALL_SIX,
         sweep: Sweep::Table3Thresholds,
         analyze: crate::csfq_paper::table3,
@@ -188,7 +131,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfq-table4",
         setup: "flows 1, 2 share link 1, flow 3 joins them on link 2, every source at 10 Mbps; throughput on link 2",
         published: "UDP 3.36, 3.32, 3.28 Mbps; TCP 3.43, 3.13, 3.43 Mbps (fair share 3.33)",
-        scenario_toml: Some(include_str!("../../../../scenarios/csfq-table4.toml")),
+        scenario_toml: Some(scenarios::CSFQ_TABLE4),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::Table4Variants,
         analyze: crate::csfq_paper::table4,
@@ -206,7 +149,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig9a",
         setup: "csfq-fig3a (32 UDP flows, flow i at (i+1) x fair share) under CSFQ, TUF and DRR",
         published: "TUF, CSFQ and DRR comparable",
-        scenario_toml: Some(FIG3A),
+        scenario_toml: Some(scenarios::CSFQ_FIG3A),
         disciplines: TUF_SET,
         sweep: Sweep::None,
         analyze: crate::tuf_report::fig9a,
@@ -215,7 +158,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig9b",
         setup: "csfq-fig3b (1 UDP at 10 Mbps against 31 TCP) under CSFQ, TUF and DRR",
         published: "TUF, CSFQ and DRR comparable",
-        scenario_toml: Some(FIG3B),
+        scenario_toml: Some(scenarios::CSFQ_FIG3B),
         disciplines: TUF_SET,
         sweep: Sweep::None,
         analyze: crate::tuf_report::fig9b,
@@ -224,7 +167,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig10",
         setup: "csfq-fig4 (1 TCP against N-1 UDP at twice their share, N = 2..32) under CSFQ, TUF and DRR",
         published: "TCP gets 70-100% of its fair share under TUF, 55-90% under CSFQ",
-        scenario_toml: Some(FIG4),
+        scenario_toml: Some(scenarios::CSFQ_FIG4),
         disciplines: TUF_SET,
         sweep: Sweep::Fig4Flows,
         analyze: crate::tuf_report::fig10,
@@ -233,7 +176,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig12a",
         setup: "a TCP across K = 1..9 congested links, 10 CBR cross flows at 2 Mbps per link",
         published: "TUF >= CSFQ as links are added; DRR slightly better",
-        scenario_toml: Some(FIG6B),
+        scenario_toml: Some(scenarios::CSFQ_FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::ChainLinks { max: 9 },
         analyze: crate::tuf_report::fig12a,
@@ -242,7 +185,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig12b",
         setup: "a UDP at 909 Kbps across K = 1..9 congested links, 10 CBR cross flows at 2 Mbps per link",
         published: "the UDP is perfectly served by DRR, CSFQ and TUF",
-        scenario_toml: Some(FIG6A),
+        scenario_toml: Some(scenarios::CSFQ_FIG6A),
         disciplines: TUF_SET,
         sweep: Sweep::ChainLinks { max: 9 },
         analyze: crate::tuf_report::fig12b,
@@ -251,7 +194,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig13-3links",
         setup: "a TCP across 3 congested links; the 10 cross flows per link are ON/OFF (4 Mbps while ON, exponential ON and OFF of equal mean 5 ms..1 s)",
         published: "CSFQ degrades sharply near 100 ms periods (bursts of losses hit the TCP); TUF does not",
-        scenario_toml: Some(FIG6B),
+        scenario_toml: Some(scenarios::CSFQ_FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::OnOffPeriods { links: 3 },
         analyze: crate::tuf_report::fig13_3links,
@@ -260,7 +203,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "tuf-fig13-5links",
         setup: "as tuf-fig13-3links across 5 congested links",
         published: "CSFQ degrades sharply near 100 ms periods; TUF does not",
-        scenario_toml: Some(FIG6B),
+        scenario_toml: Some(scenarios::CSFQ_FIG6B),
         disciplines: TUF_SET,
         sweep: Sweep::OnOffPeriods { links: 5 },
         analyze: crate::tuf_report::fig13_5links,
@@ -269,7 +212,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfne-table1",
         setup: "csfq-fig3a under CS-FNE, DRR, CSFQ, RED, FRED: per-flow throughput (Mbps), average / max-min / std",
         published: "CS-FNE 0.312 / 0.162 / 0.046; DRR 0.312 / 0.176 / 0.056; CSFQ 0.310 / 0.050 / 0.015; RED 0.312 / 0.438 / 0.132; FRED 0.312 / 0.582 / 0.176",
-        scenario_toml: Some(FIG3A),
+        scenario_toml: Some(scenarios::CSFQ_FIG3A),
         disciplines: CSFNE_SET,
         sweep: Sweep::None,
         analyze: crate::csfne_thesis::table1,
@@ -278,7 +221,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfne-table2",
         setup: "csfq-fig4 under CS-FNE, DRR, CSFQ, RED, FRED: the TCP's normalized throughput over N = 2..32, average / max-min / std",
         published: "CS-FNE 0.643 / 0.690 / 0.171; DRR 0.850 / 0.704 / 0.248; CSFQ 0.703 / 0.432 / 0.093; RED 0.339 / 0.920 / 0.331; FRED 0.101 / 0.078 / 0.042",
-        scenario_toml: Some(FIG4),
+        scenario_toml: Some(scenarios::CSFQ_FIG4),
         disciplines: CSFNE_SET,
         sweep: Sweep::Fig4Flows,
         analyze: crate::csfne_thesis::table2,
@@ -287,7 +230,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfne-table5",
         setup: "csfq-fig6a under CS-FNE, DRR, CSFQ, RED, FRED: the UDP's delivered fraction over K = 1..10, average / max-min / std",
         published: "CS-FNE 0.889 / 0.088 / 0.038; DRR 0.986 / 0.008 / 0.003; CSFQ 0.936 / 0.058 / 0.023; RED 0.732 / 0.192 / 0.078; FRED 0.233 / 0.476 / 0.195",
-        scenario_toml: Some(FIG6A),
+        scenario_toml: Some(scenarios::CSFQ_FIG6A),
         disciplines: CSFNE_SET,
         sweep: Sweep::ChainLinks { max: 10 },
         analyze: crate::csfne_thesis::table5,
@@ -296,7 +239,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "csfne-table6",
         setup: "csfq-fig6b under CS-FNE, DRR, CSFQ, RED, FRED: the TCP's normalized throughput over K = 1..10, average / max-min / std",
         published: "CS-FNE 0.621 / 0.241 / 0.104; DRR 0.859 / 0.165 / 0.062; CSFQ 0.651 / 0.099 / 0.038; RED 0.143 / 0.689 / 0.306; FRED 0.013 / 0.048 / 0.023",
-        scenario_toml: Some(FIG6B),
+        scenario_toml: Some(scenarios::CSFQ_FIG6B),
         disciplines: CSFNE_SET,
         sweep: Sweep::ChainLinks { max: 10 },
         analyze: crate::csfne_thesis::table6,
@@ -314,7 +257,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "may-fig5",
         setup: "100 long-lived TCP flows (SACK, delayed ACKs, RTT 40..440 ms) on one 80 Mbps link with a 100-packet buffer, 2 minutes",
         published: "Jain's index of the flows' throughputs: RED 0.606, DRR 0.997, MAY 0.993",
-        scenario_toml: Some(include_str!("../../../../scenarios/may-fig5.toml")),
+        scenario_toml: Some(scenarios::MAY_FIG5),
         disciplines: MAY_SET,
         sweep: Sweep::None,
         analyze: crate::may_paper::fig5,
@@ -323,7 +266,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "may-fig7",
         setup: "30 TCP flows across the 24-node topology of the MAY paper's Fig. 6 (10 Mbps links, 100-packet queues, access delays 40 i + 1 ms), 2 minutes",
         published: "max-min shares 0.5 Mbps (20 flows across c2-c3) and 1 Mbps (10 others); Jain's index of throughput over max-min share: RED 0.731, DRR 0.987, MAY 0.985",
-        scenario_toml: Some(include_str!("../../../../scenarios/may-fig7.toml")),
+        scenario_toml: Some(scenarios::MAY_FIG7),
         disciplines: MAY_SET,
         sweep: Sweep::None,
         analyze: crate::may_paper::fig7,
@@ -332,7 +275,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "may-fig8",
         setup: "19 TCP flows (RTT 20..220 ms) and one CBR flow at 0.5..8 Mbps on a 40 Mbps link, 5 minutes, the first discarded; the fair share is 2 Mbps",
         published: "MAY: the CBR below the fair share is lossless; above it, its throughput is about 0 (Theorem 3.2)",
-        scenario_toml: Some(include_str!("../../../../scenarios/may-fig8.toml")),
+        scenario_toml: Some(scenarios::MAY_FIG8),
         disciplines: MAY_SET,
         sweep: Sweep::CbrRates,
         analyze: crate::may_paper::fig8,
@@ -341,7 +284,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "may-fig9",
         setup: "250 short TCP transfers (uniform 1..1000 packets, one per second, RTT 100 ms) among 50 long-lived TCP flows (RTT 20..200 ms) on a 40 Mbps link; no window caps",
         published: "mean flow completion time: RED 8.14 s, DRR 10.34 s, LAS 1.26 s, MAY 1.72 s",
-        scenario_toml: Some(include_str!("../../../../scenarios/may-fig9.toml")),
+        scenario_toml: Some(scenarios::MAY_FIG9),
         disciplines: MAY_SET,
         sweep: Sweep::None,
         analyze: crate::may_paper::fig9,
@@ -368,7 +311,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "overlay-fig8",
         setup: "one 20 Mbps FIFO bottleneck, a UDP at 20 Mbps and a TCP, each in an edge-to-edge loop; and the same without loops",
         published: "the UDP's excess stays at its own ingress; the TCP gets its fair share",
-        scenario_toml: Some(include_str!("../../../../scenarios/overlay-fig8.toml")),
+        scenario_toml: Some(scenarios::OVERLAY_FIG8),
         disciplines: &[Fifo],
         sweep: Sweep::LoopsOffOn,
         analyze: crate::overlay_paper::fig8,
@@ -377,7 +320,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "overlay-fig9",
         setup: "as overlay-fig8 with a 10 Mbps bottleneck; the TCP loop has a 4 Mbps assured rate, the UDP loop none",
         published: "the TCP gets its 4 Mbps plus half the remaining 6: about 7 Mbps",
-        scenario_toml: Some(include_str!("../../../../scenarios/overlay-fig9.toml")),
+        scenario_toml: Some(scenarios::OVERLAY_FIG9),
         disciplines: &[Fifo],
         sweep: Sweep::LoopsOffOn,
         analyze: crate::overlay_paper::fig9,
@@ -395,7 +338,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "weighted-1link",
         setup: "weighted CSFQ: UDP flows of weights 1, 2, 3, each offering 10 Mbps on a 10 Mbps link",
         published: "weighted max-min (Section 2.3): 1.67, 3.33, 5.00 Mbps",
-        scenario_toml: Some(include_str!("../../../../scenarios/weighted-1link.toml")),
+        scenario_toml: Some(scenarios::WEIGHTED_1LINK),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::weighted_1link,
@@ -404,7 +347,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         id: "weighted-2links",
         setup: "weighted CSFQ across two links: the weight-2 flow is labeled at its edge and judged by that label at the next core",
         published: "weighted max-min: 10, 4, 6 Mbps",
-        scenario_toml: Some(include_str!("../../../../scenarios/weighted-2links.toml")),
+        scenario_toml: Some(scenarios::WEIGHTED_2LINKS),
         disciplines: CSFQ_ONLY,
         sweep: Sweep::None,
         analyze: crate::csfq_paper::weighted_2links,

@@ -1,26 +1,15 @@
 //! Each experiment's runs: its scenario with the paper's CSFQ constants, and the variant
 //! each swept value stands for.
 
-use std::path::Path;
-
 use csfq_sim::config::{DisciplineKind, FlowKind, ScenarioFile};
 
 use super::*;
-
-/// The CSFQ paper's default RED and FRED thresholds, bytes (Section 3: "the first threshold
-/// is set to 16 KB, while the second one is set to 32 KB", with a 64 KB buffer).
-/// csfq-table3's file scales them with its 256 KB buffer; these run beside it.
-pub const TABLE3_DEFAULT_THRESHOLDS: (u32, u32) = (16_000, 32_000);
 
 impl Experiment {
     /// The experiment's base scenario (panics for tuf-fig4, which has none). CSFQ in it is
     /// the paper's: its estimator, and 100 ms where the scenario states no constants.
     pub fn scenario(&self) -> ScenarioFile {
-        let text = self.scenario_toml.expect("a network experiment");
-        let mut s = ScenarioFile::parse(text, Path::new(&format!("scenarios/{}.toml", self.id)))
-            .expect("shipped scenarios are valid");
-        s.csfq = s.csfq.paper();
-        s
+        crate::scenarios::shipped(self.id, self.scenario_toml.expect("a network experiment"))
     }
 
     /// Every run with discipline `d`, with the paper's CSFQ (as [`Experiment::scenario`]).
@@ -140,67 +129,6 @@ impl Experiment {
             }
         }
     }
-}
-
-/// csfq-fig4 with `n` flows: one TCP and `n - 1` UDP flows at `2 * 10 / n` Mbps.
-pub fn fig4_with(base: &ScenarioFile, n: u32) -> ScenarioFile {
-    let mut s = base.clone();
-    let udp = s.flows[1].get_mut();
-    udp.count = n - 1;
-    udp.rate_mbps = Some(2.0 * 10.0 / n as f64);
-    s
-}
-
-/// The CSFQ paper's Figure 5: routers r0..rK in a chain of 10 Mbps links; the main flow
-/// (UDP at its 0.909 Mbps fair share, or TCP) goes r0 -> rK; every link also carries 10
-/// UDP flows at 2 Mbps that enter at one router and leave at the next.
-/// Cross traffic of a chain.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cross {
-    /// UDP at 2 Mbps (csfq-fig6, tuf-fig12).
-    Cbr,
-    /// ON/OFF at 4 Mbps while ON, ON and OFF exponential with this mean (tuf-fig13).
-    OnOff {
-        /// Mean ON (and OFF) period, ms.
-        period_ms: f64,
-    },
-}
-
-pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
-    let routers: Vec<String> = (0..=k).map(|i| format!("\"r{i}\"")).collect();
-    let access = "access = { rate_mbps = 100, delay_ms = 1 }";
-    let main_flow = match main {
-        FlowKind::Tcp => String::from("kind = \"tcp\""),
-        _ => String::from("kind = \"udp\"\nrate_mbps = 0.909"),
-    };
-    let mut t = format!(
-        "name = \"csfq-fig6{v}\"\ndescription = \"{m} flow across {k} congested links, 10 UDP cross flows at 2 Mbps on each\"\n\
-         duration_s = 10.0\nseed = 1\ndiscipline = \"csfq\"\nrouters = [{r}]\n",
-        v = if main == FlowKind::Tcp { "b" } else { "a" },
-        m = main.name(),
-        r = routers.join(", ")
-    );
-    for i in 1..=k {
-        t += &format!("\n[[link]]\nbetween = [\"r{}\", \"r{i}\"]\nrate_mbps = 10\ndelay_ms = 1\nbuffer_bytes = 64000\n", i - 1);
-    }
-    t += &format!("\n[[flow]]\n{main_flow}\nfrom = \"r0\"\nto = \"r{k}\"\n{access}\n");
-    for i in 1..=k {
-        let cross_flow = match cross {
-            Cross::Cbr => String::from("kind = \"udp\"\nrate_mbps = 2"),
-            Cross::OnOff { period_ms } => {
-                format!(
-                    "kind = \"onoff\"\nrate_mbps = 4\non_ms = {period_ms}\noff_ms = {period_ms}"
-                )
-            }
-        };
-        t += &format!(
-            "\n[[flow]]\n{cross_flow}\nfrom = \"r{}\"\nto = \"r{i}\"\ncount = 10\n{access}\n",
-            i - 1
-        );
-    }
-    let mut s = ScenarioFile::parse(&t, Path::new("chain")).expect("generated chain is valid");
-    s.csfq = s.csfq.paper(); // the papers' experiments
-    s
 }
 
 #[cfg(test)]

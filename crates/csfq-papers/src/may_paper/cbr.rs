@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::chart::{Chart, Series};
 use crate::common::*;
-use crate::experiments::may_params;
+use crate::scenarios::models::may_params;
 use crate::{Analysis, Check, RunResult};
 
 /// may-fig8: the CBR flow's throughput against its sending rate.
@@ -34,7 +34,10 @@ pub(crate) fn fig8(results: &[RunResult]) -> Analysis {
     // measured window, with the paper's parameters and the first drop at t = 0 (the
     // earliest): the full rate until the shut-off, nothing after.
     let duration = results.first().map_or(0.0, |r| r.report.duration_s);
-    let params = crate::experiments::find("may-fig8").and_then(|e| may_params(&e.scenario()));
+    let params = may_params(&crate::scenarios::shipped(
+        "may-fig8",
+        crate::scenarios::MAY_FIG8,
+    ));
     let (from, to) = (DISCARD_S as f64, duration);
     let law_shutoff = |x: f64| params.and_then(|p| cbr_shutoff_s(&p, FAIR_BPS, x * 1e6));
     let law = |x: f64| -> f64 {

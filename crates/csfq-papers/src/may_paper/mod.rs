@@ -87,9 +87,8 @@ fn may_utilization_check(r: &RunResult, goodput_mbps: f64, capacity_mbps: f64) -
 /// may-fig5's fluid model (Eqs. 1-4) over the run's 2 minutes: Jain's index of the flows'
 /// mean rates, and of their rates in the last interval.
 fn fig5_fluid_model() -> Option<(f64, f64)> {
-    let e = crate::experiments::find("may-fig5")?;
-    let s = e.scenario();
-    let model = crate::experiments::may_fluid_model(&s)?;
+    let s = crate::scenarios::shipped("may-fig5", crate::scenarios::MAY_FIG5);
+    let model = crate::scenarios::models::may_fluid_model(&s)?;
     let intervals = (s.duration_s / (s.may.update_interval_ms / 1e3)).round() as usize;
     let rows = model.run(intervals);
     let n = model.a.len();

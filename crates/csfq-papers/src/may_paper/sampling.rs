@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::chart::{Chart, Series};
 use crate::common::*;
-use crate::experiments::{may_sampling, MAY_MODEL_S0, MAY_MODEL_SHAPES};
+use crate::scenarios::models::{may_sampling, MAY_MODEL_S0, MAY_MODEL_SHAPES};
 use crate::{Analysis, Check};
 
 /// Flows per (shape, S0) in may-fig2's simulation: enough for the lossless share to
