@@ -30,7 +30,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from . import __version__, _csfq, _flows_frame, _links_frame, _seed, _series_frame, load_scenario
+from . import _csfq
+from ._core import _flows_frame, _links_frame, _seed, _series_frame, load_scenario
+
+__version__ = _csfq.__version__
 
 #: Columns every stored row has besides the flow's own.
 RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
