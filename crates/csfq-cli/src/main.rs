@@ -45,6 +45,10 @@ enum Command {
         /// output instead of the tables.
         #[arg(long)]
         json: bool,
+        /// Run even if the run is estimated to take more than a day (from each flow's
+        /// share, packet size and duration).
+        #[arg(long)]
+        long: bool,
     },
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
@@ -226,14 +230,18 @@ fn main() -> ExitCode {
             pcap,
             pcap_limit,
             json,
+            long,
         } => run::run(
             &scenario,
-            out,
-            seed,
-            discipline,
-            &pcap,
-            pcap_limit.unwrap_or(run::DEFAULT_PCAP_LIMIT),
-            json,
+            run::RunOptions {
+                out,
+                seed,
+                discipline,
+                pcap,
+                pcap_limit: pcap_limit.unwrap_or(run::DEFAULT_PCAP_LIMIT),
+                json,
+                long,
+            },
         ),
         Command::Reproduce {
             id,

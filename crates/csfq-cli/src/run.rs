@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::net::References;
+use csfq_sim::net::{References, TcpSizes};
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -39,6 +39,66 @@ impl std::fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
+
+/// The events per second a run is expected at: below what this simulator handles on one
+/// core (8-12 million, `csfq bench`), so that a wall time estimated from it is not short.
+pub const EVENTS_PER_SECOND: f64 = 5e6;
+
+/// The longest run `csfq run` starts without `--long`: a day, estimated.
+pub const LONG_RUN_S: f64 = 86_400.0;
+
+/// A run estimated to take longer than [`LONG_RUN_S`], refused without `--long`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this run would handle about {events:.1e} events: about {} at {:.0} million events per \
+     second (estimated from each flow's share of the links, its packet size and how long it \
+     runs); shorten duration_s or lower the rates, or pass --long to run it anyway",
+    human_duration(*wall_s),
+    EVENTS_PER_SECOND / 1e6
+)]
+pub struct TooLong {
+    /// Events estimated.
+    pub events: f64,
+    /// Wall time estimated, s.
+    pub wall_s: f64,
+}
+
+/// A duration in the largest unit that keeps it readable.
+pub fn human_duration(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} minutes", s / 60.0),
+        s if s < 172_800.0 => format!("{:.0} hours", s / 3600.0),
+        s if s < 2.0 * 31_557_600.0 => format!("{:.0} days", s / 86_400.0),
+        s => format!("{:.0} years", s / 31_557_600.0),
+    }
+}
+
+/// Refuses a run estimated at more than a day unless `long`; says what a run of more than a
+/// minute is expected to take.
+fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooLong> {
+    let est = sim.topology().work_estimate(
+        TcpSizes::from(&s.tcp),
+        s.duration_s,
+        s.sample_interval_ms() / 1e3,
+    );
+    let wall_s = est.wall_s(EVENTS_PER_SECOND);
+    if wall_s > LONG_RUN_S && !long {
+        return Err(TooLong {
+            events: est.events,
+            wall_s,
+        });
+    }
+    if wall_s > 60.0 {
+        eprintln!(
+            "note: about {:.1e} events, about {} at {:.0} million events per second",
+            est.events,
+            human_duration(wall_s),
+            EVENTS_PER_SECOND / 1e6
+        );
+    }
+    Ok(())
+}
 
 /// Set by the SIGINT/SIGTERM handler; the run loop looks at it between steps.
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -77,16 +137,24 @@ impl TraceRequest {
     }
 }
 
-/// Runs a simulation with a progress bar over simulated time, writing the trace if one is
+/// Builds a scenario's simulation, refusing what would not fit in memory, or would take
+/// more than a day unless `long`.
+pub fn build(s: &ScenarioFile, long: bool) -> Result<Simulation> {
+    s.check_fits_this_machine()?;
+    let sim = Simulation::new(s)?;
+    check_work(&sim, s, long)?;
+    Ok(sim)
+}
+
+/// Runs a simulation (of `s`, built by [`build`]) with a progress bar over simulated time, writing the trace if one is
 /// asked for; returns the report, the flows' reference allocations, the wall time and the
 /// packets traced. Ctrl-C stops the run: the trace is closed whole and the error is
 /// [`Interrupted`].
 pub fn simulate_with_progress(
+    mut sim: Simulation,
     s: &ScenarioFile,
     trace: Option<&TraceRequest>,
 ) -> Result<(SimReport, References, std::time::Duration, Option<TraceEnd>)> {
-    s.check_fits_this_machine()?;
-    let mut sim = Simulation::new(s)?;
     if let Some(t) = trace {
         let pcap = PcapTrace::create(
             &t.path,
@@ -146,22 +214,44 @@ pub fn simulate_with_progress(
 /// 100 000 rows is not read, and building it took more memory than the simulation).
 const TABLE_FLOWS: usize = 50;
 
+/// `csfq run`'s options besides the scenario.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Where to write [default: out/NAME].
+    pub out: Option<PathBuf>,
+    /// The seed instead of the file's.
+    pub seed: Option<u64>,
+    /// Every link on this discipline.
+    pub discipline: Option<DisciplineKind>,
+    /// Links to trace (`--pcap`).
+    pub pcap: Vec<String>,
+    /// The trace's size limit, bytes.
+    pub pcap_limit: u64,
+    /// Print summary.json instead of the tables.
+    pub json: bool,
+    /// Run even if estimated to take more than a day.
+    pub long: bool,
+}
+
 /// `csfq run`.
-pub fn run(
-    path: &Path,
-    out: Option<PathBuf>,
-    seed: Option<u64>,
-    d: Option<DisciplineKind>,
-    pcap: &[String],
-    pcap_limit: u64,
-    json: bool,
-) -> Result<()> {
+pub fn run(path: &Path, o: RunOptions) -> Result<()> {
+    let RunOptions {
+        out,
+        seed,
+        discipline: d,
+        pcap,
+        pcap_limit,
+        json,
+        long,
+    } = o;
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     // A misnamed link is an error before anything is written.
-    let trace = TraceRequest::of_links(&s, pcap, dir.join("trace.pcapng"), pcap_limit)?;
+    let trace = TraceRequest::of_links(&s, &pcap, dir.join("trace.pcapng"), pcap_limit)?;
+    // Refused runs write nothing.
+    let sim = build(&s, long)?;
     crate::prepare_out_dir(&dir)?;
-    let (report, refs, wall, traced) = simulate_with_progress(&s, trace.as_ref())?;
+    let (report, refs, wall, traced) = simulate_with_progress(sim, &s, trace.as_ref())?;
     write_outputs(&dir, &report, &refs)?;
     if json {
         // What summary.json holds, for a pipe; the files are written as usual.

@@ -946,3 +946,38 @@ fn readme_counts_are_the_reports() {
     );
     assert!(readme.contains(&claim), "README should say: {claim}");
 }
+
+/// A run estimated at more than a day (1 Tbit/s of 1000-byte packets for a million
+/// seconds: 1.25 x 10^14 packets) is refused at once, saying how long and how to insist;
+/// nothing is simulated and nothing is written.
+#[test]
+fn a_run_of_years_is_refused_unless_asked_for() {
+    let dir = tmp("long");
+    let path = dir.join("years.toml");
+    std::fs::write(
+        &path,
+        "name = \"years\"\nduration_s = 1000000\ndiscipline = \"fifo\"\nrouters = [\"a\", \"b\"]\n\
+         [[link]]\nbetween = [\"a\", \"b\"]\nrate_mbps = 1000000\n\
+         [[flow]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\nrate_mbps = 1000000\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let o = csfq(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            dir.join("out").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("years") && err.contains("--long"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("out").exists(), "nothing written");
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "refused before simulating"
+    );
+}

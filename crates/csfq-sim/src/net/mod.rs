@@ -14,9 +14,11 @@ use csfq_algo::Nanos;
 use crate::config::{DisciplineKind, FlowKind};
 
 mod build;
+mod estimate;
 mod loops;
 
 pub use build::pareto;
+pub use estimate::{TcpSizes, WorkEstimate};
 pub use loops::{LoopDef, LoopHops};
 
 pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
