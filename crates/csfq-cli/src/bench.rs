@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
+use csfq_sim::config::ScenarioBuilder;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
 fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
@@ -26,36 +27,10 @@ fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
 
 /// The scale scenario: one UDP at 1 Gbps and 999 TCP flows over a 1 Gbps link, 10 s.
 pub fn large_scenario(d: DisciplineKind) -> ScenarioFile {
-    let text = format!(
-        r#"
-name = "udp1-tcp999-1g"
-description = "1 UDP at 1 Gbps and 999 TCP flows over a 1 Gbps link"
-duration_s = 10.0
-discipline = "{d}"
-routers = ["r1", "r2"]
-
-[[link]]
-between = ["r1", "r2"]
-rate_mbps = 1000
-delay_ms = 1
-buffer_bytes = 1000000
-
-[[flow]]
-kind = "udp"
-from = "r1"
-to = "r2"
-rate_mbps = 1000
-access = {{ rate_mbps = 10000, delay_ms = 1 }}
-
-[[flow]]
-kind = "tcp"
-from = "r1"
-to = "r2"
-count = 999
-access = {{ rate_mbps = 10000, delay_ms = 1 }}
-"#
-    );
-    ScenarioFile::parse(&text, Path::new("udp1-tcp999-1g")).expect("valid built-in scenario")
+    ScenarioBuilder::udp_and_tcps("udp1-tcp999-1g", 10.0, d, 1000.0, 999)
+        .with(|s| s.description = "1 UDP at 1 Gbps and 999 TCP flows over a 1 Gbps link".into())
+        .build()
+        .expect("valid built-in scenario")
 }
 
 /// `csfq bench`.

@@ -18,7 +18,7 @@ use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
 
-use crate::config::{DisciplineKind, ScenarioFile};
+use crate::config::{DisciplineKind, DisciplineTables};
 use crate::packet::{SimPacket, NO_TAG};
 
 /// One output port's discipline.
@@ -95,7 +95,12 @@ macro_rules! each {
 
 impl Discipline {
     /// Builds a discipline for a port of `rate_bps` with `buffer_bytes`.
-    pub fn build(kind: DisciplineKind, s: &ScenarioFile, rate_bps: f64, buffer_bytes: u32) -> Self {
+    pub fn build(
+        kind: DisciplineKind,
+        s: &DisciplineTables,
+        rate_bps: f64,
+        buffer_bytes: u32,
+    ) -> Self {
         let ms = |x: f64| Nanos::from_secs_f64(x / 1e3);
         let red = || RedParams {
             min_th_bytes: s.red.min_th_bytes as f64,
@@ -164,7 +169,7 @@ impl Discipline {
                 }
             }
             DisciplineKind::May => {
-                let m = &s.may;
+                let m = s.may;
                 let params = MayParams {
                     update_interval: ms(m.update_interval_ms),
                     target_utilization: m.target_utilization,
@@ -173,7 +178,7 @@ impl Discipline {
                     timeout: ms(m.timeout_s * 1e3),
                     s0: m.s0,
                     table_capacity: m.table_capacity as usize,
-                    packet_bytes: s.tcp.segment_bytes,
+                    packet_bytes: s.segment_bytes,
                     overflow_in_nd: m.overflow_in_nd,
                     ..MayParams::new(rate_bps, buffer_bytes)
                 };
@@ -186,12 +191,12 @@ impl Discipline {
                 Discipline::Ared(Box::new(Ared::new(AredParams::with_target_delay(
                     rate_bps,
                     buffer_bytes,
-                    s.tcp.segment_bytes,
+                    s.segment_bytes,
                     s.ared.target_delay_ms / 1e3,
                 ))))
             }
             DisciplineKind::FqCodel => {
-                let c = &s.fq_codel;
+                let c = s.fq_codel;
                 let params = FqCodelParams {
                     flows: c.flows,
                     quantum_bytes: c.quantum_bytes,

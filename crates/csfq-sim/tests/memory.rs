@@ -5,44 +5,17 @@
 //! packets it has queued at once (a growable ring doubles), and running four times longer
 //! must not allocate more than 20% more slots for queues, packets on the wire or events.
 
-use std::path::Path;
-
 use csfq_algo::Nanos;
+use csfq_sim::config::ScenarioBuilder;
 use csfq_sim::{DisciplineKind, MemoryUse, ScenarioFile, Simulation};
 
 /// One UDP at the link rate and 99 TCP flows over a 100 Mbit/s link with a 1 MB buffer,
 /// each flow with private 1 Gbit/s access links (ports that rarely queue anything).
 fn scenario(d: DisciplineKind) -> ScenarioFile {
-    let text = format!(
-        r#"
-name = "memory"
-duration_s = 8.0
-discipline = "{d}"
-routers = ["r1", "r2"]
-sample_interval_ms = 1000
-
-[[link]]
-between = ["r1", "r2"]
-rate_mbps = 100
-delay_ms = 1
-buffer_bytes = 1000000
-
-[[flow]]
-kind = "udp"
-from = "r1"
-to = "r2"
-rate_mbps = 100
-access = {{ rate_mbps = 1000, delay_ms = 1 }}
-
-[[flow]]
-kind = "tcp"
-from = "r1"
-to = "r2"
-count = 99
-access = {{ rate_mbps = 1000, delay_ms = 1 }}
-"#
-    );
-    ScenarioFile::parse(&text, Path::new("memory.toml")).unwrap()
+    ScenarioBuilder::udp_and_tcps("memory", 8.0, d, 100.0, 99)
+        .with(|s| s.sample_interval = Some(1000.0))
+        .build()
+        .unwrap()
 }
 
 fn total(m: &MemoryUse) -> usize {
@@ -109,7 +82,7 @@ sample_interval_ms = 10
              access = {{ rate_mbps = 100000, delay_ms = 1 }}\n"
         );
     }
-    ScenarioFile::parse(&text, Path::new("memory-100k.toml")).unwrap()
+    ScenarioFile::parse(&text, std::path::Path::new("memory-100k.toml")).unwrap()
 }
 
 #[test]

@@ -102,6 +102,31 @@ impl ScenarioBuilder {
         self
     }
 
+    /// The scale scenario's shape: one UDP flow at the link's rate and `tcps` TCP flows
+    /// from `r1` to `r2` over one link of `mbps` (1 ms, a 1 MB buffer), every flow with
+    /// access links ten times as fast (1 ms).
+    pub fn udp_and_tcps(
+        name: &str,
+        duration_s: f64,
+        discipline: DisciplineKind,
+        mbps: f64,
+        tcps: u32,
+    ) -> Self {
+        ScenarioBuilder::new(name, duration_s, discipline)
+            .routers(["r1", "r2"])
+            .link(
+                LinkSpec::new("r1", "r2", mbps)
+                    .delay_ms(1.0)
+                    .buffer_bytes(1_000_000),
+            )
+            .flow(FlowSpec::udp("r1", "r2", mbps).access(10.0 * mbps, 1.0))
+            .flow(
+                FlowSpec::tcp("r1", "r2")
+                    .count(tcps)
+                    .access(10.0 * mbps, 1.0),
+            )
+    }
+
     /// The scenario, checked as a file would be.
     pub fn build(self) -> Result<ScenarioFile, ScenarioError> {
         let name = format!("<built scenario {}>", self.file.name);

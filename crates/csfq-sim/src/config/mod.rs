@@ -404,6 +404,23 @@ fn default_seed() -> u64 {
 pub const DEFAULT_SAMPLE_MS: f64 = 100.0;
 
 impl ScenarioFile {
+    /// What the queue disciplines read of it.
+    pub fn discipline_tables(&self) -> DisciplineTables<'_> {
+        DisciplineTables {
+            csfq: &self.csfq,
+            red: &self.red,
+            fred: &self.fred,
+            drr: &self.drr,
+            tuf: &self.tuf,
+            csfne: &self.csfne,
+            may: &self.may,
+            ared: &self.ared,
+            fq_codel: &self.fq_codel,
+            segment_bytes: self.tcp.segment_bytes,
+            seed: self.seed,
+        }
+    }
+
     /// Each router's index in `routers`, by name: one hashed lookup per name, so loading
     /// stays linear in the routers, links and flows.
     pub fn router_index(&self) -> std::collections::HashMap<&str, usize> {

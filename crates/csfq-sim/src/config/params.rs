@@ -330,3 +330,31 @@ impl Default for TcpConfig {
         }
     }
 }
+
+/// What the queue disciplines read of a scenario, and nothing else: their tables, the TCP
+/// segment size (MAY and adaptive RED count in it) and the seed (FQ-CoDel's hash).
+#[derive(Debug, Clone, Copy)]
+pub struct DisciplineTables<'a> {
+    /// `[csfq]`.
+    pub csfq: &'a CsfqConfig,
+    /// `[red]` (also FRED's and CHOKe's thresholds).
+    pub red: &'a RedConfig,
+    /// `[fred]`.
+    pub fred: &'a FredConfig,
+    /// `[drr]`.
+    pub drr: &'a DrrConfig,
+    /// `[tuf]`.
+    pub tuf: &'a TufConfig,
+    /// `[csfne]`.
+    pub csfne: &'a CsfneConfig,
+    /// `[may]`.
+    pub may: &'a MayConfig,
+    /// `[ared]`.
+    pub ared: &'a AredConfig,
+    /// `[fq_codel]`.
+    pub fq_codel: &'a FqCodelConfig,
+    /// `[tcp] segment_bytes`.
+    pub segment_bytes: u32,
+    /// The scenario's seed.
+    pub seed: u64,
+}

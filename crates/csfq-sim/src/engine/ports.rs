@@ -75,13 +75,14 @@ impl Ports {
     /// The ports of `topo` with their disciplines, and the flows' weights set at their
     /// edges and schedulers.
     pub(super) fn build(topo: &Topology, s: &ScenarioFile) -> Self {
+        let tables = s.discipline_tables();
         let mut rngs = vec![stream(s.seed, Stream::Port, u64::MAX)];
         let mut ports: Vec<Port> = topo
             .ports
             .iter()
             .enumerate()
             .map(|(i, p)| Port {
-                disc: Discipline::build(p.discipline, s, p.rate_bps, p.buffer_bytes),
+                disc: Discipline::build(p.discipline, &tables, p.rate_bps, p.buffer_bytes),
                 rng: if p.discipline == DisciplineKind::Fifo {
                     0
                 } else {

@@ -62,6 +62,7 @@ pub(crate) struct Loops {
 impl Loops {
     /// The loops of `topo`, their shaper queues configured as the scenario says.
     pub(crate) fn build(topo: &Topology, s: &ScenarioFile) -> Self {
+        let tables = s.discipline_tables();
         let loops = topo
             .loops
             .iter()
@@ -69,7 +70,12 @@ impl Loops {
             .map(|(i, l)| LoopRt {
                 ingress: Ingress::new(l.params, l.start),
                 egress: Egress::new(l.params.interval),
-                queue: Discipline::build(l.queue, s, topo.ports[l.fwd[0]].rate_bps, l.buffer_bytes),
+                queue: Discipline::build(
+                    l.queue,
+                    &tables,
+                    topo.ports[l.fwd[0]].rate_bps,
+                    l.buffer_bytes,
+                ),
                 rng: stream(s.seed, Stream::Loop, i as u64),
                 send_at: None,
                 interval_at: None,
