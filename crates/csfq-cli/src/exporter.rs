@@ -167,34 +167,90 @@ fn render(read: fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>) -> String
 
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+/// The most bytes of a request's head (request line and headers) read before it is
+/// refused: a scraper sends a few hundred.
+pub const MAX_REQUEST_HEAD: usize = 16 * 1024;
+
+/// The most connections served at once; more are closed as they arrive.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How long a connection may take to send its request's head.
+pub const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves `/metrics` on `listen` until the process is stopped.
 pub fn serve(listen: std::net::SocketAddr) -> Result<()> {
     csfq_dp::stats().context("the exporter reads csfq's pinned maps")?;
-    let server = tiny_http::Server::http(listen)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    let addr = server.server_addr();
+    let listener = std::net::TcpListener::bind(listen)
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener.local_addr()?;
     println!("serving csfq dataplane metrics on http://{addr}/metrics (Ctrl-C stops)");
-    for request in server.incoming_requests() {
-        let path = request.url().split('?').next().unwrap_or("");
-        let response = match path {
-            "/metrics" => tiny_http::Response::from_string(render(csfq_dp::stats))
-                .with_header(header("Content-Type", CONTENT_TYPE)),
-            "/" => tiny_http::Response::from_string(
-                "<html><body><a href=\"/metrics\">csfq dataplane metrics</a></body></html>",
-            )
-            .with_header(header("Content-Type", "text/html; charset=utf-8")),
-            _ => {
-                tiny_http::Response::from_string("not found: see /metrics\n").with_status_code(404)
-            }
-        };
-        // A scraper that hangs up early is its own business.
-        let _ = request.respond(response);
-    }
-    Ok(())
+    serve_on(listener, csfq_dp::stats)
 }
 
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
+/// Serves on `listener`, reading the dataplane with `read` at each scrape. Memory is
+/// bounded whatever clients send: at most [`MAX_CONNECTIONS`] at once, each read at most
+/// [`MAX_REQUEST_HEAD`] bytes of request head (HTTP 431 beyond) within [`HEAD_TIMEOUT`].
+fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
+    use hyper::server::conn::http1;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(c) => c,
+                // Out of descriptors and the like: the next accept may succeed.
+                Err(_) => continue,
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                continue; // dropping the stream closes it
+            };
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| async move {
+                    Ok::<_, std::convert::Infallible>(respond(req.uri().path(), read))
+                });
+                // A scraper that hangs up early, or sends too much, is its own business.
+                let _ = http1::Builder::new()
+                    .max_buf_size(MAX_REQUEST_HEAD)
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEAD_TIMEOUT)
+                    .keep_alive(false)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                drop(slot);
+            });
+        }
+    })
+}
+
+/// How the exporter reads the dataplane (`csfq_dp::stats`, or a stand-in in tests).
+type StatsReader = fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>;
+
+/// The response to a GET of `path`.
+fn respond(path: &str, read: StatsReader) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+    let (status, content_type, body) = match path {
+        "/metrics" => (200, CONTENT_TYPE, render(read)),
+        "/" => (
+            200,
+            "text/html; charset=utf-8",
+            "<html><body><a href=\"/metrics\">csfq dataplane metrics</a></body></html>".into(),
+        ),
+        _ => (
+            404,
+            "text/plain; charset=utf-8",
+            "not found: see /metrics\n".into(),
+        ),
+    };
+    hyper::Response::builder()
+        .status(status)
+        .header("Content-Type", content_type)
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .expect("a valid response")
 }
 
 #[cfg(test)]
@@ -312,5 +368,48 @@ mod tests {
             }
         }
         assert!(exprs >= 5, "{exprs} queries");
+    }
+
+    /// One request on a fresh connection: the response's status line and body.
+    fn ask(addr: std::net::SocketAddr, request: &[u8]) -> (String, String) {
+        use std::io::{Read, Write};
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        // The server may answer and close before the whole request is written.
+        let _ = c.write_all(request);
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        let got = String::from_utf8_lossy(&got).into_owned();
+        let (head, body) = got.split_once("\r\n\r\n").unwrap_or((&got, ""));
+        (
+            head.lines().next().unwrap_or("").to_string(),
+            body.to_string(),
+        )
+    }
+
+    /// The server answers scrapes; a request whose head is larger than
+    /// MAX_REQUEST_HEAD (here 1 MiB of one header) is refused with 431, not buffered, and
+    /// the server answers the next scrape as before.
+    #[test]
+    fn oversized_requests_are_refused_and_scrapes_go_on() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || serve_on(listener, two_programs));
+        let (status, body) = ask(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(status.contains(" 200"), "{status}");
+        assert!(body.contains("csfq_dataplane_up 1"), "{body}");
+        let mut big = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ".to_vec();
+        big.resize(big.len() + (1 << 20), b'a');
+        big.extend_from_slice(b"\r\n\r\n");
+        let (status, _) = ask(addr, &big);
+        assert!(status.contains(" 431"), "{status}");
+        let (status, _) = ask(addr, b"GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(status.contains(" 404"), "{status}");
+        let (status, body) = ask(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(
+            status.contains(" 200") && body.contains("# EOF"),
+            "{status}"
+        );
     }
 }
