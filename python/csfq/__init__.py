@@ -26,6 +26,7 @@ from ._core import (
     Scenario,
     _flows_frame,
     _links_frame,
+    _scenario_error,
     _seed,
     _series_frame,
     load_scenario,
