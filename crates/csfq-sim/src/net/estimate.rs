@@ -15,7 +15,9 @@ use super::{OpenLoopDef, Topology};
 use crate::config::TcpConfig;
 
 /// Events per packet and hop: the `Arrive` at the end of the hop, and the port's `TxDone`
-/// for the packets that waited (measured: 1.4-1.8 on the shipped scenarios).
+/// for the packets that waited. The shipped scenarios handle 1.0-2.0 events per packet
+/// put on a wire, their sources' ticks included (`events` over `packet_hops` in their
+/// reports); 1.6 is between.
 const EVENTS_PER_HOP: f64 = 1.6;
 
 /// What a run is expected to do.
@@ -55,6 +57,18 @@ impl WorkEstimate {
     /// Wall time at `events_per_s`, s.
     pub fn wall_s(&self, events_per_s: f64) -> f64 {
         self.events / events_per_s
+    }
+
+    /// Refuses a run estimated at more than [`LONG_RUN_S`] at [`EVENTS_PER_SECOND`].
+    pub fn refuse_if_too_long(&self) -> Result<(), TooLong> {
+        let wall_s = self.wall_s(EVENTS_PER_SECOND);
+        if wall_s > LONG_RUN_S {
+            return Err(TooLong {
+                events: self.events,
+                wall_s,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -125,5 +139,40 @@ impl Topology {
             events: self.flows.len() as f64 + ticks + EVENTS_PER_HOP * hops + samples,
             packet_hops: hops,
         }
+    }
+}
+
+/// The events per second a run is expected at: below what this simulator handles on one
+/// core (8-12 million, `csfq bench`), so that a wall time estimated from it is not short.
+pub const EVENTS_PER_SECOND: f64 = 5e6;
+
+/// The longest run started without asking for a long one (`csfq run --long`,
+/// `csfq.run(..., long=True)`): a day, estimated.
+pub const LONG_RUN_S: f64 = 86_400.0;
+
+/// A run estimated to take longer than [`LONG_RUN_S`], refused unless asked for.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this run would handle about {events:.1e} events: about {} at {:.0} million events per \
+     second (estimated from each flow's share of the links, its packet size and how long it \
+     runs); shorten duration_s or lower the rates, or pass --long to run it anyway",
+    human_duration(*wall_s),
+    EVENTS_PER_SECOND / 1e6
+)]
+pub struct TooLong {
+    /// Events estimated.
+    pub events: f64,
+    /// Wall time estimated, s.
+    pub wall_s: f64,
+}
+
+/// A duration in the largest unit that keeps it readable.
+pub fn human_duration(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} minutes", s / 60.0),
+        s if s < 172_800.0 => format!("{:.0} hours", s / 3600.0),
+        s if s < 2.0 * 31_557_600.0 => format!("{:.0} days", s / 86_400.0),
+        s => format!("{:.0} years", s / 31_557_600.0),
     }
 }
