@@ -103,20 +103,23 @@ def run(
     scenario: Scenario,
     discipline: Optional[str] = None,
     seed: Optional[int] = None,
+    long: bool = False,
     **overrides: Any,
 ) -> Result:
     """Runs a scenario in-process and returns its :class:`Result`.
 
     ``discipline`` runs every link with that discipline (see :func:`disciplines`); ``seed``
     replaces the scenario's. A scenario that does not load raises :class:`ScenarioError`
-    (``file``, ``line``, ``column``, ``field``, ``message``)."""
+    (``file``, ``line``, ``column``, ``field``, ``message``). A run estimated to take more
+    than a day (from each flow's share, packet size and duration, as ``csfq run`` does)
+    raises :class:`SimulationError` before it starts, unless ``long=True``."""
     text, name = load_scenario(scenario, **overrides)
     if seed is not None:
         try:
             seed = _seed(seed)
         except (TypeError, ValueError) as e:
             raise _scenario_error(name, "seed", str(e)) from None
-    data = json.loads(_csfq.run(text, name, discipline, seed))
+    data = json.loads(_csfq.run(text, name, discipline, seed, bool(long)))
     flows = _flows_frame(data["flows"])
     links = _links_frame(data["links"])
     series = _series_frame(data, links)

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use csfq_papers::experiments::{find, EXPERIMENTS};
 use csfq_papers::{analyze_seeds, run_experiments, Progress, DEFAULT_SEEDS};
-use csfq_sim::net::References;
+use csfq_sim::net::{References, TcpSizes};
 use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -100,19 +100,30 @@ fn finite(x: f64) -> Value {
 /// Runs scenario text and returns the report as JSON: `summary`, `flows` (records, with
 /// each flow's reference allocations), `links` (records) and the time series.
 #[pyfunction]
-#[pyo3(signature = (text, file, discipline=None, seed=None))]
+#[pyo3(signature = (text, file, discipline=None, seed=None, long=false))]
 fn run(
     py: Python<'_>,
     text: &str,
     file: &str,
     discipline: Option<&str>,
     seed: Option<u64>,
+    long: bool,
 ) -> PyResult<String> {
     let s = load(py, text, file, discipline, seed)?;
     py.detach(move || {
         s.check_fits_this_machine()
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let sim = Simulation::new(&s).map_err(sim_error)?;
+        if !long {
+            sim.topology()
+                .work_estimate(
+                    TcpSizes::from(&s.tcp),
+                    s.duration_s,
+                    s.sample_interval_ms() / 1e3,
+                )
+                .refuse_if_too_long()
+                .map_err(sim_error)?;
+        }
         let refs = References::of(sim.topology());
         let started = std::time::Instant::now();
         let r = sim.run();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::net::{References, TcpSizes};
+use csfq_sim::net::{human_duration, References, TcpSizes, TooLong, EVENTS_PER_SECOND};
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -40,40 +40,6 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// The events per second a run is expected at: below what this simulator handles on one
-/// core (8-12 million, `csfq bench`), so that a wall time estimated from it is not short.
-pub const EVENTS_PER_SECOND: f64 = 5e6;
-
-/// The longest run `csfq run` starts without `--long`: a day, estimated.
-pub const LONG_RUN_S: f64 = 86_400.0;
-
-/// A run estimated to take longer than [`LONG_RUN_S`], refused without `--long`.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "this run would handle about {events:.1e} events: about {} at {:.0} million events per \
-     second (estimated from each flow's share of the links, its packet size and how long it \
-     runs); shorten duration_s or lower the rates, or pass --long to run it anyway",
-    human_duration(*wall_s),
-    EVENTS_PER_SECOND / 1e6
-)]
-pub struct TooLong {
-    /// Events estimated.
-    pub events: f64,
-    /// Wall time estimated, s.
-    pub wall_s: f64,
-}
-
-/// A duration in the largest unit that keeps it readable.
-pub fn human_duration(s: f64) -> String {
-    match s {
-        s if s < 120.0 => format!("{s:.0} s"),
-        s if s < 7200.0 => format!("{:.0} minutes", s / 60.0),
-        s if s < 172_800.0 => format!("{:.0} hours", s / 3600.0),
-        s if s < 2.0 * 31_557_600.0 => format!("{:.0} days", s / 86_400.0),
-        s => format!("{:.0} years", s / 31_557_600.0),
-    }
-}
-
 /// Refuses a run estimated at more than a day unless `long`; says what a run of more than a
 /// minute is expected to take.
 fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooLong> {
@@ -82,13 +48,10 @@ fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooL
         s.duration_s,
         s.sample_interval_ms() / 1e3,
     );
-    let wall_s = est.wall_s(EVENTS_PER_SECOND);
-    if wall_s > LONG_RUN_S && !long {
-        return Err(TooLong {
-            events: est.events,
-            wall_s,
-        });
+    if !long {
+        est.refuse_if_too_long()?;
     }
+    let wall_s = est.wall_s(EVENTS_PER_SECOND);
     if wall_s > 60.0 {
         eprintln!(
             "note: about {:.1e} events, about {} at {:.0} million events per second",

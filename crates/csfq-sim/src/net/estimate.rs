@@ -155,7 +155,8 @@ pub const LONG_RUN_S: f64 = 86_400.0;
 #[error(
     "this run would handle about {events:.1e} events: about {} at {:.0} million events per \
      second (estimated from each flow's share of the links, its packet size and how long it \
-     runs); shorten duration_s or lower the rates, or pass --long to run it anyway",
+     runs); shorten duration_s or lower the rates, or ask for a long run (csfq run --long; \
+     long=True in Python)",
     human_duration(*wall_s),
     EVENTS_PER_SECOND / 1e6
 )]

@@ -18,7 +18,9 @@ mod estimate;
 mod loops;
 
 pub use build::pareto;
-pub use estimate::{TcpSizes, WorkEstimate};
+pub use estimate::{
+    human_duration, TcpSizes, TooLong, WorkEstimate, EVENTS_PER_SECOND, LONG_RUN_S,
+};
 pub use loops::{LoopDef, LoopHops};
 
 pub const ACCESS_BUFFER_BYTES: u32 = 1 << 20;
