@@ -1,5 +1,7 @@
 //! Why a packet was dropped: a closed set of reasons with stable numeric codes, shared by
-//! the simulator's metrics, reports and the dataplane's counters.
+//! the simulator's metrics and reports and the dataplane: `crates/csfq-dp/build.rs` writes
+//! them as the C header the eBPF programs include (`enum csfq_drop_reason`), and the
+//! dataplane's drop counters are named `drop_` and the reason's name.
 
 /// The reason a queue discipline dropped a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,11 +37,15 @@ pub enum DropReason {
     /// CoDel: the packet's sojourn time stayed above target for an interval (dropped at
     /// dequeue, RFC 8289).
     CodelHead = 14,
+    /// An edge's policer (`crate::policer`): a packet that cannot carry a label, over the
+    /// rate the operator allows such packets (the dataplane's edge; the simulator's
+    /// packets can always carry one).
+    Policed = 15,
 }
 
 impl DropReason {
     /// Every reason, in code order.
-    pub const ALL: [DropReason; 14] = [
+    pub const ALL: [DropReason; 15] = [
         DropReason::CsfqProbabilistic,
         DropReason::BufferOverflow,
         DropReason::RedEarly,
@@ -54,6 +60,7 @@ impl DropReason {
         DropReason::LasMostServed,
         DropReason::FqCodelFattest,
         DropReason::CodelHead,
+        DropReason::Policed,
     ];
 
     /// The stable numeric code.
@@ -78,6 +85,7 @@ impl DropReason {
             DropReason::LasMostServed => "las_most_served",
             DropReason::FqCodelFattest => "fq_codel_fattest",
             DropReason::CodelHead => "codel",
+            DropReason::Policed => "policed",
         }
     }
 }

@@ -283,7 +283,7 @@ mod tests {
                 role: Role::Core,
                 counters: BTreeMap::from([
                     ("forwarded", count(7, 7000)),
-                    ("drop_probabilistic", count(2, 3000)),
+                    ("drop_csfq_prob", count(2, 3000)),
                 ]),
                 edge: None,
                 core: Some(CoreStats {
@@ -305,7 +305,7 @@ mod tests {
             "csfq_dataplane_up 1",
             "csfq_packets_total{netns=\"\",interface=\"eth0\",role=\"edge\",counter=\"labeled\"} 10",
             "csfq_bytes_total{netns=\"\",interface=\"eth0\",role=\"edge\",counter=\"labeled\"} 15000",
-            "csfq_packets_total{netns=\"c1\",interface=\"c1\",role=\"core\",counter=\"drop_probabilistic\"} 2",
+            "csfq_packets_total{netns=\"c1\",interface=\"c1\",role=\"core\",counter=\"drop_csfq_prob\"} 2",
             "csfq_core_fair_share_bits_per_second{netns=\"c1\",interface=\"c1\",role=\"core\"} 2000000.0",
             "csfq_core_congested{netns=\"c1\",interface=\"c1\",role=\"core\"} 1.0",
             "csfq_edge_flows{netns=\"\",interface=\"eth0\",role=\"edge\"} 3.0",

@@ -428,7 +428,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         "{edge}"
     );
     assert!(
-        core["counters"]["drop_probabilistic"]["packets"]
+        core["counters"]["drop_csfq_prob"]["packets"]
             .as_u64()
             .unwrap()
             > 100,

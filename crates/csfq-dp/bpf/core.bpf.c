@@ -35,7 +35,13 @@ struct {
 	__type(value, struct csfq_core_state);
 } core_state SEC(".maps");
 
-enum verdict { FORWARD, RELABEL, DROP_PROBABILISTIC, DROP_OVERFLOW };
+enum verdict { FORWARD, RELABEL, DROP };
+
+/* The counter of a reason this program drops for. */
+static __always_inline __u32 drop_counter(__u32 reason)
+{
+	return reason == CSFQ_DROP_CSFQ_PROB ? CNT_DROP_PROBABILISTIC : CNT_DROP_OVERFLOW;
+}
 
 /* fixed.rs FixedCore::drop_probability_q32. */
 static __always_inline __u32 drop_probability_q32(__u64 alpha, __u64 label)
@@ -297,7 +303,7 @@ static __always_inline void estimate_alpha(struct csfq_core_state *st, const str
 struct core_decision {
 	__u64 out;     /* the label to write (RELABEL) */
 	__u32 verdict; /* enum verdict */
-	__u32 pad;
+	__u32 reason;  /* enum csfq_drop_reason (DROP) */
 };
 
 /*
@@ -330,6 +336,7 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	struct csfq_core_config *p;
 	struct csfq_core_state *st;
 	enum verdict v = FORWARD;
+	__u32 reason = 0;
 	struct window_end we = {};
 	__u64 out = 0, a;
 
@@ -352,9 +359,11 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	else
 		queue_bytes = 0;
 	prob = drop_probability_q32(st->alpha_bps, label);
-	if (prob > 0 && draw < prob)
-		v = DROP_PROBABILISTIC;
-	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP_PROBABILISTIC, &we);
+	if (prob > 0 && draw < prob) {
+		v = DROP;
+		reason = CSFQ_DROP_CSFQ_PROB;
+	}
+	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP, &we);
 	if (we.ended) {
 		/* The solve loops over the bins, which needs helper calls: not under the lock.
 		 * A new window has started, so no other CPU ends this one. */
@@ -375,7 +384,8 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 				st->overflow_left -= 1;
 				st->alpha_bps = st->alpha_bps * 99 / 100;
 			}
-			v = DROP_OVERFLOW;
+			v = DROP;
+			reason = CSFQ_DROP_OVERFLOW;
 		} else if (!p->test_mode) {
 			__u64 start = st->vq_finish_ns > now ? st->vq_finish_ns : now;
 
@@ -384,6 +394,7 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	}
 	bpf_spin_unlock(&st->lock);
 	d->verdict = v;
+	d->reason = reason;
 	d->out = out;
 	return 0;
 }
@@ -427,11 +438,8 @@ int csfq_core(struct __sk_buff *skb)
 	core_decide(now, bytes, label, draw, &d);
 
 	switch (d.verdict) {
-	case DROP_PROBABILISTIC:
-		count(CNT_DROP_PROBABILISTIC, bytes);
-		return TC_ACT_SHOT;
-	case DROP_OVERFLOW:
-		count(CNT_DROP_OVERFLOW, bytes);
+	case DROP:
+		count(drop_counter(d.reason), bytes);
 		return TC_ACT_SHOT;
 	case RELABEL:
 		if (!carrier)

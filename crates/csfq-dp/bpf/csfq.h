@@ -26,6 +26,7 @@
 
 #include "csfq_shared.h"
 #include "csfq_tables.h" /* generated from csfq-algo's ExpTables at build time */
+#include "csfq_drop_reasons.h" /* generated from csfq-algo's DropReason at build time */
 
 #define NSEC_PER_SEC 1000000000ULL
 

@@ -12,13 +12,15 @@
 /* Label unit: 1 kbit/s (fixed.rs, label_codec.rs). */
 #define LABEL_UNIT_BPS 1000ULL
 
-/* What happened to a packet; the index into the per-CPU `counters` map. */
+/* What happened to a packet; the index into the per-CPU `counters` map. A drop counter
+ * counts one csfq_drop_reason (csfq_drop_reasons.h, generated from csfq_algo::DropReason)
+ * and is named `drop_` and that reason's name (abi.rs Counter::drop_reason). */
 enum csfq_counter {
 	CNT_LABELED = 0,        /* edge: label written */
 	CNT_FORWARDED,          /* core: forwarded with its label */
 	CNT_RELABELED,          /* core: forwarded with label min(label, alpha) */
-	CNT_DROP_PROBABILISTIC, /* core: dropped with probability 1 - alpha/label */
-	CNT_DROP_OVERFLOW,      /* core: the virtual queue at rate C was full */
+	CNT_DROP_PROBABILISTIC, /* core: CSFQ_DROP_CSFQ_PROB, with probability 1 - alpha/label */
+	CNT_DROP_OVERFLOW,      /* core: CSFQ_DROP_OVERFLOW, the virtual queue at rate C was full */
 	CNT_PASS_UNLABELED,     /* core: forwarded with label 0 (no edge, or under 1 kbit/s),
 	                         * judged as part of the unlabeled aggregate */
 	CNT_PASS_NOT_IP,        /* non-IP frame, or a bad IP version field */
@@ -27,7 +29,7 @@ enum csfq_counter {
 	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
 	CNT_WRITE_FAILED,       /* the label could not be written */
 	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
-	CNT_DROP_POLICED,       /* edge: IPv4 that cannot carry a label, over the rate the
+	CNT_DROP_POLICED,       /* edge: CSFQ_DROP_POLICED, IPv4 that cannot carry a label, over the rate the
 	                         * operator set for it (or all of it: unlabelable = drop) */
 	CSFQ_COUNTERS,
 };

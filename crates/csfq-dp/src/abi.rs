@@ -52,13 +52,26 @@ impl Counter {
         Counter::DropPoliced,
     ];
 
-    /// The name used in `csfq dp stats` and its JSON.
+    /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
+    /// programs take from the header build.rs writes); `None` for the others.
+    pub fn drop_reason(self) -> Option<csfq_algo::DropReason> {
+        use csfq_algo::DropReason;
+        match self {
+            Counter::DropProbabilistic => Some(DropReason::CsfqProbabilistic),
+            Counter::DropOverflow => Some(DropReason::BufferOverflow),
+            Counter::DropPoliced => Some(DropReason::Policed),
+            _ => None,
+        }
+    }
+
+    /// The name used in `csfq dp stats` and its JSON: a drop counter's is `drop_` and its
+    /// reason's name, as the simulator names drops.
     pub fn name(self) -> &'static str {
         match self {
             Counter::Labeled => "labeled",
             Counter::Forwarded => "forwarded",
             Counter::Relabeled => "relabeled",
-            Counter::DropProbabilistic => "drop_probabilistic",
+            Counter::DropProbabilistic => "drop_csfq_prob",
             Counter::DropOverflow => "drop_overflow",
             Counter::PassUnlabeled => "pass_unlabeled",
             Counter::PassNotIp => "pass_not_ip",
@@ -248,6 +261,20 @@ unsafe impl aya::Pod for HistBin {}
 
 #[cfg(test)]
 mod tests {
+    /// A drop counter is named by its reason, as the simulator's reports name drops: one
+    /// vocabulary for both.
+    #[test]
+    fn drop_counters_are_named_by_their_reasons() {
+        let drops: Vec<_> = super::Counter::ALL
+            .iter()
+            .filter_map(|c| c.drop_reason().map(|r| (c, r)))
+            .collect();
+        assert_eq!(drops.len(), 3);
+        for (c, r) in drops {
+            assert_eq!(c.name(), format!("drop_{}", r.name()));
+        }
+    }
+
     use super::*;
 
     /// Sizes as the C compiler lays the structs out (x86-64 and arm64 alike).
