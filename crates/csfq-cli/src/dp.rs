@@ -51,11 +51,20 @@ enum DpCommand {
         #[arg(long, default_value = "127.0.0.1:9713", value_name = "ADDR:PORT")]
         listen: std::net::SocketAddr,
     },
-    /// Remove what csfq attached to an interface (nothing else).
+    /// Remove what csfq attached to an interface (nothing else), or every stale attachment.
     Detach {
         /// The interface.
-        #[arg(long, value_name = "IF")]
-        dev: String,
+        #[arg(
+            long,
+            value_name = "IF",
+            required_unless_present = "stale",
+            conflicts_with = "stale"
+        )]
+        dev: Option<String>,
+        /// Remove, in every namespace, the pins of what is attached nowhere: its interface
+        /// or namespace was deleted without `csfq dp detach` (`csfq dp stats` marks them).
+        #[arg(long)]
+        stale: bool,
     },
 }
 
@@ -305,10 +314,19 @@ pub fn dp(args: Dp) -> Result<()> {
             }
         }
         DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,
-        DpCommand::Detach { dev } => {
+        DpCommand::Detach { dev: Some(dev), .. } => {
             let removed = csfq_dp::detach(&dev)?;
             let names: Vec<_> = removed.iter().map(|r| r.name()).collect();
             println!("csfq {} detached from {dev}", names.join(" and "));
+        }
+        DpCommand::Detach { dev: None, .. } => {
+            let removed = csfq_dp::detach_stale()?;
+            if removed.is_empty() {
+                println!("csfq has no stale attachment");
+            }
+            for (scope, dev, role) in removed {
+                println!("removed the stale {} of {dev} ({scope})", role.name());
+            }
         }
     }
     Ok(())
@@ -329,7 +347,12 @@ fn print_stats(st: &[InterfaceStats]) {
         } else {
             format!(" ({})", s.scope)
         };
-        println!("{} {}{scope}", s.role.name(), s.interface);
+        let stale = if s.stale {
+            "   STALE: attached nowhere, its interface or namespace is gone (csfq dp detach --stale)"
+        } else {
+            ""
+        };
+        println!("{} {}{scope}{stale}", s.role.name(), s.interface);
         if let Some(c) = &s.core {
             println!(
                 "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} B",

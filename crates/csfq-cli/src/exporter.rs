@@ -17,6 +17,7 @@
 //! | `csfq_edge_flows` | gauge | flows in the edge's table |
 //! | `csfq_edge_averaging_seconds` | gauge | the edge's `K` |
 //! | `csfq_dataplane_up` | gauge | 1 if the maps could be read |
+//! | `csfq_stale_attachments` | gauge | attachments whose interface or namespace is gone (left out of the rest) |
 
 use std::borrow::Cow;
 
@@ -99,7 +100,7 @@ struct Dataplane {
 
 impl Collector for Dataplane {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
-        let (up, stats) = match (self.read)() {
+        let (up, mut stats) = match (self.read)() {
             Ok(s) => (1i64, s),
             Err(_) => (0, Vec::new()),
         };
@@ -107,6 +108,17 @@ impl Collector for Dataplane {
         let m = encoder.encode_descriptor(
             "csfq_dataplane_up",
             "1 if csfq's pinned maps could be read",
+            None,
+            g.metric_type(),
+        )?;
+        g.encode(m)?;
+        // A stale attachment runs nowhere: its frozen numbers would read as a live core's.
+        let stale = stats.iter().filter(|s| s.stale).count();
+        stats.retain(|s| !s.stale);
+        let g = ConstGauge::new(stale as i64);
+        let m = encoder.encode_descriptor(
+            "csfq_stale_attachments",
+            "Attachments whose interface or namespace is gone (csfq dp detach --stale)",
             None,
             g.metric_type(),
         )?;
@@ -266,6 +278,7 @@ mod tests {
                 scope: "host".into(),
                 interface: "eth0".into(),
                 role: Role::Edge,
+                stale: false,
                 counters: BTreeMap::from([("labeled", count(10, 15000))]),
                 edge: Some(EdgeStats {
                     flows: 3,
@@ -281,6 +294,7 @@ mod tests {
                 scope: "netns-c1".into(),
                 interface: "c1".into(),
                 role: Role::Core,
+                stale: false,
                 counters: BTreeMap::from([
                     ("forwarded", count(7, 7000)),
                     ("drop_csfq_prob", count(2, 3000)),
@@ -296,6 +310,28 @@ mod tests {
                 }),
             },
         ])
+    }
+
+    /// The two programs, and a core whose namespace was deleted under it.
+    fn with_a_stale_core() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+        let mut v = two_programs()?;
+        let mut gone = v[1].clone();
+        gone.scope = "netns-gone".into();
+        gone.interface = "g0".into();
+        gone.stale = true;
+        v.push(gone);
+        Ok(v)
+    }
+
+    /// A stale attachment is counted, and its frozen numbers are left out: they would read
+    /// as a live core's.
+    #[test]
+    fn stale_attachments_are_counted_not_shown() {
+        let page = render(with_a_stale_core);
+        assert!(page.contains("csfq_stale_attachments 1"), "{page}");
+        assert!(!page.contains("netns=\"gone\""), "{page}");
+        assert!(page.contains("netns=\"c1\""), "{page}");
+        assert!(render(two_programs).contains("csfq_stale_attachments 0"));
     }
 
     #[test]

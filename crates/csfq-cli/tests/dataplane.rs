@@ -871,3 +871,80 @@ fn dp_bench_reports_each_attached_program() {
         }
     }
 }
+
+/// Deleting a namespace without detaching leaves its pins: `csfq dp stats` marks that
+/// attachment stale (before, it showed a core with its numbers frozen, as if alive), the
+/// exporter leaves it out, `csfq dp detach --stale` removes it and nothing else, and
+/// `--netns NAME stats` shows that namespace's attachments only.
+#[test]
+fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
+    if !runnable("a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes") {
+        return;
+    }
+    let net = Net::new("g");
+    let o = net.csfq("c", &["core", "attach", "--dev", "c1", "--rate", "10mbit"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (c, e) = (
+        format!("netns-{}", net.ns("c")),
+        format!("netns-{}", net.ns("e")),
+    );
+    let ours = |o: &Output| -> Vec<serde_json::Value> {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&o.stderr)));
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["scope"] == c.as_str() || s["scope"] == e.as_str())
+            .cloned()
+            .collect()
+    };
+    // --netns: that namespace only.
+    let only_e = ours(&net.csfq("e", &["stats", "--json"]));
+    assert_eq!(only_e.len(), 1, "{only_e:?}");
+    assert_eq!(only_e[0]["scope"], e.as_str());
+    // Both alive, then the core's namespace deleted under it.
+    let all = ours(
+        &Command::new(CSFQ)
+            .args(["dp", "stats", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all.iter().all(|s| s["stale"] == false), "{all:?}");
+    run("ip", &["netns", "del", &net.ns("c")]);
+    let all = ours(
+        &Command::new(CSFQ)
+            .args(["dp", "stats", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let stale: Vec<_> = all.iter().filter(|s| s["stale"] == true).collect();
+    assert_eq!(stale.len(), 1, "{all:?}");
+    assert_eq!(stale[0]["scope"], c.as_str());
+    let text = Command::new(CSFQ).args(["dp", "stats"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("STALE"));
+    // detach --stale removes the stale core and leaves the live edge.
+    let o = Command::new(CSFQ)
+        .args(["dp", "detach", "--stale"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("removed the stale core of c1 ({c})")),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let all = ours(
+        &Command::new(CSFQ)
+            .args(["dp", "stats", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(
+        (all[0]["scope"].as_str(), all[0]["stale"].as_bool()),
+        (Some(e.as_str()), Some(false))
+    );
+}

@@ -609,6 +609,79 @@ fn attach(
     result
 }
 
+/// The interface index a pinned tcx link is attached to, as the kernel reports it: 0
+/// once the interface is gone (deleted, or its namespace deleted), when the link stays
+/// pinned but runs nowhere. `None` if the pin is not a readable tcx link.
+///
+/// aya does not give a link's type-specific information, so this asks the kernel
+/// directly: `BPF_OBJ_GET` on the pin, then `BPF_OBJ_GET_INFO_BY_FD`, whose
+/// `struct bpf_link_info` holds `type`, `id`, `prog_id`, then a union aligned to 8 bytes
+/// (it has 64-bit members) whose tcx member starts with `ifindex`: byte 16.
+fn link_ifindex(pin: &Path) -> Option<u32> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    const BPF_OBJ_GET: libc::c_long = 7;
+    const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+    const BPF_LINK_TYPE_TCX: u32 = 11;
+    #[repr(C)]
+    struct ObjGet {
+        pathname: u64,
+        bpf_fd: u32,
+        file_flags: u32,
+    }
+    #[repr(C)]
+    struct InfoByFd {
+        bpf_fd: u32,
+        info_len: u32,
+        info: u64,
+    }
+    let path = CString::new(pin.as_os_str().as_encoded_bytes()).ok()?;
+    let get = ObjGet {
+        pathname: path.as_ptr() as u64,
+        bpf_fd: 0,
+        file_flags: 0,
+    };
+    // SAFETY: `get` and the path it points to outlive the call; the kernel reads
+    // `size_of::<ObjGet>()` bytes of it.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_OBJ_GET,
+            &get as *const ObjGet,
+            std::mem::size_of::<ObjGet>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // Room for the whole of struct bpf_link_info in any kernel; what the kernel does not
+    // fill stays zero, as it requires.
+    let mut info = [0u8; 256];
+    let by_fd = InfoByFd {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: info.len() as u32,
+        info: info.as_mut_ptr() as u64,
+    };
+    // SAFETY: `info` is writable for `info_len` bytes and outlives the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_OBJ_GET_INFO_BY_FD,
+            &by_fd as *const InfoByFd,
+            std::mem::size_of::<InfoByFd>(),
+        )
+    };
+    let word = |i: usize| u32::from_ne_bytes(info[i..i + 4].try_into().expect("4 bytes"));
+    (r == 0 && word(0) == BPF_LINK_TYPE_TCX).then(|| word(16))
+}
+
+/// Whether the pins in `d` are stale: their link is attached nowhere, because its
+/// interface or its namespace was deleted without `csfq dp detach`.
+fn stale(d: &Path) -> bool {
+    link_ifindex(&d.join("link")) == Some(0)
+}
+
 /// Whether the link pinned in `d` still runs on `dev`: a namespace or interface deleted
 /// under it leaves the pins of a link that is attached nowhere.
 fn live(dev: &str, d: &Path) -> bool {
@@ -765,6 +838,9 @@ pub struct InterfaceStats {
     pub interface: String,
     /// Edge or core.
     pub role: Role,
+    /// Attached nowhere: its interface or namespace was deleted without `csfq dp detach`
+    /// (its counters and state are as they were then; `csfq dp detach --stale` removes it).
+    pub stale: bool,
     /// Packets and bytes by what happened to them.
     pub counters: BTreeMap<&'static str, CountJson>,
     /// The edge's state.
@@ -907,16 +983,19 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
         scope: scope.to_string(),
         interface: dev.to_string(),
         role,
+        stale: stale(d),
         counters,
         edge,
         core,
     })
 }
 
-/// Counters and state of every program csfq attached, in every scope, sorted.
+/// Counters and state of every program csfq attached, in every scope (only the current
+/// one's under `--netns NAME` or `ip netns exec NAME`), sorted; stale ones marked.
 pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
     crate::require("csfq dp stats")?;
     let root = Path::new(BPFFS).join("csfq");
+    let only = SCOPE.get();
     let mut out = Vec::new();
     let list = |p: &Path| -> Vec<(String, PathBuf)> {
         let mut v: Vec<_> = fs::read_dir(p)
@@ -929,6 +1008,9 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
         v
     };
     for (scope, sp) in list(&root) {
+        if only.is_some_and(|o| *o != scope) {
+            continue;
+        }
         for (dev, dp) in list(&sp) {
             for role in [Role::Edge, Role::Core] {
                 let d = dp.join(role.name());
@@ -939,4 +1021,38 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
         }
     }
     Ok(out)
+}
+
+/// Removes the pins of every stale attachment, in every scope (see
+/// [`InterfaceStats::stale`]); returns what it removed as (scope, interface, role).
+pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
+    crate::require("csfq dp detach --stale")?;
+    let root = Path::new(BPFFS).join("csfq");
+    let mut removed = Vec::new();
+    let entries = |p: &Path| -> Vec<(String, PathBuf)> {
+        let mut v: Vec<_> = fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        v.sort();
+        v
+    };
+    for (scope, sp) in entries(&root) {
+        for (dev, dp) in entries(&sp) {
+            for role in [Role::Edge, Role::Core] {
+                let d = dp.join(role.name());
+                if d.join("link").exists() && stale(&d) {
+                    remove_pins(&d).map_err(|source| DpError::Io {
+                        what: "removing stale pins in",
+                        path: d.clone(),
+                        source,
+                    })?;
+                    removed.push((scope.clone(), dev.clone(), role));
+                }
+            }
+        }
+    }
+    Ok(removed)
 }
