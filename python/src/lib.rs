@@ -9,7 +9,7 @@ use std::path::Path;
 
 use csfq_papers::experiments::{find, EXPERIMENTS};
 use csfq_papers::{analyze_seeds, run_experiments, Progress, DEFAULT_SEEDS};
-use csfq_sim::net::{References, TcpSizes};
+use csfq_sim::net::References;
 use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -116,11 +116,7 @@ fn run(
         let sim = Simulation::new(&s).map_err(sim_error)?;
         if !long {
             sim.topology()
-                .work_estimate(
-                    TcpSizes::from(&s.tcp),
-                    s.duration_s,
-                    s.sample_interval_ms() / 1e3,
-                )
+                .work_estimate_of(&s)
                 .refuse_if_too_long()
                 .map_err(sim_error)?;
         }

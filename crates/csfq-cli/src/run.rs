@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::net::{human_duration, References, TcpSizes, TooLong, EVENTS_PER_SECOND};
+use csfq_sim::net::{human_duration, References, TooLong, EVENTS_PER_SECOND};
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -43,11 +43,7 @@ impl std::error::Error for Interrupted {}
 /// Refuses a run estimated at more than a day unless `long`; says what a run of more than a
 /// minute is expected to take.
 fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooLong> {
-    let est = sim.topology().work_estimate(
-        TcpSizes::from(&s.tcp),
-        s.duration_s,
-        s.sample_interval_ms() / 1e3,
-    );
+    let est = sim.topology().work_estimate_of(s);
     if !long {
         est.refuse_if_too_long()?;
     }

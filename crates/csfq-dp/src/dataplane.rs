@@ -990,6 +990,18 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
     })
 }
 
+/// A directory's entries as (name, path), sorted; none if it cannot be read.
+fn entries(p: &Path) -> Vec<(String, PathBuf)> {
+    let mut v: Vec<_> = fs::read_dir(p)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Counters and state of every program csfq attached, in every scope (only the current
 /// one's under `--netns NAME` or `ip netns exec NAME`), sorted; stale ones marked.
 pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
@@ -997,21 +1009,11 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
     let root = Path::new(BPFFS).join("csfq");
     let only = SCOPE.get();
     let mut out = Vec::new();
-    let list = |p: &Path| -> Vec<(String, PathBuf)> {
-        let mut v: Vec<_> = fs::read_dir(p)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-            .collect();
-        v.sort();
-        v
-    };
-    for (scope, sp) in list(&root) {
+    for (scope, sp) in entries(&root) {
         if only.is_some_and(|o| *o != scope) {
             continue;
         }
-        for (dev, dp) in list(&sp) {
+        for (dev, dp) in entries(&sp) {
             for role in [Role::Edge, Role::Core] {
                 let d = dp.join(role.name());
                 if d.join("link").exists() {
@@ -1029,16 +1031,6 @@ pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
     crate::require("csfq dp detach --stale")?;
     let root = Path::new(BPFFS).join("csfq");
     let mut removed = Vec::new();
-    let entries = |p: &Path| -> Vec<(String, PathBuf)> {
-        let mut v: Vec<_> = fs::read_dir(p)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-            .collect();
-        v.sort();
-        v
-    };
     for (scope, sp) in entries(&root) {
         for (dev, dp) in entries(&sp) {
             for role in [Role::Edge, Role::Core] {

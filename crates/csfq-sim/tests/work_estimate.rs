@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use csfq_sim::net::TcpSizes;
 use csfq_sim::{ScenarioFile, Simulation};
 
 #[test]
@@ -20,11 +19,7 @@ fn estimates_are_within_a_factor_of_three_of_the_events_handled() {
     for path in files {
         let s = ScenarioFile::load(&path).unwrap();
         let sim = Simulation::new(&s).unwrap();
-        let est = sim.topology().work_estimate(
-            TcpSizes::from(&s.tcp),
-            s.duration_s,
-            s.sample_interval_ms() / 1e3,
-        );
+        let est = sim.topology().work_estimate_of(&s);
         let r = sim.run();
         let ratio = est.events / r.events as f64;
         println!(

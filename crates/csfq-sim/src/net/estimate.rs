@@ -12,7 +12,7 @@
 //! the real count (the tests hold it within a factor of three on every shipped scenario).
 
 use super::{OpenLoopDef, Topology};
-use crate::config::TcpConfig;
+use crate::config::{ScenarioFile, TcpConfig};
 
 /// Events per packet and hop: the `Arrive` at the end of the hop, and the port's `TxDone`
 /// for the packets that waited. The shipped scenarios handle 1.0-2.0 events per packet
@@ -73,6 +73,16 @@ impl WorkEstimate {
 }
 
 impl Topology {
+    /// The work of running this network as scenario `s` runs it (its TCP settings,
+    /// duration and sampling).
+    pub fn work_estimate_of(&self, s: &ScenarioFile) -> WorkEstimate {
+        self.work_estimate(
+            TcpSizes::from(&s.tcp),
+            s.duration_s,
+            s.sample_interval_ms() / 1e3,
+        )
+    }
+
     /// The work of running this network over `duration_s` simulated seconds, sampled every
     /// `sample_s` (see the module's comment for the model).
     pub fn work_estimate(&self, tcp: TcpSizes, duration_s: f64, sample_s: f64) -> WorkEstimate {
