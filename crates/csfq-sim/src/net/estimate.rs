@@ -153,7 +153,7 @@ impl Topology {
 }
 
 /// The events per second a run is expected at: below what this simulator handles on one
-/// core (8-12 million, `csfq bench`), so that a wall time estimated from it is not short.
+/// core (7-12 million in `csfq bench`), so that a wall time estimated from it is not short.
 pub const EVENTS_PER_SECOND: f64 = 5e6;
 
 /// The longest run started without asking for a long one (`csfq run --long`,
