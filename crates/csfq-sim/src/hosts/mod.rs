@@ -93,6 +93,16 @@ pub(crate) struct FlowRt {
     pub(crate) stats: FlowStats,
 }
 
+impl FlowRt {
+    /// An open-loop source's next data packet (flow `f`), numbered and counted as sent.
+    fn next_data(&mut self, f: usize, size: u32, now: Nanos) -> SimPacket {
+        let seq = self.seq;
+        self.seq += 1;
+        self.stats.sent_pkts += 1;
+        SimPacket::data(FlowId(f as u32), size, seq, now)
+    }
+}
+
 /// What TUF's source tagging of TCP needs of the TCP configuration (TUF Section 3.4.1).
 #[derive(Debug, Clone, Copy)]
 struct TufSource {
@@ -266,15 +276,7 @@ impl Hosts {
             Endpoint::Tcp { .. } | Endpoint::Rlm(_) => (None, None),
         };
         if let Some(size) = size {
-            let seq = flow.seq;
-            flow.seq += 1;
-            flow.stats.sent_pkts += 1;
-            out.push(Action::Send(SimPacket::data(
-                FlowId(f as u32),
-                size,
-                seq,
-                now,
-            )));
+            out.push(Action::Send(flow.next_data(f, size, now)));
         }
         if let Some(next) = next {
             out.push(Action::At(next, EventKind::Source(f as u32)));
@@ -303,15 +305,7 @@ impl Hosts {
         let subscribed = s.receiver.as_ref().is_some_and(|r| layer <= r.level());
         if subscribed {
             s.sent += 1;
-            let seq = flow.seq;
-            flow.seq += 1;
-            flow.stats.sent_pkts += 1;
-            out.push(Action::Send(SimPacket::data(
-                FlowId(f as u32),
-                size,
-                seq,
-                now,
-            )));
+            out.push(Action::Send(flow.next_data(f, size, now)));
         }
         out.push(Action::At(next, EventKind::Layer(f as u32, layer)));
     }
