@@ -40,7 +40,7 @@ x s ip route add default via 10.78.1.2; x r ip route add default via 10.78.3.1
 x e ip route add 10.78.3.0/24 via 10.78.2.2; x c ip route add 10.78.1.0/24 via 10.78.2.1
 x c tc qdisc add dev c1 root tbf rate 10mbit burst 10kb limit 64kb
 "$csfq" dp --netns "$(ns e)" edge attach --dev e0 --flows 64 >/dev/null
-"$csfq" dp --netns "$(ns c)" core attach --dev c1 --rate 10mbit --limit 64kb >/dev/null
+"$csfq" dp --netns "$(ns c)" core attach --dev c1 --rate 10mbit --limit 64kb --trusted-from c0 >/dev/null
 
 dmesg_before=$(dmesg 2>/dev/null | grep -ciE "warn|bug|oops" || true)
 for port in 5201 5202 5203 5204 5205; do x r iperf3 -s -p $port -D --logfile /dev/null; done

@@ -154,6 +154,21 @@ enum CoreCommand {
         /// or `paper` (alpha *= C/F per congested window, the paper's).
         #[arg(long, default_value = "histogram", value_parser = ["histogram", "paper"])]
         estimator: String,
+        /// An interface whose packets' labels count: one facing the island's edges or
+        /// other cores (repeatable, up to 16). Packets from any other interface are judged
+        /// as unlabeled traffic and leave with their label overwritten, so a host that
+        /// bypasses the edges cannot forge a low label.
+        #[arg(
+            long = "trusted-from",
+            value_name = "IF",
+            required_unless_present = "trust_any_label"
+        )]
+        trusted_from: Vec<String>,
+        /// Believe labels from every interface. Anyone who can reach this router without
+        /// crossing an edge can then forge a label and take as much of the link as they
+        /// like.
+        #[arg(long, conflicts_with = "trusted_from")]
+        trust_any_label: bool,
     },
 }
 
@@ -224,6 +239,8 @@ pub fn dp(args: Dp) -> Result<()> {
                     k_alpha,
                     k_c,
                     estimator,
+                    trusted_from,
+                    trust_any_label,
                 },
         } => {
             let bytes = |what: &str, v: u64| {
@@ -241,6 +258,11 @@ pub fn dp(args: Dp) -> Result<()> {
                 csfq_algo::csfq::Estimator::Paper
             } else {
                 csfq_algo::csfq::Estimator::Histogram
+            };
+            s.trust = if trust_any_label {
+                csfq_dp::CoreTrust::Any
+            } else {
+                csfq_dp::CoreTrust::Interfaces(trusted_from)
             };
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
         }
@@ -363,6 +385,16 @@ fn print_stats(st: &[InterfaceStats]) {
                 if c.congested { "congested" } else { "uncongested" },
                 c.queue_bytes
             );
+            match &c.trusted_ifindexes {
+                None => println!("  labels trusted from every interface"),
+                Some(ix) => println!(
+                    "  labels trusted only from ifindex {}",
+                    ix.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
         }
         if let Some(e) = &s.edge {
             let unlabelable = match e.unlabelable {

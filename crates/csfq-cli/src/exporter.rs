@@ -307,6 +307,7 @@ mod tests {
                     alpha_bps: 2_000_000,
                     congested: true,
                     queue_bytes: 4096,
+                    trusted_ifindexes: Some(vec![2]),
                 }),
             },
         ])

@@ -381,6 +381,26 @@ fn dp_rejects_bad_units_with_what_it_expected() {
             "prefix length",
         ),
         (vec!["dp", "core", "attach", "--dev", "eth0"], "--rate"),
+        // A core must be told whose labels to believe.
+        (
+            vec!["dp", "core", "attach", "--dev", "eth0", "--rate", "10mbit"],
+            "--trusted-from <IF>",
+        ),
+        (
+            vec![
+                "dp",
+                "core",
+                "attach",
+                "--dev",
+                "eth0",
+                "--rate",
+                "10mbit",
+                "--trusted-from",
+                "eth1",
+                "--trust-any-label",
+            ],
+            "cannot be used with",
+        ),
         (
             vec![
                 "dp",

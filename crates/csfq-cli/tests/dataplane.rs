@@ -68,6 +68,8 @@ struct Net {
 }
 
 const NS: [&str; 4] = ["s", "e", "c", "r"];
+/// With [`Net::attacker`]: a host wired straight to the core router, bypassing the edge.
+const ATTACKER: &str = "a";
 
 impl Net {
     fn ns(&self, n: &str) -> String {
@@ -167,6 +169,45 @@ impl Net {
         net
     }
 
+    /// Adds namespace `a` (10.77.4.1), wired to the core router's `c2` (10.77.4.2): a host
+    /// that reaches the core without crossing the edge.
+    fn attacker(&self) {
+        run("ip", &["netns", "add", &self.ns(ATTACKER)]);
+        run(
+            "ip",
+            &[
+                "link",
+                "add",
+                "a0",
+                "netns",
+                &self.ns(ATTACKER),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "c2",
+                "netns",
+                &self.ns("c"),
+            ],
+        );
+        for (n, dev, addr) in [("a", "a0", "10.77.4.1/24"), ("c", "c2", "10.77.4.2/24")] {
+            self.x(n, &["ip", "addr", "add", addr, "dev", dev]);
+            self.x(n, &["ip", "link", "set", dev, "up"]);
+            self.x(
+                n,
+                &[
+                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
+                    "rx", "off",
+                ],
+            );
+        }
+        self.x(ATTACKER, &["ip", "link", "set", "lo", "up"]);
+        self.x(
+            ATTACKER,
+            &["ip", "route", "add", "default", "via", "10.77.4.2"],
+        );
+    }
+
     fn spawn(&mut self, n: &str, args: &[&str]) {
         let ns = self.ns(n);
         let mut a = vec!["netns", "exec", ns.as_str(), "timeout", "40"];
@@ -183,6 +224,11 @@ impl Net {
     /// Four TCP flows and one UDP flow at `udp_rate` for `secs`; returns each flow's
     /// goodput at the receiver, bit/s (the UDP's last).
     fn traffic(&mut self, udp_rate: &str, secs: u32) -> Vec<f64> {
+        self.traffic_with_udp_from("s", udp_rate, secs)
+    }
+
+    /// As [`Net::traffic`], the UDP sent from namespace `udp_from`.
+    fn traffic_with_udp_from(&mut self, udp_from: &str, udp_rate: &str, secs: u32) -> Vec<f64> {
         let ports = [5201, 5202, 5203, 5204, 5205];
         let logs: Vec<PathBuf> = ports
             .iter()
@@ -200,7 +246,7 @@ impl Net {
         let clients: Vec<Child> = ports
             .iter()
             .map(|&p| {
-                let ns = self.ns("s");
+                let ns = self.ns(if p == 5205 { udp_from } else { "s" });
                 let port = p.to_string();
                 let mut a = vec![
                     "netns",
@@ -260,9 +306,10 @@ impl Drop for Net {
         for (n, dev) in [("e", "e0"), ("c", "c1")] {
             let _ = self.csfq(n, &["detach", "--dev", dev]);
         }
-        for n in NS {
+        for n in NS.iter().chain([&ATTACKER]) {
             let _ = Command::new("ip")
                 .args(["netns", "del", &self.ns(n)])
+                .stderr(Stdio::null())
                 .status();
         }
         if let Ok(entries) = std::fs::read_dir("/sys/fs/bpf/csfq") {
@@ -379,7 +426,16 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     let o = net.csfq(
         "c",
         &[
-            "core", "attach", "--dev", "c1", "--rate", "10mbit", "--limit", "64kb",
+            "core",
+            "attach",
+            "--dev",
+            "c1",
+            "--rate",
+            "10mbit",
+            "--limit",
+            "64kb",
+            "--trusted-from",
+            "c0",
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -455,6 +511,83 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     let o = net.csfq("c", &["detach", "--dev", "c1"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
+}
+
+/// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
+/// UDP low (its own csfq edge, with weight 1000: a label of a thousandth of its rate). A
+/// core that believes every label never drops it, and it takes the link from the four
+/// TCPs, which the edge labels honestly. A core told to trust labels only from the edge's
+/// side (`--trusted-from c0`) judges the attacker's packets as unlabeled traffic and
+/// holds it near its share, as it holds an honest UDP.
+#[test]
+fn core_trusts_labels_only_from_the_edges_side() {
+    if !runnable("core_trusts_labels_only_from_the_edges_side") {
+        return;
+    }
+    let mut results = Vec::new();
+    for trust in [["--trust-any-label", ""], ["--trusted-from", "c0"]] {
+        let mut net = Net::new(if trust[1].is_empty() { "t" } else { "u" });
+        net.attacker();
+        let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = net.csfq(
+            ATTACKER,
+            &[
+                "edge",
+                "attach",
+                "--dev",
+                "a0",
+                "--egress",
+                "--default-weight",
+                "1000",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut core = vec![
+            "core", "attach", "--dev", "c1", "--rate", "10mbit", "--limit", "64kb",
+        ];
+        core.extend(trust.iter().filter(|a| !a.is_empty()));
+        let o = net.csfq("c", &core);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got = net.traffic_with_udp_from(ATTACKER, "10M", 8);
+        let stats = net.csfq("c", &["stats", "--json"]);
+        let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats");
+        let untrusted = stats
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["role"] == "core")
+            .map(|s| s["counters"]["untrusted"]["packets"].as_u64().unwrap())
+            .expect("the core's stats");
+        eprintln!(
+            "core {}: attacker {:.2} Mbit/s, TCPs {:?} Mbit/s; {untrusted} packets untrusted",
+            trust.join(" "),
+            got[4] / 1e6,
+            got[..4].iter().map(|r| r / 1e6).collect::<Vec<_>>()
+        );
+        results.push((got, untrusted));
+    }
+    let (forged, untrusted) = &results[0];
+    assert!(
+        forged[4] > 3.0 * FAIR_GOODPUT && *untrusted == 0,
+        "believing every label, the forged labels should win the link: {forged:?}"
+    );
+    let (held, untrusted) = &results[1];
+    assert!(
+        *untrusted > 1000,
+        "the attacker's packets counted untrusted"
+    );
+    assert!(
+        held[4] <= 1.5 * FAIR_GOODPUT,
+        "attacker {} > 1.5 x fair share {FAIR_GOODPUT}: {held:?}",
+        held[4]
+    );
+    for (i, tcp) in held[..4].iter().enumerate() {
+        assert!(
+            *tcp >= 0.5 * FAIR_GOODPUT,
+            "TCP {i} {tcp} < half the fair share: {held:?}"
+        );
+    }
 }
 
 /// What Prometheus saw during the fairness run: every counter of both programs, never
@@ -784,7 +917,16 @@ fn attach_under_ip_netns_exec_persists() {
         a.extend_from_slice(args);
         Command::new("ip").args(&a).output().unwrap()
     };
-    let o = exec(&["core", "attach", "--dev", "c1", "--rate", "10mbit"]);
+    let o = exec(&[
+        "core",
+        "attach",
+        "--dev",
+        "c1",
+        "--rate",
+        "10mbit",
+        "--trusted-from",
+        "c0",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("csfq core attached to c1"));
     let scope = format!("netns-{}", net.ns("c"));
@@ -882,7 +1024,18 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
         return;
     }
     let net = Net::new("g");
-    let o = net.csfq("c", &["core", "attach", "--dev", "c1", "--rate", "10mbit"]);
+    let o = net.csfq(
+        "c",
+        &[
+            "core",
+            "attach",
+            "--dev",
+            "c1",
+            "--rate",
+            "10mbit",
+            "--trust-any-label",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -399,10 +399,23 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	return 0;
 }
 
+/* Whether labels that arrive on interface `ifindex` count (CSFQ_TRUST_LISTED). */
+static __always_inline int trusted_from(const struct csfq_core_config *p, __u32 ifindex)
+{
+#pragma unroll
+	for (int i = 0; i < CSFQ_MAX_TRUSTED; i++) {
+		if (p->trusted[i] == 0)
+			return 0;
+		if (p->trusted[i] == ifindex)
+			return 1;
+	}
+	return 0;
+}
+
 SEC("classifier")
 int csfq_core(struct __sk_buff *skb)
 {
-	__u32 zero = 0, bytes = skb->len, draw, why, carrier = 1;
+	__u32 zero = 0, bytes = skb->len, draw, why, carrier = 1, untrusted = 0, code;
 	struct core_decision d = {};
 	struct csfq_core_config *p;
 	__u64 now, label;
@@ -422,6 +435,15 @@ int csfq_core(struct __sk_buff *skb)
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
+	/* A label from outside the island may be forged: judge the packet as unlabeled
+	 * traffic, and leave it as an unlabeled packet would leave (relabeled, or with label
+	 * 0), so that no core after this one believes the forged label either. */
+	code = pk.label_code; /* pk keeps the label as it came: write_label's checksum */
+	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p, skb->ingress_ifindex)) {
+		untrusted = 1;
+		code = 0;
+		count(CNT_UNTRUSTED, bytes);
+	}
 	if (p->test_mode) {
 		now = p->test_now_ns;
 		draw = p->test_draw;
@@ -431,8 +453,8 @@ int csfq_core(struct __sk_buff *skb)
 	}
 	/* Unlabeled traffic is judged as one flow, by the rate of all of it (unknown is never
 	 * free), as an IPv4 label would carry it. */
-	if (pk.label_code)
-		label = label_rate_of(pk.family, pk.label_code);
+	if (code)
+		label = label_rate_of(pk.family, code);
 	else
 		label = label_rate_of(4, label_code_of(4, unlabeled_price(now, bytes, p->k_alpha_ns)));
 	core_decide(now, bytes, label, draw, &d);
@@ -451,9 +473,13 @@ int csfq_core(struct __sk_buff *skb)
 		count(CNT_RELABELED, bytes);
 		return TC_ACT_UNSPEC;
 	default:
+		if (untrusted && carrier && write_label(skb, &pk, 0) < 0) {
+			count(CNT_WRITE_FAILED, bytes);
+			return TC_ACT_UNSPEC;
+		}
 		break;
 	}
-	count(!carrier ? CNT_PASS_NOT_ATOMIC : pk.label_code ? CNT_FORWARDED : CNT_PASS_UNLABELED,
+	count(!carrier ? CNT_PASS_NOT_ATOMIC : code ? CNT_FORWARDED : CNT_PASS_UNLABELED,
 	      bytes);
 	return TC_ACT_UNSPEC;
 }

@@ -31,6 +31,9 @@ enum csfq_counter {
 	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
 	CNT_DROP_POLICED,       /* edge: CSFQ_DROP_POLICED, IPv4 that cannot carry a label, over the rate the
 	                         * operator set for it (or all of it: unlabelable = drop) */
+	CNT_UNTRUSTED,          /* core: arrived on an interface not trusted to carry labels: its
+	                         * label ignored (judged as unlabeled traffic) and overwritten;
+	                         * also counted under what then happened to it */
 	CSFQ_COUNTERS,
 };
 
@@ -94,6 +97,13 @@ struct csfq_police {
 	__u64 last_ns;
 };
 
+/* Whose labels the core believes. A label is only as good as the edge that wrote it: one
+ * that arrives from outside the island (a host wired to the core, bypassing the edges) may
+ * be forged, and a low forged label is never dropped. */
+#define CSFQ_TRUST_ANY 0    /* every interface's (the operator said so) */
+#define CSFQ_TRUST_LISTED 1 /* only packets received on an interface in `trusted` */
+#define CSFQ_MAX_TRUSTED 16
+
 struct csfq_core_config {
 	__u64 capacity_bps;     /* C, bit/s: the rate of the shaper behind this program */
 	__u64 k_alpha_ns;       /* K_alpha, ns */
@@ -106,7 +116,8 @@ struct csfq_core_config {
 	__u32 test_draw;
 	__u32 test_queue_bytes;
 	__u32 estimator;        /* CSFQ_EST_PAPER or CSFQ_EST_HISTOGRAM */
-	__u32 pad;
+	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
+	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
 };
 
 /* How the core estimates alpha (csfq.rs Estimator). */

@@ -33,11 +33,15 @@ pub enum Counter {
     /// Edge: IPv4 that cannot carry a label, over the rate the operator set for it (or
     /// all of it, when the operator chose to drop it).
     DropPoliced,
+    /// Core: arrived on an interface not trusted to carry labels; its label was ignored
+    /// (judged as unlabeled traffic) and overwritten. Also counted under what then
+    /// happened to it.
+    Untrusted,
 }
 
 impl Counter {
     /// Every counter, in index order.
-    pub const ALL: [Counter; 12] = [
+    pub const ALL: [Counter; 13] = [
         Counter::Labeled,
         Counter::Forwarded,
         Counter::Relabeled,
@@ -50,6 +54,7 @@ impl Counter {
         Counter::WriteFailed,
         Counter::NewFlow,
         Counter::DropPoliced,
+        Counter::Untrusted,
     ];
 
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
@@ -80,6 +85,7 @@ impl Counter {
             Counter::WriteFailed => "write_failed",
             Counter::NewFlow => "new_flows",
             Counter::DropPoliced => "drop_policed",
+            Counter::Untrusted => "untrusted",
         }
     }
 }
@@ -181,9 +187,19 @@ pub struct CoreConfigRaw {
     pub test_queue_bytes: u32,
     /// [`EST_PAPER`] or [`EST_HISTOGRAM`].
     pub estimator: u32,
-    /// Padding.
-    pub pad: u32,
+    /// [`TRUST_ANY`] or [`TRUST_LISTED`].
+    pub trust: u32,
+    /// [`TRUST_LISTED`]: the interfaces (ifindexes) whose packets' labels count; 0 ends
+    /// the list.
+    pub trusted: [u32; MAX_TRUSTED],
 }
+
+/// `CSFQ_TRUST_ANY`: labels count from every interface.
+pub const TRUST_ANY: u32 = 0;
+/// `CSFQ_TRUST_LISTED`: labels count only from the interfaces in `trusted`.
+pub const TRUST_LISTED: u32 = 1;
+/// `CSFQ_MAX_TRUSTED`.
+pub const MAX_TRUSTED: usize = 16;
 
 /// `CSFQ_EST_PAPER`: the paper's estimator.
 pub const EST_PAPER: u32 = 0;
@@ -283,7 +299,7 @@ mod tests {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
         assert_eq!(size_of::<EdgeConfigRaw>(), 48);
-        assert_eq!(size_of::<CoreConfigRaw>(), 64);
+        assert_eq!(size_of::<CoreConfigRaw>(), 128);
         assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
     }
 }

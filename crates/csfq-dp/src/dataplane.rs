@@ -346,6 +346,23 @@ pub struct CoreSettings {
     pub overflow_budget: u32,
     /// How `alpha` is estimated. Default: the label histogram.
     pub estimator: csfq_algo::csfq::Estimator,
+    /// Whose labels count. Default [`CoreTrust::Any`]; `csfq dp core attach` makes the
+    /// operator choose.
+    pub trust: CoreTrust,
+}
+
+/// Whose labels the core believes. A label is only as good as the edge that wrote it: a
+/// host wired to the core router, bypassing the edges, can write any label it likes, and
+/// a low one is never dropped. Packets received on an interface that is not trusted are
+/// judged as unlabeled traffic (one flow, priced by the rate of all of it) and leave with
+/// their label overwritten; `untrusted` counts them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreTrust {
+    /// Labels count whichever interface they arrive on.
+    Any,
+    /// Labels count only on packets received on these interfaces (those facing the
+    /// island's edges and other cores), at most [`crate::abi::MAX_TRUSTED`].
+    Interfaces(Vec<String>),
 }
 
 impl CoreSettings {
@@ -365,6 +382,7 @@ impl CoreSettings {
             threshold_bytes: None,
             overflow_budget: 29,
             estimator: csfq_algo::csfq::Estimator::Histogram,
+            trust: CoreTrust::Any,
         }
     }
 
@@ -403,6 +421,22 @@ impl CoreSettings {
         if threshold > self.limit_bytes {
             return Err(invalid("threshold", "must not exceed the limit"));
         }
+        let mut trusted = [0u32; crate::abi::MAX_TRUSTED];
+        if let CoreTrust::Interfaces(names) = &self.trust {
+            if names.is_empty() || names.len() > crate::abi::MAX_TRUSTED {
+                return Err(invalid(
+                    "trusted-from",
+                    &format!(
+                        "{} interfaces: name from 1 to {}",
+                        names.len(),
+                        crate::abi::MAX_TRUSTED
+                    ),
+                ));
+            }
+            for (slot, name) in trusted.iter_mut().zip(names) {
+                *slot = ifindex(name)?;
+            }
+        }
         Ok(CoreConfigRaw {
             capacity_bps: self.rate_bps,
             k_alpha_ns: self.k_alpha_ns,
@@ -414,6 +448,11 @@ impl CoreSettings {
                 csfq_algo::csfq::Estimator::Paper => crate::abi::EST_PAPER,
                 csfq_algo::csfq::Estimator::Histogram => crate::abi::EST_HISTOGRAM,
             },
+            trust: match self.trust {
+                CoreTrust::Any => crate::abi::TRUST_ANY,
+                CoreTrust::Interfaces(_) => crate::abi::TRUST_LISTED,
+            },
+            trusted,
             ..Default::default()
         })
     }
@@ -902,6 +941,9 @@ pub struct CoreStats {
     pub congested: bool,
     /// The virtual queue now, bytes.
     pub queue_bytes: u64,
+    /// The interfaces (ifindexes, in the core's namespace) whose packets' labels count;
+    /// `None`: every interface's.
+    pub trusted_ifindexes: Option<Vec<u32>>,
 }
 
 fn monotonic_ns() -> u64 {
@@ -976,6 +1018,8 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                 alpha_bps: s.alpha_bps,
                 congested: s.congested != 0,
                 queue_bytes,
+                trusted_ifindexes: (c.trust == crate::abi::TRUST_LISTED)
+                    .then(|| c.trusted.iter().copied().take_while(|&i| i != 0).collect()),
             });
         }
     }

@@ -175,9 +175,29 @@ impl TestProgram {
         self.run_repeat(frame, 1).map(|(r, out, _)| (r, out))
     }
 
+    /// Runs the program once on `frame` as if it had been received on interface
+    /// `ingress_ifindex` (`skb->ingress_ifindex`; `run` leaves it 0).
+    pub fn run_from(&self, frame: &[u8], ingress_ifindex: u32) -> Result<(i32, Vec<u8>), DpError> {
+        // `struct __sk_buff` up to `ifindex`; the kernel takes a prefix of it and lets a
+        // test set `ingress_ifindex` (offset 36).
+        let mut ctx = [0u8; 44];
+        ctx[36..40].copy_from_slice(&ingress_ifindex.to_ne_bytes());
+        self.run_with(frame, 1, Some(&ctx))
+            .map(|(r, out, _)| (r, out))
+    }
+
     /// Runs the program `repeat` times on `frame`; also returns the kernel's mean time per
     /// run, ns.
     pub fn run_repeat(&self, frame: &[u8], repeat: u32) -> Result<(i32, Vec<u8>, u64), DpError> {
+        self.run_with(frame, repeat, None)
+    }
+
+    fn run_with(
+        &self,
+        frame: &[u8],
+        repeat: u32,
+        ctx: Option<&[u8]>,
+    ) -> Result<(i32, Vec<u8>, u64), DpError> {
         let prog: &SchedClassifier = self
             .ebpf
             .program(self.role.program())
@@ -188,6 +208,7 @@ impl TestProgram {
         let opts = TestRunOptions {
             data_in: Some(frame),
             data_out: Some(&mut out),
+            ctx_in: ctx,
             repeat,
             ..Default::default()
         };

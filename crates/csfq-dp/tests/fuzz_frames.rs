@@ -11,7 +11,8 @@ mod common;
 
 use common::*;
 use csfq_dp::abi::{
-    CoreConfigRaw, EdgeConfigRaw, EST_HISTOGRAM, EST_PAPER, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, EdgeConfigRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED, TRUST_ANY, TRUST_LISTED,
+    UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use csfq_dp::{Role, TestProgram};
 use proptest::prelude::*;
@@ -177,8 +178,14 @@ fn core_takes_any_frame() {
         return;
     }
     let mut p = TestProgram::load(Role::Core).unwrap();
-    // Congested (a queue above the threshold), so labels drive drops, with both estimators.
-    for estimator in [EST_PAPER, EST_HISTOGRAM] {
+    // Congested (a queue above the threshold), so labels drive drops, with both estimators;
+    // and believing every label, or none of these (they arrive on no trusted interface:
+    // each label is overwritten).
+    for (estimator, trust) in [
+        (EST_PAPER, TRUST_ANY),
+        (EST_HISTOGRAM, TRUST_ANY),
+        (EST_HISTOGRAM, TRUST_LISTED),
+    ] {
         p.set_core_config(&CoreConfigRaw {
             capacity_bps: 10_000_000,
             k_alpha_ns: 100_000_000,
@@ -191,7 +198,8 @@ fn core_takes_any_frame() {
             test_draw: 1 << 31,
             test_queue_bytes: 40_000,
             estimator,
-            pad: 0,
+            trust,
+            trusted: [7; MAX_TRUSTED],
         })
         .unwrap();
         run("core", &p, &[PASS, SHOT]);

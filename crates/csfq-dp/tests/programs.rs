@@ -10,7 +10,8 @@ use csfq_algo::fixed::{decode_label, encode_label, tables, FixedEdge, FixedRate}
 use csfq_algo::label_codec::LabelCodec;
 use csfq_dp::abi::{
     CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, EST_HISTOGRAM, EST_PAPER, KEY_FIVE_TUPLE,
-    KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED, UNLABELABLE_DROP, UNLABELABLE_PASS,
+    UNLABELABLE_POLICE,
 };
 use csfq_dp::{Role, TestProgram};
 
@@ -505,7 +506,7 @@ fn core_config_with(estimator: u32, now: u64, draw: u32, queue: u32) -> CoreConf
         test_draw: draw,
         test_queue_bytes: queue,
         estimator,
-        pad: 0,
+        ..Default::default()
     }
 }
 
@@ -541,6 +542,81 @@ fn core_judges_packets_without_df_as_unlabeled() {
     }
     replay_core_vectors_with("core", EST_PAPER, true);
     replay_core_vectors_with("hcore", EST_HISTOGRAM, true);
+}
+
+/// A label counts only on packets received on a trusted interface. From any other, the core
+/// judges a packet as the trusting core judges the same packet unlabeled: the same verdict,
+/// the same `alpha`, the same frame out (the forged label overwritten as an unlabeled
+/// packet's would be), and counts it `untrusted`. From a trusted interface it judges the
+/// label as the trusting core does. Checked step by step on the shared vectors' labels,
+/// clocks and draws.
+#[test]
+fn core_believes_labels_only_from_trusted_interfaces() {
+    if !dataplane_or_skip("core_believes_labels_only_from_trusted_interfaces") {
+        return;
+    }
+    let lines = raw_vectors("hcore");
+    let mut trusted = [0u32; MAX_TRUSTED];
+    trusted[..2].copy_from_slice(&[7, 12]);
+    for (from, is_trusted) in [(9u32, false), (12, true)] {
+        let mut listed = TestProgram::load(Role::Core).unwrap();
+        let mut any = TestProgram::load(Role::Core).unwrap();
+        let mut q_in = 0u32;
+        let (mut drops, mut forged) = (0, 0);
+        for (i, l) in lines.iter().enumerate() {
+            let num = |k: usize| -> u64 { l[k].parse().expect("number") };
+            let (now, bytes, label, q_after, draw) = (
+                num(0),
+                num(1) as usize,
+                num(2),
+                num(3) as u32,
+                num(4) as u32,
+            );
+            let base = core_config_with(EST_HISTOGRAM, now, draw, q_in);
+            listed
+                .set_core_config(&CoreConfigRaw {
+                    trust: TRUST_LISTED,
+                    trusted,
+                    ..base
+                })
+                .unwrap();
+            any.set_core_config(&base).unwrap();
+            let code = encode_label(&LabelCodec::FLOAT16, label) as u16;
+            let frame = |id| {
+                V4 {
+                    id,
+                    frame_len: bytes,
+                    ..Default::default()
+                }
+                .frame()
+            };
+            let (ret, out) = listed.run_from(&frame(code), from).unwrap();
+            let want = any.run(&frame(if is_trusted { code } else { 0 })).unwrap();
+            assert_eq!(ret, want.0, "from {from}, packet {i}");
+            if ret == PASS {
+                assert_eq!(out, want.1, "from {from}, packet {i}");
+                assert!(v4_checksum_ok(&out), "from {from}, packet {i}: checksum");
+            }
+            assert_eq!(
+                listed.core_state().unwrap().alpha_bps,
+                any.core_state().unwrap().alpha_bps,
+                "from {from}, packet {i}: alpha"
+            );
+            drops += u32::from(ret == SHOT);
+            forged += u32::from(code != 0 && ret == PASS && v4_id(&out) != code);
+            q_in = q_after;
+        }
+        let untrusted = count(&listed, Counter::Untrusted);
+        if is_trusted {
+            assert_eq!(untrusted, 0);
+        } else {
+            assert_eq!(untrusted, lines.len() as u64);
+            assert!(
+                drops > 100 && forged > 100,
+                "the vectors exercise drops ({drops}) and overwritten labels ({forged})"
+            );
+        }
+    }
 }
 
 fn replay_core_vectors(kind: &str, estimator: u32) {
