@@ -84,9 +84,11 @@ enum EdgeCommand {
         /// The weight of flows no class matches.
         #[arg(long, default_value_t = 1.0)]
         default_weight: f64,
-        /// Flow-table size (the least recently seen flow is evicted when full).
-        #[arg(long, default_value_t = 65_536)]
-        flows: u32,
+        /// Flow-table size (the least recently seen flow is evicted when full)
+        /// [default: 65536 on a new attach; an attached edge keeps its table, which
+        /// cannot be resized in place].
+        #[arg(long)]
+        flows: Option<u32>,
         /// Attach at the interface's egress instead of its ingress.
         #[arg(long)]
         egress: bool,

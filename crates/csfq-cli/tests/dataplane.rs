@@ -590,6 +590,97 @@ fn core_trusts_labels_only_from_the_edges_side() {
     }
 }
 
+/// Two `csfq dp core attach` at once, five times: both succeed (one attaches, the other
+/// updates its settings) and the core is attached afterwards: a success message means it
+/// is running. An attached edge's flow table cannot be resized in place: another
+/// `--flows` is refused, naming the table's size, and the edge keeps running; the same
+/// size, or none, updates it.
+#[test]
+fn concurrent_attaches_leave_one_core_and_flow_tables_are_not_resized_silently() {
+    if !runnable("concurrent_attaches_leave_one_core_and_flow_tables_are_not_resized_silently") {
+        return;
+    }
+    let net = Net::new("k");
+    let ns = net.ns("c");
+    let core_running = || {
+        let o = net.csfq("c", &["stats", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["role"] == "core" && s["interface"] == "c1" && s["stale"] == false)
+    };
+    for trial in 0..5 {
+        let attach = || {
+            Command::new(CSFQ)
+                .args([
+                    "dp",
+                    "--netns",
+                    &ns,
+                    "core",
+                    "attach",
+                    "--dev",
+                    "c1",
+                    "--rate",
+                    "10mbit",
+                    "--trusted-from",
+                    "c0",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("csfq")
+        };
+        let (a, b) = (attach(), attach());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        for o in &outs {
+            assert!(
+                o.status.success(),
+                "trial {trial}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let said: Vec<String> = outs
+            .iter()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .collect();
+        assert_eq!(
+            said.iter()
+                .filter(|s| s.contains("core attached to c1"))
+                .count(),
+            1,
+            "trial {trial}: one attaches, the other updates: {said:?}"
+        );
+        assert!(core_running(), "trial {trial}: {said:?}, yet no core runs");
+        let o = net.csfq("c", &["detach", "--dev", "c1"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    let edge = |flows: Option<&str>| {
+        let mut a = vec!["edge", "attach", "--dev", "e0"];
+        if let Some(n) = flows {
+            a.extend(["--flows", n]);
+        }
+        net.csfq("e", &a)
+    };
+    let o = edge(Some("1024"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = edge(Some("16"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("flow table of 1024 entries"),
+        "{err}"
+    );
+    for flows in [None, Some("1024")] {
+        let o = edge(flows);
+        assert!(
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains("settings updated"),
+            "{flows:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
 /// What Prometheus saw during the fairness run: every counter of both programs, never
 /// going back; the core's state during the run (congested, A above C, alpha near the fair
 /// share of 2 Mbit/s on the wire); and after it, the same counters `csfq dp stats` shows

@@ -239,8 +239,10 @@ pub struct EdgeSettings {
     pub default_weight: f64,
     /// Weight classes by source prefix.
     pub weights: Vec<WeightClass>,
-    /// Flow-table size; the least recently seen flow is evicted when full. Default 65536.
-    pub flows: u32,
+    /// Flow-table size; the least recently seen flow is evicted when full. `None`: 65 536
+    /// on a new attach, and an attached edge keeps its table. A table cannot be resized
+    /// in place: a different size for an attached edge is refused.
+    pub flows: Option<u32>,
     /// Attach at the interface's ingress (traffic entering the router on it: the default)
     /// or egress.
     pub ingress: bool,
@@ -320,7 +322,7 @@ impl Default for EdgeSettings {
             k_ns: 100_000_000,
             default_weight: 1.0,
             weights: Vec::new(),
-            flows: 65_536,
+            flows: None,
             ingress: true,
             unlabelable: Unlabelable::Pass,
             flow_key: FlowKey::FiveTuple,
@@ -472,7 +474,7 @@ impl EdgeSettings {
                 why: "must be in [0.001, 1e6]".into(),
             });
         }
-        if !(16..=1 << 24).contains(&self.flows) {
+        if self.flows.is_some_and(|n| !(16..=1 << 24).contains(&n)) {
             return Err(DpError::Invalid {
                 field: "flows",
                 why: "must be from 16 to 16777216".into(),
@@ -763,12 +765,75 @@ fn pin_name(map: &str) -> &str {
     }
 }
 
+/// The edge's flow-table size when none is given.
+pub const DEFAULT_FLOWS: u32 = 65_536;
+
+/// One `csfq dp` change at a time on this host. Attaching, updating and detaching read
+/// the pins and then write them; two at once could each find nothing attached, and the
+/// loser's clean-up would remove the winner's pins (and so its program) after the winner
+/// had reported success. Held until the returned file is dropped.
+fn change_lock() -> Result<fs::File, DpError> {
+    let dir = Path::new("/run/lock");
+    let path = if dir.is_dir() {
+        dir.join("csfq-dp.lock")
+    } else {
+        std::env::temp_dir().join("csfq-dp.lock")
+    };
+    let io = |what, source| DpError::Io {
+        what,
+        path: path.clone(),
+        source,
+    };
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io("opening the lock file", e))?;
+    f.lock().map_err(|e| io("locking", e))?;
+    Ok(f)
+}
+
+/// After an attach: the program must be running on `dev`, or the command must not say
+/// it attached it.
+fn confirm_live(dev: &str, role: Role) -> Result<(), DpError> {
+    if live(dev, &dir(dev, role)) {
+        Ok(())
+    } else {
+        Err(DpError::Invalid {
+            field: "dev",
+            why: format!(
+                "the {} was attached to {dev} but is not running there (was the interface \
+                 removed meanwhile?)",
+                role.name()
+            ),
+        })
+    }
+}
+
 /// Attaches the edge to `dev`, or updates its settings if it is attached already.
 pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError> {
     let raw = s.raw()?;
     preflight("csfq dp edge attach", dev)?;
+    let _lock = change_lock()?;
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
+        if let Some(want) = s.flows {
+            let table = MapData::from_pin(d.join("flows"))
+                .and_then(|m| m.info())
+                .map_err(|e| DpError::kernel("reading the flow table's size", e))?
+                .max_entries();
+            if table != want {
+                return Err(DpError::Invalid {
+                    field: "flows",
+                    why: format!(
+                        "the edge on {dev} has a flow table of {table} entries, which cannot \
+                         be resized in place; detach it first (csfq dp detach --dev {dev}), \
+                         which forgets its flows, or leave out --flows"
+                    ),
+                });
+            }
+        }
         let mut cfg = open_pinned(&d.join("config"))?;
         let mut a: Array<&mut MapData, EdgeConfigRaw> = Array::try_from(&mut cfg).expect("array");
         a.set(0, raw, 0)
@@ -780,7 +845,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         }
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load(Role::Edge, Some(s.flows))?;
+    let mut ebpf = load(Role::Edge, Some(s.flows.unwrap_or(DEFAULT_FLOWS)))?;
     set_edge_config(&mut ebpf, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
@@ -795,6 +860,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         ebpf,
         &["edge_config", "counters", "flows", "weights"],
     )?;
+    confirm_live(dev, Role::Edge)?;
     Ok(AttachOutcome::Attached)
 }
 
@@ -802,6 +868,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
 pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError> {
     let raw = s.raw()?;
     preflight("csfq dp core attach", dev)?;
+    let _lock = change_lock()?;
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
         let mut cfg = open_pinned(&d.join("config"))?;
@@ -819,6 +886,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
         ebpf,
         &["core_config", "counters", "core_state"],
     )?;
+    confirm_live(dev, Role::Core)?;
     Ok(AttachOutcome::Attached)
 }
 
@@ -846,6 +914,7 @@ fn remove_pins(d: &Path) -> std::io::Result<()> {
 /// Detaches whatever csfq attached to `dev` (edge, core or both); returns what it removed.
 pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
     crate::require("csfq dp detach")?;
+    let _lock = change_lock()?;
     let mut removed = Vec::new();
     for role in [Role::Edge, Role::Core] {
         let d = dir(dev, role);
@@ -1073,6 +1142,7 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
 /// [`InterfaceStats::stale`]); returns what it removed as (scope, interface, role).
 pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
     crate::require("csfq dp detach --stale")?;
+    let _lock = change_lock()?;
     let root = Path::new(BPFFS).join("csfq");
     let mut removed = Vec::new();
     for (scope, sp) in entries(&root) {

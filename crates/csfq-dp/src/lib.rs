@@ -20,7 +20,7 @@ pub mod units;
 pub use dataplane::{
     adopt_current_netns, attach_core, attach_edge, detach, detach_stale, enter_netns, stats,
     AttachOutcome, CoreSettings, CoreStats, CoreTrust, CountJson, EdgeSettings, EdgeStats, FlowKey,
-    InterfaceStats, Unlabelable, WeightClass,
+    InterfaceStats, Unlabelable, WeightClass, DEFAULT_FLOWS,
 };
 pub use loader::TestProgram;
 
