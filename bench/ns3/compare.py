@@ -8,6 +8,14 @@ each run (UDP throughput, Jain's index of the TCP flows, Jain's index of every f
 against its max-min share, utilization) so a reader sees that both simulators agree
 under the same queue before reading the ratio.
 
+ns-3 configurations (`csfq-ns3.cc --config`), the same model either way:
+  expert     the strong end-system model and a hashed route lookup: what an ns-3 user
+             sets on a topology whose routers have one interface per flow. The ratios
+             quoted are against this one.
+  defaults   ns-3's defaults (weak end-system model, list + static routing), which on
+             scale-1000 scan ~1000 interfaces and ~1000 routes per packet and router.
+The per-flow output of the two must be byte-identical; the table says whether it is.
+
 ns-3 builds:
   wheel      the `ns3` package from PyPI (3.44.post0), installed into bench/ns3/.venv.
              It is built with logging and asserts compiled in (its libraries carry the
@@ -17,13 +25,19 @@ ns-3 builds:
              tag ns-3.44, e.g. `git clone --branch ns-3.44 --depth 1
              https://gitlab.com/nsnam/ns-3-dev.git`). Built once, then reused.
 
-Two times per run, each the best of --repeat runs, one process at a time: "run", the
-simulation alone as each simulator reports it (csfq's "simulated in", ns-3's
-Simulator::Run), and "process", the wall-clock time of the whole command (set-up,
-simulation and writing results; csfq also draws its SVG and PNG plot). Outside the test suite: nothing here is asserted.
+Runs are interleaved, one process at a time: for each case and queue, csfq, then each
+ns-3 build and configuration, then csfq again (A B A B ...), --repeat rounds, so that a
+slow spell of the machine falls on both sides. Two times per run: "run", the simulation
+alone as each simulator reports it (csfq's "simulated in", ns-3's Simulator::Run), and
+"process", the wall-clock time of the whole command (set-up, simulation and writing
+results; csfq also draws its SVG and PNG plot). Each is reported as the median of the
+rounds with its range; ratios are of medians. The machine's 1-minute load average is
+read before every run and its largest value printed with the table. Outside the test
+suite: nothing here is asserted.
 
   python3 bench/ns3/compare.py [--ns3-source DIR] [--cases fig3a,fig3b,scale1000]
-                               [--repeat N] [--skip-wheel] [--out DIR]
+                               [--configs expert,defaults] [--repeat N]
+                               [--defaults-repeat N] [--skip-wheel] [--out DIR]
 """
 
 from __future__ import annotations
@@ -34,6 +48,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -52,6 +67,7 @@ CASES = {
     "scale1000": ("scenarios/scale-1000.toml", 1000.0),
 }
 NS3_QUEUES = {"fifo": "fifo", "fq_codel": "fqcodel"}
+NS3_CONFIGS = ["expert", "defaults"]
 CSFQ_DISCIPLINES = ["fifo", "fq_codel", "csfq", "drr"]
 
 
@@ -64,15 +80,20 @@ class Row:
     case: str
     simulator: str
     build: str
+    config: str
     queue: str
     wall_s: float
     run_s: float
+    wall_range_s: tuple[float, float]
+    run_range_s: tuple[float, float]
+    rounds: int
     peak_rss_mb: float
     events: int | None
     udp_mbps: float
     tcp_jain: float | None
     maxmin_jain: float
     utilization: float
+    same_as_defaults: bool | None = None
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -99,9 +120,50 @@ def timed_rss(cmd: list[str]) -> tuple[float, float, str]:
     return wall, usage.ru_maxrss / 1024.0, out
 
 
-def best_of(repeat: int, cmd: list[str]) -> tuple[float, float, str]:
-    runs = [timed_rss(cmd) for _ in range(repeat)]
-    return min(runs, key=lambda r: r[0])
+@dataclass
+class Job:
+    """One simulator, build, configuration and queue on one case: the runs of its rounds."""
+
+    simulator: str
+    build: str
+    config: str
+    queue: str
+    cmd: list[str]
+    out: Path
+    rounds: int
+    walls: list[float]
+    runs: list[float]
+    rss: list[float]
+    events: int | None = None
+
+    def run_once(self, loads: list[float]) -> None:
+        loads.append(os.getloadavg()[0])
+        wall, rss, stdout = timed_rss(self.cmd)
+        if self.simulator == "csfq":
+            m = re.search(r"simulated in ([0-9.]+) s", stdout)
+            if not m:
+                raise HarnessError(f"csfq run printed no 'simulated in': {stdout[:500]}")
+            run_s = float(m.group(1))
+            events = json.loads((self.out / "summary.json").read_text()).get("events")
+        else:
+            said = dict(l.split(maxsplit=1) for l in stdout.splitlines() if " " in l)
+            events, run_s = int(said["events"]), float(said["run_s"])
+        if self.events is not None and events != self.events:
+            raise HarnessError(f"{' '.join(self.cmd)}: {events} events, {self.events} in an earlier round")
+        self.events = events
+        self.walls.append(wall)
+        self.runs.append(run_s)
+        self.rss.append(rss)
+        print(f"  {self.simulator:5} {self.build:9} {self.config:8} {self.queue:9} run {run_s:8.3f} s, process {wall:8.3f} s, load {loads[-1]:.2f}", flush=True)
+
+    def row(self, case: str, cap: float, offered: dict[int, float]) -> Row:
+        flows = self.out / "flows.csv"
+        return Row(
+            case, self.simulator, self.build, self.config, self.queue,
+            statistics.median(self.walls), statistics.median(self.runs),
+            (min(self.walls), max(self.walls)), (min(self.runs), max(self.runs)),
+            len(self.runs), max(self.rss), self.events, **outcome(flows, cap, offered),
+        )
 
 
 def outcome(flows_csv: Path, capacity_mbps: float, offered: dict[int, float]) -> dict:
@@ -218,7 +280,9 @@ def main() -> int:
     ap.add_argument("--ns3-source", type=Path, help="an ns-3.44 source tree to build with the optimized profile")
     ap.add_argument("--skip-wheel", action="store_true", help="leave out the PyPI wheel's ns-3")
     ap.add_argument("--cases", default="fig3a,fig3b,scale1000", help="comma-separated: fig3a, fig3b, scale1000")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each; the fastest counts (default 1)")
+    ap.add_argument("--configs", default=",".join(NS3_CONFIGS), help="ns-3 configurations, comma-separated: expert, defaults")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians are reported (default 3)")
+    ap.add_argument("--defaults-repeat", type=int, help="rounds for ns-3's defaults (default: --repeat); they take 4-6x longer on scale-1000")
     ap.add_argument("--csfq", help="the csfq binary (default: build target/release/csfq)")
     ap.add_argument("--venv", type=Path, default=HERE / ".venv", help="where the ns3 wheel goes")
     ap.add_argument("--out", type=Path, default=HERE / "out", help="results and per-run flow tables")
@@ -229,6 +293,13 @@ def main() -> int:
         ap.error(f"--cases: unknown {bad}; expected a comma-separated list of {', '.join(CASES)}")
     if args.repeat < 1:
         ap.error("--repeat: expected a whole number of at least 1")
+    if args.defaults_repeat is None:
+        args.defaults_repeat = args.repeat
+    if args.defaults_repeat < 1:
+        ap.error("--defaults-repeat: expected a whole number of at least 1")
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    if not configs or any(c not in NS3_CONFIGS for c in configs):
+        ap.error(f"--configs: expected a comma-separated list of {', '.join(NS3_CONFIGS)}")
     if args.skip_wheel and not args.ns3_source:
         ap.error("--skip-wheel needs --ns3-source: there would be no ns-3 to compare with")
     if shutil.which("g++") is None:
@@ -249,6 +320,7 @@ def main() -> int:
     csfq = ensure_csfq(args.csfq)
 
     rows: list[Row] = []
+    loads: list[float] = []
     for case in cases:
         scen_rel, cap = CASES[case]
         scen = ROOT / scen_rel
@@ -256,52 +328,58 @@ def main() -> int:
         for queue in CSFQ_DISCIPLINES:
             out = args.out / case / f"csfq-{queue}"
             cmd = [str(csfq), "run", str(scen), "--discipline", queue, "--out", str(out)]
-            wall, rss, stdout = best_of(args.repeat, cmd)
-            summary = json.loads((out / "summary.json").read_text())
-            m = re.search(r"simulated in ([0-9.]+) s", stdout)
-            if not m:
-                raise HarnessError(f"csfq run printed no 'simulated in': {stdout[:500]}")
-            run_s = float(m.group(1))
-            rows.append(Row(case, "csfq", "release", queue, wall, run_s, rss, summary.get("events"), **outcome(out / "flows.csv", cap, offered)))
-            print_row(rows[-1])
-        for build, exe in builds.items():
-            for queue, ns3_queue in NS3_QUEUES.items():
-                out = args.out / case / f"ns3-{build}-{queue}"
-                out.mkdir(parents=True, exist_ok=True)
-                cmd = [str(exe), f"--case={case}", f"--queue={ns3_queue}", f"--out={out / 'flows.csv'}"]
-                wall, rss, stdout = best_of(args.repeat, cmd)
-                said = dict(l.split(maxsplit=1) for l in stdout.splitlines() if " " in l)
-                events, run_s = int(said["events"]), float(said["run_s"])
-                rows.append(Row(case, "ns-3", build, queue, wall, run_s, rss, events, **outcome(out / "flows.csv", cap, offered)))
-                print_row(rows[-1])
+            jobs = [Job("csfq", "release", "", queue, cmd, out, args.repeat, [], [], [])]
+            for build, exe in builds.items() if queue in NS3_QUEUES else []:
+                for config in configs:
+                    out = args.out / case / f"ns3-{build}-{config}-{queue}"
+                    out.mkdir(parents=True, exist_ok=True)
+                    cmd = [str(exe), f"--case={case}", f"--queue={NS3_QUEUES[queue]}", f"--config={config}", f"--out={out / 'flows.csv'}"]
+                    rounds = args.defaults_repeat if config == "defaults" else args.repeat
+                    jobs.append(Job("ns-3", build, config, queue, cmd, out, rounds, [], [], []))
+            print(f"{case} {queue}:", flush=True)
+            for r in range(max(j.rounds for j in jobs)):
+                for job in jobs:
+                    if r < job.rounds:
+                        job.run_once(loads)
+            new = [j.row(case, cap, offered) for j in jobs]
+            for row, job in zip(new, jobs):
+                twin = [j for j in jobs if j.simulator == "ns-3" and j.build == job.build and j.config == "defaults"]
+                if job.simulator == "ns-3" and job.config != "defaults" and twin:
+                    row.same_as_defaults = (job.out / "flows.csv").read_bytes() == (twin[0].out / "flows.csv").read_bytes() and job.events == twin[0].events
+            rows += new
 
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "results.json", "w") as f:
-        json.dump([asdict(r) for r in rows], f, indent=1)
+        json.dump({"rows": [asdict(r) for r in rows], "load_avg_1m": loads, "cpus": os.cpu_count()}, f, indent=1)
     print()
     print_table(rows)
+    print(f"\n{len(loads)} runs, one at a time, on {os.cpu_count()} CPUs; 1-minute load average before each: median {statistics.median(loads):.2f}, largest {max(loads):.2f}")
+    differ = [r for r in rows if r.same_as_defaults is False]
+    if differ:
+        print("WARNING: the expert configuration's per-flow output or event count differs from the defaults' in: " + ", ".join(f"{r.case} {r.build} {r.queue}" for r in differ))
     print(f"\nwrote {args.out / 'results.json'}")
     return 0
 
 
-def print_row(r: Row) -> None:
-    print(f"  {r.case:10} {r.simulator:5} {r.build:9} {r.queue:9} run {r.run_s:8.3f} s, process {r.wall_s:8.3f} s", flush=True)
-
-
 def print_table(rows: list[Row]) -> None:
-    head = ["case", "simulator", "queue", "run s", "ns-3/csfq", "process s", "ns-3/csfq", "events", "peak MB", "UDP Mbit/s", "TCP Jain", "max-min Jain", "util"]
+    """One line per simulator, build, configuration and queue; ratios are of medians, each
+    ns-3 row over csfq's row with the same case and queue."""
+    head = ["case", "simulator", "queue", "run s (median)", "range", "ns-3/csfq", "process s", "ns-3/csfq",
+            "n", "events", "peak MB", "UDP Mbit/s", "TCP Jain", "max-min Jain", "util", "= defaults"]
     lines = [head]
     for r in rows:
         same = [o for o in rows if o.case == r.case and o.simulator == "csfq" and o.queue == r.queue]
         ns3 = r.simulator == "ns-3" and same
         ratio_run = f"{r.run_s / same[0].run_s:.0f}x" if ns3 else ""
         ratio_wall = f"{r.wall_s / same[0].wall_s:.0f}x" if ns3 else ""
-        sim = r.simulator if r.simulator == "csfq" else f"ns-3 {r.build}"
+        sim = r.simulator if r.simulator == "csfq" else f"ns-3 {r.build} {r.config}"
         lines.append([
-            r.case, sim, r.queue, f"{r.run_s:.3f}", ratio_run, f"{r.wall_s:.3f}", ratio_wall,
+            r.case, sim, r.queue, f"{r.run_s:.3f}", f"{r.run_range_s[0]:.3f}-{r.run_range_s[1]:.3f}",
+            ratio_run, f"{r.wall_s:.3f}", ratio_wall, str(r.rounds),
             f"{r.events:,}" if r.events else "", f"{r.peak_rss_mb:.0f}",
             f"{r.udp_mbps:.3f}", "" if r.tcp_jain is None else f"{r.tcp_jain:.3f}",
             f"{r.maxmin_jain:.3f}", f"{100 * r.utilization:.1f}%",
+            {None: "", True: "identical", False: "DIFFERS"}[r.same_as_defaults],
         ])
     widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
     for n, l in enumerate(lines):

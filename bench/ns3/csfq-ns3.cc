@@ -1,7 +1,19 @@
 // The scenarios of `bench/ns3/compare.py`, written for ns-3 (3.44): csfq-fig3a,
 // csfq-fig3b and scale-1000, as `scenarios/*.toml` describes them.
 //
-//   csfq-ns3 --case=fig3a|fig3b|scale1000 --queue=fifo|fqcodel --out=flows.csv
+//   csfq-ns3 --case=fig3a|fig3b|scale1000 --queue=fifo|fqcodel --config=defaults|expert
+//            --out=flows.csv
+//
+// Two configurations of the same model, which must give the same per-flow output:
+// - defaults: ns-3's own (the weak end-system model; static routing under list routing).
+//   Each router has one interface per flow, so on scale-1000 every packet at a router
+//   scans ~1000 interfaces for its destination address (twice: list routing, then static
+//   routing) and ~1000 /30 routes for the longest prefix.
+// - expert: what an ns-3 user removes on such a topology. `ns3::Ipv4::StrongEndSystemModel`
+//   (an address counts as local only on the interface it arrived on) and HashedRouting
+//   below, which looks each destination host up in a hash table built once from the
+//   topology, in place of list and static routing. Neither changes what is sent where or
+//   when, so per-flow output and event counts are those of `defaults`.
 //
 // Topology, as in the csfq simulator: each flow has its own sender and receiver host,
 // joined to routers r1 and r2 by private access links; r1 -> r2 is the bottleneck.
@@ -32,6 +44,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 using namespace ns3;
@@ -77,17 +90,21 @@ MakeCase(const std::string& name, Case& c)
 }
 
 /// csfq's UDP source: 1000-byte packets at a mean rate, each gap uniform on
-/// [1 - jitter, 1 + jitter] x the mean gap.
+/// [1 - jitter, 1 + jitter] x the mean gap. Its random stream is given (the flow's
+/// index), so that its draws do not depend on how many random variables the rest of
+/// the model creates before it (ns-3 numbers streams in order of creation, and list
+/// routing's global routing makes one per node where HashedRouting makes none).
 class JitteredCbr : public Application
 {
   public:
-    JitteredCbr(Address to, double mbps, uint32_t payload, double jitter)
+    JitteredCbr(Address to, double mbps, uint32_t payload, double jitter, int64_t stream)
         : m_to(to),
           m_payload(payload),
           m_meanGapS(1000.0 * 8 / (mbps * 1e6)),
           m_jitter(jitter),
           m_uniform(CreateObject<UniformRandomVariable>())
     {
+        m_uniform->SetStream(stream);
     }
 
   private:
@@ -124,6 +141,152 @@ class JitteredCbr : public Application
     EventId m_next;
 };
 
+/// Routing by exact destination address, from a hash table filled once after the
+/// topology is built, with an optional default route (hosts). Local delivery is decided
+/// by `Ipv4::IsDestinationAddress`, as in ns-3's own protocols. Routes are built once and
+/// shared, where static routing allocates one per lookup.
+class HashedRouting : public Ipv4RoutingProtocol
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("csfq::HashedRouting")
+                                .SetParent<Ipv4RoutingProtocol>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<HashedRouting>();
+        return tid;
+    }
+
+    /// Packets to `dst` leave on interface `iface` towards `gateway` (0.0.0.0: `dst` is
+    /// on that link).
+    void AddHostRoute(Ipv4Address dst, uint32_t iface, Ipv4Address gateway)
+    {
+        m_routes[dst.Get()] = MakeRoute(dst, iface, gateway);
+    }
+
+    void SetDefaultRoute(uint32_t iface, Ipv4Address gateway)
+    {
+        m_default = MakeRoute(Ipv4Address::GetZero(), iface, gateway);
+    }
+
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet>,
+                               const Ipv4Header& header,
+                               Ptr<NetDevice>,
+                               Socket::SocketErrno& sockerr) override
+    {
+        Ptr<Ipv4Route> r = Lookup(header.GetDestination());
+        sockerr = r ? Socket::ERROR_NOTERROR : Socket::ERROR_NOROUTETOHOST;
+        return r;
+    }
+
+    bool RouteInput(Ptr<const Packet> p,
+                    const Ipv4Header& header,
+                    Ptr<const NetDevice> idev,
+                    const UnicastForwardCallback& ucb,
+                    const MulticastForwardCallback&,
+                    const LocalDeliverCallback& lcb,
+                    const ErrorCallback& ecb) override
+    {
+        const uint32_t iif = m_ipv4->GetInterfaceForDevice(idev);
+        if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
+        {
+            if (lcb.IsNull())
+            {
+                return false;
+            }
+            lcb(p, header, iif);
+            return true;
+        }
+        if (!m_ipv4->IsForwarding(iif))
+        {
+            ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+            return true;
+        }
+        Ptr<Ipv4Route> r = Lookup(header.GetDestination());
+        if (!r)
+        {
+            return false;
+        }
+        ucb(r, p, header);
+        return true;
+    }
+
+    void NotifyInterfaceUp(uint32_t) override
+    {
+    }
+
+    void NotifyInterfaceDown(uint32_t) override
+    {
+    }
+
+    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override
+    {
+    }
+
+    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override
+    {
+    }
+
+    void SetIpv4(Ptr<Ipv4> ipv4) override
+    {
+        m_ipv4 = ipv4;
+    }
+
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit) const override
+    {
+        *stream->GetStream() << m_routes.size() << " host routes"
+                             << (m_default ? " and a default route\n" : "\n");
+    }
+
+  private:
+    Ptr<Ipv4Route> Lookup(Ipv4Address dst) const
+    {
+        auto it = m_routes.find(dst.Get());
+        return it != m_routes.end() ? it->second : m_default;
+    }
+
+    Ptr<Ipv4Route> MakeRoute(Ipv4Address dst, uint32_t iface, Ipv4Address gateway) const
+    {
+        Ptr<Ipv4Route> r = Create<Ipv4Route>();
+        r->SetDestination(dst);
+        r->SetGateway(gateway);
+        r->SetOutputDevice(m_ipv4->GetNetDevice(iface));
+        r->SetSource(m_ipv4->GetAddress(iface, 0).GetLocal());
+        return r;
+    }
+
+    Ptr<Ipv4> m_ipv4;
+    std::unordered_map<uint32_t, Ptr<Ipv4Route>> m_routes;
+    Ptr<Ipv4Route> m_default;
+};
+
+class HashedRoutingHelper : public Ipv4RoutingHelper
+{
+  public:
+    HashedRoutingHelper* Copy() const override
+    {
+        return new HashedRoutingHelper(*this);
+    }
+
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override
+    {
+        return CreateObject<HashedRouting>();
+    }
+};
+
+Ptr<HashedRouting>
+HashedOf(Ptr<Node> node)
+{
+    return DynamicCast<HashedRouting>(node->GetObject<Ipv4>()->GetRoutingProtocol());
+}
+
+/// The interface of `node` that `dev` is attached to.
+uint32_t
+IfaceOf(Ptr<Node> node, Ptr<NetDevice> dev)
+{
+    return node->GetObject<Ipv4>()->GetInterfaceForDevice(dev);
+}
+
 std::string
 Mbps(double m)
 {
@@ -144,20 +307,24 @@ main(int argc, char* argv[])
     std::string caseName = "fig3a";
     std::string queue = "fifo";
     std::string out = "flows.csv";
+    std::string config = "defaults";
     uint32_t seed = 1;
     CommandLine cmd(__FILE__);
     cmd.AddValue("case", "fig3a, fig3b or scale1000", caseName);
     cmd.AddValue("queue", "fifo or fqcodel (the bottleneck's queue disc)", queue);
+    cmd.AddValue("config", "defaults or expert (see the header)", config);
     cmd.AddValue("out", "per-flow CSV to write", out);
     cmd.AddValue("seed", "RNG run number", seed);
     cmd.Parse(argc, argv);
     Case c;
-    if (!MakeCase(caseName, c) || (queue != "fifo" && queue != "fqcodel"))
+    if (!MakeCase(caseName, c) || (queue != "fifo" && queue != "fqcodel") ||
+        (config != "defaults" && config != "expert"))
     {
-        std::cerr << "csfq-ns3: --case must be fig3a, fig3b or scale1000 and --queue fifo or "
-                     "fqcodel\n";
+        std::cerr << "csfq-ns3: --case must be fig3a, fig3b or scale1000, --queue fifo or "
+                     "fqcodel and --config defaults or expert\n";
         return 2;
     }
+    const bool expert = config == "expert";
     RngSeedManager::SetRun(seed);
     auto t0 = std::chrono::steady_clock::now();
 
@@ -178,6 +345,10 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(100)));
     Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(1)));
+    if (expert)
+    {
+        Config::SetDefault("ns3::Ipv4::StrongEndSystemModel", BooleanValue(true));
+    }
 
     const uint32_t flows = c.udpMbps.size() + c.tcpFlows;
     NodeContainer routers;
@@ -187,6 +358,10 @@ main(int argc, char* argv[])
     NodeContainer receivers;
     receivers.Create(flows);
     InternetStackHelper stack;
+    if (expert)
+    {
+        stack.SetRoutingHelper(HashedRoutingHelper());
+    }
     stack.Install(routers);
     stack.Install(senders);
     stack.Install(receivers);
@@ -239,8 +414,18 @@ main(int argc, char* argv[])
         Ipv4InterfaceContainer upIf = addr.Assign(up);
         addr.NewNetwork();
         none.Uninstall(up);
-        staticRouting.GetStaticRouting(senders.Get(i)->GetObject<Ipv4>())
-            ->SetDefaultRoute(upIf.GetAddress(1), 1);
+        if (expert)
+        {
+            HashedOf(senders.Get(i))->SetDefaultRoute(1, upIf.GetAddress(1));
+            HashedOf(routers.Get(0))
+                ->AddHostRoute(upIf.GetAddress(0), IfaceOf(routers.Get(0), up.Get(1)), Ipv4Address::GetZero());
+            HashedOf(routers.Get(1))->AddHostRoute(upIf.GetAddress(0), 1, coreIf.GetAddress(0));
+        }
+        else
+        {
+            staticRouting.GetStaticRouting(senders.Get(i)->GetObject<Ipv4>())
+                ->SetDefaultRoute(upIf.GetAddress(1), 1);
+        }
     }
     addr.SetBase("10.2.0.0", "255.255.255.252");
     for (uint32_t i = 0; i < flows; ++i)
@@ -249,16 +434,29 @@ main(int argc, char* argv[])
         Ipv4InterfaceContainer downIf = addr.Assign(down);
         addr.NewNetwork();
         none.Uninstall(down);
-        staticRouting.GetStaticRouting(receivers.Get(i)->GetObject<Ipv4>())
-            ->SetDefaultRoute(downIf.GetAddress(0), 1);
         sinkAddr[i] = downIf.GetAddress(1);
+        if (expert)
+        {
+            HashedOf(receivers.Get(i))->SetDefaultRoute(1, downIf.GetAddress(0));
+            HashedOf(routers.Get(1))
+                ->AddHostRoute(sinkAddr[i], IfaceOf(routers.Get(1), down.Get(0)), Ipv4Address::GetZero());
+            HashedOf(routers.Get(0))->AddHostRoute(sinkAddr[i], 1, coreIf.GetAddress(1));
+        }
+        else
+        {
+            staticRouting.GetStaticRouting(receivers.Get(i)->GetObject<Ipv4>())
+                ->SetDefaultRoute(downIf.GetAddress(0), 1);
+        }
     }
-    // r1 reaches the receivers through r2, r2 the senders through r1 (interface 1 of
-    // each router is the bottleneck).
-    staticRouting.GetStaticRouting(routers.Get(0)->GetObject<Ipv4>())
-        ->AddNetworkRouteTo("10.2.0.0", "255.255.0.0", coreIf.GetAddress(1), 1);
-    staticRouting.GetStaticRouting(routers.Get(1)->GetObject<Ipv4>())
-        ->AddNetworkRouteTo("10.1.0.0", "255.255.0.0", coreIf.GetAddress(0), 1);
+    // Static routing: r1 reaches the receivers through r2, r2 the senders through r1
+    // (interface 1 of each router is the bottleneck).
+    if (!expert)
+    {
+        staticRouting.GetStaticRouting(routers.Get(0)->GetObject<Ipv4>())
+            ->AddNetworkRouteTo("10.2.0.0", "255.255.0.0", coreIf.GetAddress(1), 1);
+        staticRouting.GetStaticRouting(routers.Get(1)->GetObject<Ipv4>())
+            ->AddNetworkRouteTo("10.1.0.0", "255.255.0.0", coreIf.GetAddress(0), 1);
+    }
 
     const uint16_t port = 9000;
     std::vector<Ptr<PacketSink>> sinks(flows);
@@ -276,7 +474,8 @@ main(int argc, char* argv[])
             Ptr<JitteredCbr> app = CreateObject<JitteredCbr>(InetSocketAddress(sinkAddr[i], port),
                                                              c.udpMbps[i],
                                                              udpPayload,
-                                                             0.5);
+                                                             0.5,
+                                                             i);
             senders.Get(i)->AddApplication(app);
             a.Add(app);
         }
