@@ -13,8 +13,13 @@
 --              -T fields -e ip.src -e csfq.rate
 -- or copy it to ~/.local/lib/wireshark/plugins/. Filters: csfq.rate > 1e6, csfq.dropped.
 --
--- Packets captured before a csfq edge carry whatever the sender put there (Linux picks
--- IPv4 IDs per socket): turn the protocol's preferences off for such captures.
+-- Not every DF IPv4 ID (or IPv6 flow label) is a label: packets that crossed no csfq edge
+-- (captured before one, or ACKs coming back the other way) carry whatever their sender put
+-- there (Linux picks IPv4 IDs per socket), and they decode as rates all the same. Name the
+-- sources an edge labels in the "Labeled sources" preference (prefixes, e.g.
+-- `10.77.1.0/24, fd00:1::/64`; tshark: -o "csfq.sources:10.77.1.0/24"): packets from
+-- elsewhere are then not decoded. With it empty every value is decoded and marked
+-- "unverified" in the tree.
 
 local csfq = Proto("csfq", "CSFQ rate label")
 
@@ -26,14 +31,23 @@ local f_labeled = ProtoField.bool("csfq.labeled", "Labeled")
 local f_carrier = ProtoField.string("csfq.carrier", "Carried in")
 local f_dropped = ProtoField.bool("csfq.dropped", "Dropped here")
 local f_reason = ProtoField.string("csfq.drop_reason", "Drop reason")
-csfq.fields = { f_code, f_exponent, f_mantissa, f_rate, f_labeled, f_carrier, f_dropped, f_reason }
+local f_verified = ProtoField.bool("csfq.from_labeled_source",
+    "From a source an edge labels")
+csfq.fields = { f_code, f_exponent, f_mantissa, f_rate, f_labeled, f_carrier, f_dropped, f_reason,
+    f_verified }
 
 csfq.prefs.ipv4 = Pref.bool("IPv4 Identification carries labels", true,
     "Decode the Identification field of atomic IPv4 datagrams as a CSFQ label")
 csfq.prefs.ipv6 = Pref.bool("IPv6 flow label carries labels", true,
     "Decode the IPv6 flow label as a CSFQ label")
+csfq.prefs.sources = Pref.string("Labeled sources", "",
+    "Comma-separated source prefixes (IPv4 a.b.c.d/len, IPv6 x:y::/len) whose packets a csfq " ..
+    "edge labels; packets from other sources are not decoded. Empty: decode every packet, " ..
+    "marked unverified")
 
 local ip_id = Field.new("ip.id")
+local ip_src = Field.new("ip.src")
+local ipv6_src = Field.new("ipv6.src")
 local ip_df = Field.new("ip.flags.df")
 local ip_mf = Field.new("ip.flags.mf")
 local ip_frag = Field.new("ip.frag_offset")
@@ -59,6 +73,107 @@ local function human(bps)
     return string.format("%.4g bit/s", bps)
 end
 
+-- An address as a string of bits: IPv4 dotted quads, IPv6 colon groups ("::" expanded).
+-- nil if it is neither.
+local function bits_of(addr)
+    local out = {}
+    local function push(v, width)
+        for i = width - 1, 0, -1 do
+            out[#out + 1] = math.floor(v / 2 ^ i) % 2 == 1 and "1" or "0"
+        end
+    end
+    if string.find(addr, ":", 1, true) then
+        local head, tail = string.match(addr, "^(.-)::(.*)$")
+        local groups = {}
+        local function split(str)
+            local g = {}
+            for part in string.gmatch(str, "[^:]+") do
+                g[#g + 1] = part
+            end
+            return g
+        end
+        if head then
+            local h, t = split(head), split(tail)
+            for _, v in ipairs(h) do groups[#groups + 1] = v end
+            for _ = 1, 8 - #h - #t do groups[#groups + 1] = "0" end
+            for _, v in ipairs(t) do groups[#groups + 1] = v end
+        else
+            groups = split(addr)
+        end
+        if #groups ~= 8 then
+            return nil
+        end
+        for _, g in ipairs(groups) do
+            local v = tonumber(g, 16)
+            if not v or v > 0xffff then
+                return nil
+            end
+            push(v, 16)
+        end
+        return table.concat(out)
+    end
+    local a, b, c, d = string.match(addr, "^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
+    if not a then
+        return nil
+    end
+    for _, v in ipairs({ a, b, c, d }) do
+        v = tonumber(v)
+        if v > 255 then
+            return nil
+        end
+        push(v, 8)
+    end
+    return table.concat(out)
+end
+
+-- The "Labeled sources" preference as a list of bit-string prefixes; nil if empty. A
+-- malformed entry is reported once and matches nothing.
+local parsed_sources, parsed_from
+local function sources()
+    if parsed_from == csfq.prefs.sources then
+        return parsed_sources
+    end
+    parsed_from, parsed_sources = csfq.prefs.sources, nil
+    local bad
+    for entry in string.gmatch(csfq.prefs.sources, "[^,%s]+") do
+        local addr, len = string.match(entry, "^(.+)/(%d+)$")
+        local bits = bits_of(addr or entry)
+        len = tonumber(len) or (bits and #bits)
+        if bits and len <= #bits then
+            parsed_sources = parsed_sources or {}
+            parsed_sources[#parsed_sources + 1] = string.sub(bits, 1, len)
+        else
+            bad = entry
+            report_failure("csfq.lua: Labeled sources: cannot read \"" .. entry ..
+                "\" (expected a.b.c.d/len or x:y::/len)")
+        end
+    end
+    -- Only malformed entries: nothing is a labeled source, rather than everything.
+    if bad and not parsed_sources then
+        parsed_sources = {}
+    end
+    return parsed_sources
+end
+
+-- Whether the packet's source is one an edge labels: true, false, or nil when no sources
+-- are configured.
+local function from_labeled_source(src)
+    local list = sources()
+    if list == nil then
+        return nil
+    end
+    local bits = src and bits_of(tostring(src.value))
+    if not bits then
+        return false
+    end
+    for _, p in ipairs(list) do
+        if string.sub(bits, 1, #p) == p then
+            return true
+        end
+    end
+    return false
+end
+
 -- The first value of a field in this packet (the outer header if tunneled), or nil.
 local function first(field)
     local all = { field() }
@@ -68,7 +183,10 @@ end
 function csfq.dissector(tvb, pinfo, tree)
     local code, range, carrier, mantissa_bits
     local id = first(ip_id)
-    if id and csfq.prefs.ipv4 then
+    local labeled_source = from_labeled_source(id and first(ip_src) or first(ipv6_src))
+    if labeled_source == false then
+        -- Not from a source an edge labels: whatever the field holds is not a label.
+    elseif id and csfq.prefs.ipv4 then
         local df, mf, off = first(ip_df), first(ip_mf), first(ip_frag)
         local atomic = df and df.value and not (mf and mf.value) and (not off or off.value == 0)
         if atomic then
@@ -102,7 +220,16 @@ function csfq.dissector(tvb, pinfo, tree)
     if reason then
         summary = summary .. ", dropped (" .. reason .. ")"
     end
+    if code ~= nil and code ~= 0 and labeled_source == nil then
+        summary = summary .. " (unverified: set Labeled sources)"
+    end
     local t = tree:add(csfq, summary)
+    if code ~= nil and labeled_source == nil then
+        t:add(csfq, "[Unverified: with no \"Labeled sources\" preference every source is " ..
+            "decoded; this value may not be a label]")
+    elseif code ~= nil then
+        t:add(f_verified, true):set_generated()
+    end
     if code ~= nil then
         t:add(f_carrier, carrier):set_generated()
         t:add(f_code, range, code)

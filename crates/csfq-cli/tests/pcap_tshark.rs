@@ -159,5 +159,53 @@ fn tshark_reads_the_trace() {
         before as f64 <= before_bound,
         "{before} packets sent but not at r1->r2 (bound {before_bound})"
     );
+
+    // With "Labeled sources" set, only those sources' values are decoded as labels (a DF
+    // IPv4 ID from anywhere else may be anything); a malformed prefix is reported.
+    for (sources, decoded) in [
+        ("10.0.0.1/32", vec!["10.0.0.1"]),
+        (
+            "10.0.0.0/30, 10.0.0.32/32",
+            vec!["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.32"],
+        ),
+    ] {
+        let t = Command::new("tshark")
+            .arg("-X")
+            .arg(format!("lua_script:{}", lua.display()))
+            .args(["-o", &format!("csfq.sources:{sources}")])
+            .arg("-r")
+            .arg(out.join("trace.pcapng"))
+            .args(["-T", "fields", "-e", "ip.src", "-e", "csfq.labeled"])
+            .args(["-e", "csfq.from_labeled_source"])
+            .output()
+            .unwrap();
+        assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+        let mut got: Vec<String> = String::from_utf8(t.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.split('\t').nth(1).is_some_and(|v| !v.is_empty()))
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                assert_eq!(
+                    f[2], "1",
+                    "{sources}: decoded, so from a labeled source: {l}"
+                );
+                f[0].to_string()
+            })
+            .collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, decoded, "{sources}");
+    }
+    let t = Command::new("tshark")
+        .arg("-X")
+        .arg(format!("lua_script:{}", lua.display()))
+        .args(["-o", "csfq.sources:10.0.0/8", "-r"])
+        .arg(out.join("trace.pcapng"))
+        .args(["-T", "fields", "-e", "csfq.labeled"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&t.stderr);
+    assert!(err.contains("cannot read \"10.0.0/8\""), "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
