@@ -16,6 +16,11 @@
 //! Weights (Section 3: "quantum_i proportional to the flow's share"): a flow of weight `w`
 //! gets `w x quantum_bytes` per round, so backlogged flows share in proportion to their
 //! weights, the weighted comparison for weighted CSFQ.
+//!
+//! Queues are per flow, or per hash bucket ([`Drr::set_queue`]): Shreedhar and Varghese
+//! hash flows into a fixed number of queues (Section 3.1), and ns-2's DRR, which the MAY
+//! paper configures with 100 buckets, hashes the source address ([`ns2_bucket`]). Flows
+//! that land in one bucket share its queue, its quantum and its push-outs.
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -87,7 +92,17 @@ impl FlowQueue {
     }
 }
 
-/// A DRR scheduler over per-flow queues sharing one buffer.
+/// The bucket ns-2's DRR (`queue/drr.cc`, `DRR::hash`, then `% buckets_`) puts a packet
+/// from source address `saddr` in: `((i + (i >> 8) + ~(i >> 4)) % (2^24 - 1) + 1) %
+/// buckets`, in C's 32-bit signed arithmetic. With ns-2's flat addressing the address is
+/// the node's number, in the order the script created the nodes.
+pub fn ns2_bucket(saddr: u32, buckets: u32) -> u32 {
+    let i = saddr as i32;
+    let h = (i.wrapping_add(i >> 8).wrapping_add(!(i >> 4)) % ((2 << 23) - 1)) + 1;
+    (h % buckets.max(1) as i32).unsigned_abs()
+}
+
+/// A DRR scheduler over per-flow (or per-bucket) queues sharing one buffer.
 ///
 /// Every operation is O(log n) in the flows with packets queued: the push-out finds the
 /// most backlogged flow at the top of a binary max-heap ordered by backlog relative to
@@ -98,8 +113,14 @@ impl FlowQueue {
 #[derive(Debug, Clone)]
 pub struct Drr<P> {
     params: DrrParams,
-    /// Per-flow queues indexed by `FlowId`.
+    /// The queues: one per flow, indexed by `FlowId`, unless `queue_of` says otherwise.
     flows: Vec<FlowQueue>,
+    /// Flow (by `FlowId`) to queue, where [`Drr::set_queue`] has set one; `NOT_QUEUED`
+    /// (or past the end): the flow's own queue, numbered after every set one.
+    queue_of: Vec<u32>,
+    /// One more than the highest queue [`Drr::set_queue`] has named: flows without a set
+    /// queue get `queues_set + FlowId`, so they never share a set one.
+    queues_set: u32,
     /// The packets of every flow's queue.
     slab: PacketLists<P>,
     /// The round: flows with packets, in round-robin order, as `(flow, epoch)`; entries
@@ -119,6 +140,8 @@ impl<P: Packet> Drr<P> {
         Drr {
             params,
             flows: Vec::new(),
+            queue_of: Vec::new(),
+            queues_set: 0,
             slab: PacketLists::default(),
             round: VecDeque::new(),
             heap: Vec::new(),
@@ -135,10 +158,35 @@ impl<P: Packet> Drr<P> {
         }
     }
 
-    /// Gives `flow` weight `weight` (> 0, finite): a quantum of `weight x quantum_bytes`
-    /// bytes per round, at least 1 byte.
-    pub fn set_weight(&mut self, flow: crate::packet::FlowId, weight: f64) {
+    /// Puts `flow` in queue `queue` (a hash bucket), shared with every flow put there.
+    /// Call before any packet arrives; flows never put anywhere keep queues of their own.
+    pub fn set_queue(&mut self, flow: crate::packet::FlowId, queue: u32) {
+        assert!(
+            self.packets == 0,
+            "queues are assigned before packets arrive"
+        );
         let i = flow.index();
+        if i >= self.queue_of.len() {
+            self.queue_of.resize(i + 1, NOT_QUEUED);
+        }
+        self.queue_of[i] = queue;
+        self.queues_set = self.queues_set.max(queue + 1);
+    }
+
+    /// The queue `flow`'s packets go to.
+    #[inline]
+    fn queue(&self, flow: crate::packet::FlowId) -> usize {
+        match self.queue_of.get(flow.index()) {
+            Some(&q) if q != NOT_QUEUED => q as usize,
+            _ => self.queues_set as usize + flow.index(),
+        }
+    }
+
+    /// Gives `flow` weight `weight` (> 0, finite): a quantum of `weight x quantum_bytes`
+    /// bytes per round, at least 1 byte. Flows sharing a bucket share its quantum: the
+    /// last weight set for any of them holds.
+    pub fn set_weight(&mut self, flow: crate::packet::FlowId, weight: f64) {
+        let i = self.queue(flow);
         self.ensure_flow(i);
         let q = (self.params.quantum_bytes as f64 * weight).round();
         self.flows[i].quantum = q.clamp(1.0, u32::MAX as f64) as u32;
@@ -151,7 +199,7 @@ impl<P: Packet> Drr<P> {
     }
 
     fn push<R: Rng + ?Sized>(&mut self, p: P, rng: &mut R) {
-        let i = p.flow().index();
+        let i = self.queue(p.flow());
         self.ensure_flow(i);
         let size = p.size_bytes();
         self.bytes += size;
@@ -282,16 +330,16 @@ impl<P: Packet> Drr<P> {
         }
     }
 
-    /// Bytes queued by one flow.
+    /// Bytes queued in `flow`'s queue (with a bucket's other flows, if it shares one).
     pub fn flow_bytes(&self, flow: crate::packet::FlowId) -> u32 {
-        self.flows.get(flow.index()).map_or(0, |q| q.bytes)
+        self.flows.get(self.queue(flow)).map_or(0, |q| q.bytes)
     }
 }
 
 impl<P: Packet> QueueDisc<P> for Drr<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
         let size = p.size_bytes();
-        let own = p.flow().index();
+        let own = self.queue(p.flow());
         while self.bytes + size > self.params.buffer_bytes {
             // Looked up each time: the arrival's queue may become the longest. When the
             // arrival's own queue is tied for the longest, the arrival is the one dropped.
@@ -403,6 +451,51 @@ mod tests {
         }
         // Byte shares equal within one quantum.
         assert!(bytes[0].abs_diff(bytes[1]) <= 1500, "{bytes:?}");
+    }
+
+    /// ns-2's DRR::hash by hand: address 0: 0 + 0 + ~0 = -1, % (2^24 - 1) = -1, + 1 = 0;
+    /// 15: 15 + 0 + ~0 = 14, + 1 = 15; 16: 16 + 0 + ~1 = 14, + 1 = 15 (15 and 16 collide);
+    /// 100: 100 + 0 + ~6 = 93, + 1 = 94; 255: 255 + 0 + ~15 = 239, + 1 = 240, % 100 = 40.
+    #[test]
+    fn ns2_bucket_is_ns2_drr_hash() {
+        let b: Vec<u32> = [0, 15, 16, 100, 255].map(|a| ns2_bucket(a, 100)).to_vec();
+        assert_eq!(b, [0, 15, 15, 94, 40]);
+        assert!((0..100_000).all(|a| ns2_bucket(a, 100) < 100));
+    }
+
+    /// Two backlogged flows hashed into one bucket share one queue's quantum: together
+    /// they get what a flow alone in its bucket gets; unassigned flows keep their own
+    /// queues, apart from every bucket.
+    #[test]
+    fn flows_in_one_bucket_share_its_quantum() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(10_000_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for (flow, bucket) in [(0, 3), (1, 3), (2, 0)] {
+            q.set_queue(crate::packet::FlowId(flow), bucket);
+        }
+        for _ in 0..400 {
+            for f in 0..4 {
+                q.enqueue(TestPacket::new(f, 1000, 0.0), Nanos(0), &mut rng);
+            }
+        }
+        let mut bytes = [0u32; 4];
+        for _ in 0..600 {
+            let p = q.dequeue(Nanos(0)).unwrap();
+            bytes[p.flow.index()] += p.size;
+        }
+        // Three queues (bucket 3, bucket 0, flow 3's own), 200 packets each, within the
+        // one quantum a round cut short leaves.
+        for (got, queue) in [
+            (bytes[0] + bytes[1], "bucket 3"),
+            (bytes[2], "bucket 0"),
+            (bytes[3], "own"),
+        ] {
+            assert!(got.abs_diff(200_000) <= 1000, "{queue}: {bytes:?}");
+        }
+        assert_eq!(
+            q.flow_bytes(crate::packet::FlowId(0)),
+            800_000 - bytes[0] - bytes[1]
+        );
     }
 
     /// 2000 flows, one after another, each queue 40 packets that are then sent: the packet

@@ -172,6 +172,9 @@ pub(crate) fn fig6(results: &[RunResult]) -> Analysis {
 }
 
 /// overlay-fig7: the spread (CoV) of per-TCP goodput against the number of flows.
+/// overlay-fig7's 10-loop departures, traced.
+const TEN_LOOPS: &str = "traced to the loops' shaper buffers: the ten loops get 0.90-0.93 Mbps each (a CoV of 0.009 between loops), so the spread is all within loops, each 50 TCPs behind its own 50-packet shaper. Ten such buffers hold 500 packets, one per TCP, so no TCP is locked out of a queue; with 2 loops 100 packets serve 500 TCPs. How ten loops sharing the paper's two edge nodes (Fig. 7(b)) split its 'all buffers 50 pkts' is not said: with 10 or 25 packets per loop (sensitivity section) the CoV rises toward the paper's. Bottleneck buffer, tau, window cap, initial window, minimum RTO, SACK and staggered starts each moved it by less than 0.06 in trial runs";
+
 pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
     let source = "overlay paper, Section 7.2 (Fig. 7(c), (d))";
     let mut rows = Vec::new();
@@ -270,7 +273,8 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
             "1.2",
             band(1.2),
             tol,
-        ),
+        )
+        .note_if_departs(TEN_LOOPS),
         Check::within(
             format!("CoV at {n} flows, 10 loops, FRED at the edges"),
             source,
@@ -278,7 +282,8 @@ pub(crate) fn fig7(results: &[RunResult]) -> Analysis {
             "0.7",
             band(0.7),
             tol,
-        ),
+        )
+        .note_if_departs(TEN_LOOPS),
         Check::at_least(
             "lowest total TCP goodput over the bottleneck's capacity",
             source,

@@ -258,6 +258,14 @@ impl Discipline {
         }
     }
 
+    /// Puts a flow in a hash bucket at a scheduler that keeps per-flow queues (DRR): it
+    /// shares the bucket's queue with every flow put there.
+    pub fn set_bucket(&mut self, flow: FlowId, bucket: u32) {
+        if let Discipline::Drr(q) = self {
+            q.set_queue(flow, bucket);
+        }
+    }
+
     /// The fair-share estimate, if the discipline keeps one: CSFQ's `alpha`, CS-FNE's
     /// threshold rate `C / N_act`, MAY's `1/v` (0 while `v` is 0).
     pub fn alpha(&self) -> Option<f64> {

@@ -126,6 +126,40 @@ const MAY_BUFFER: Unstated = Unstated {
     },
 };
 
+/// How the MAY paper's DRR (ns-2's, `buckets_` = 100, stated) maps flows to its buckets:
+/// ns-2 hashes the source address, a node's number in the order the script made the nodes,
+/// which the paper does not give. 100: each flow's own host numbered in flow order and
+/// hashed as ns-2 does, so some flows share a bucket; 0: a queue per flow, no collisions.
+const DRR_BUCKETS: Unstated = Unstated {
+    name: "DRR buckets (100: ns-2's hash of hosts in flow order; 0: a queue per flow)",
+    rule: "the paper's 100 buckets, each flow's host numbered in flow order (its node numbering is not given)",
+    ours: 100.0,
+    others: &[0.0],
+    apply: |s, v| s.drr.buckets = v as u32,
+};
+
+/// The buffer of each overlay loop's shaper queue in overlay-fig7. The paper says "all
+/// buffers 50 pkts", and Fig. 7(b) draws two edge nodes: how ten loops sharing them split
+/// that buffer is not said. With FRED in the shapers its thresholds follow the buffer (16
+/// and 32 KB of 50 KB).
+const LOOP_BUFFER: Unstated = Unstated {
+    name: "each loop's shaper buffer, packets",
+    rule: "50 packets per loop: 'all buffers 50 pkts' read as each loop's own",
+    ours: 50.0,
+    others: &[10.0, 25.0],
+    apply: |s, v| {
+        if s.loops.is_empty() {
+            return;
+        }
+        let bytes = (v * 1000.0).round() as u32;
+        for l in &mut s.loops {
+            l.get_mut().buffer_bytes = bytes;
+        }
+        s.red.min_th_bytes = bytes * 8 / 25;
+        s.red.max_th_bytes = bytes * 16 / 25;
+    },
+};
+
 /// The TCP senders' window cap.
 const TCP_WINDOW: Unstated = Unstated {
     name: "TCP window cap, segments",
@@ -227,12 +261,20 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         "csfq-fig3b" => &[RED_MAX_P, TCP_TICK, TCP_TIMER],
         "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP],
         "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER],
-        "may-fig5" => &[MAY_BUFFER, TCP_WINDOW, MAY_OVERFLOW_IN_ND, ACCESS_RATE],
+        "may-fig5" => &[
+            MAY_BUFFER,
+            TCP_WINDOW,
+            MAY_OVERFLOW_IN_ND,
+            ACCESS_RATE,
+            DRR_BUCKETS,
+        ],
         // Fig. 7's queues are stated (100 packets).
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
-        "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND],
+        "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND, DRR_BUCKETS],
+        // The thesis states RED's buffer and thresholds, not max_p.
+        "csfne-table2" | "csfne-table6" => &[RED_MAX_P],
         "overlay-fig6" => &[LINK_DELAY],
-        "overlay-fig7" => &[START_SPREAD],
+        "overlay-fig7" => &[START_SPREAD, LOOP_BUFFER],
         "overlay-fig9" => &[ASSURED_ON_INGRESS],
         _ => &[],
     }

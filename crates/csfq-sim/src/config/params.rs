@@ -120,18 +120,24 @@ impl Default for FredConfig {
     }
 }
 
-/// DRR's quantum.
+/// DRR's quantum and queues.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DrrConfig {
     /// Bytes per round, at least the largest packet.
     pub quantum_bytes: u32,
+    /// Hash buckets, as ns-2's DRR `buckets_` (0, the default: a queue per flow). Each
+    /// flow has its own sending host here; hosts are numbered in flow order (ns-2 numbers
+    /// nodes as a script creates them) and hashed as ns-2 hashes a source address
+    /// (`csfq_algo::drr::ns2_bucket`). Flows in one bucket share its queue.
+    pub buckets: u32,
 }
 
 impl Default for DrrConfig {
     fn default() -> Self {
         DrrConfig {
             quantum_bytes: 1000,
+            buckets: 0,
         }
     }
 }

@@ -87,6 +87,13 @@ impl ScenarioFile {
                 "must be 1..=16777216".into(),
             ));
         }
+        if self.drr.buckets > 1 << 20 {
+            return Err(err(
+                table_key("drr", "buckets"),
+                "drr.buckets",
+                "must be 0 (a queue per flow) ..=1048576".into(),
+            ));
+        }
         if !(1..=65_535).contains(&self.fred.min_q_packets) {
             return Err(err(
                 table_key("fred", "min_q_packets"),

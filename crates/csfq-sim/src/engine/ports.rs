@@ -105,7 +105,18 @@ impl Ports {
             .map(|f| f.weight)
             .fold(f64::INFINITY, f64::min);
         let weighted = topo.flows.iter().any(|f| f.weight != min_weight);
-        for f in &topo.flows {
+        let buckets = s.drr.buckets;
+        for (i, f) in topo.flows.iter().enumerate() {
+            if buckets > 0 {
+                // ns-2's DRR hashes the source address: the flow's own sending host,
+                // numbered in flow order.
+                let bucket = csfq_algo::drr::ns2_bucket(i as u32, buckets);
+                for h in f.fwd() {
+                    ports[h.port as usize]
+                        .disc
+                        .set_bucket(FlowId(h.local), bucket);
+                }
+            }
             // Disciplines know a flow by its index at their port.
             if weighted {
                 for h in f.fwd() {
