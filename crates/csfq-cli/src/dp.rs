@@ -335,6 +335,14 @@ pub fn dp(args: Dp) -> Result<()> {
                         core - floor
                     );
                 }
+                if let Some(c) = alone("2 CPUs: core") {
+                    println!(
+                        "Two senders, each pinned to its own CPU, through one core: {:.3} of \
+                         the rate with no program on the same two CPUs ({:.3}-{:.3}), counted \
+                         at the far end. The core's state is one, under one spin lock.",
+                        c.ratio, c.ratio_min, c.ratio_max
+                    );
+                }
             }
         }
         DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,

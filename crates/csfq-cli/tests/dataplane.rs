@@ -915,6 +915,7 @@ fn dp_errors_name_what_is_missing() {
             "csfq-nosuch0",
             "--rate",
             "10mbit",
+            "--trust-any-label",
         ])
         .output()
         .unwrap();
@@ -939,11 +940,25 @@ fn dp_errors_name_what_is_missing() {
     // value.
     for (args, needle) in [
         (
-            &["core", "--rate", "0mbit", "--limit", "64kb"][..],
+            &[
+                "core",
+                "--rate",
+                "0mbit",
+                "--limit",
+                "64kb",
+                "--trust-any-label",
+            ][..],
             "invalid rate: 0 bit/s is out of range: must be from 8bit to 4tbit",
         ),
         (
-            &["core", "--rate", "10mbit", "--limit", "10gb"][..],
+            &[
+                "core",
+                "--rate",
+                "10mbit",
+                "--limit",
+                "10gb",
+                "--trust-any-label",
+            ][..],
             "invalid limit: 10737418240 bytes is out of range",
         ),
         (
@@ -979,6 +994,10 @@ fn dp_errors_name_what_is_missing() {
                 "10kb",
             ][..],
             "only with --unlabelable RATE",
+        ),
+        (
+            &["core", "--rate", "10mbit", "--trusted-from", "csfq-nosuch1"][..],
+            "no interface `csfq-nosuch1`",
         ),
     ] {
         let o = Command::new(CSFQ)
@@ -1082,7 +1101,11 @@ fn dp_bench_reports_each_attached_program() {
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let rows = rows.as_array().expect("an array of cases");
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
-    assert_eq!(cases, ["none", "empty", "edge", "core", "edge+core"]);
+    let mut want = vec!["none", "empty", "edge", "core", "edge+core"];
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        want.extend(["2 CPUs: none", "2 CPUs: core"]);
+    }
+    assert_eq!(cases, want);
     for r in rows {
         let case = r["case"].as_str().unwrap();
         assert!(
@@ -1091,6 +1114,7 @@ fn dp_bench_reports_each_attached_program() {
         );
         for (field, attached) in [
             ("empty_ns", case == "empty"),
+            // "2 CPUs: none" has no program, "2 CPUs: core" the core.
             ("edge_ns", case.contains("edge")),
             ("core_ns", case.contains("core")),
         ] {

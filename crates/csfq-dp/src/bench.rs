@@ -12,6 +12,12 @@
 //! taken against the `none` of its own repetition, so a machine that slows down over the
 //! run moves all five alike. The median ratio is reported with its spread.
 //!
+//! Scaling across CPUs (on a machine with two or more): two senders, each pinned to its own
+//! CPU, through the same veth, without a program (`2 CPUs: none`) and with the core
+//! (`2 CPUs: core`, its ratio against the former). The core keeps one state for the link,
+//! under one spin lock every packet takes, so this is where CPUs serialize. The rate is
+//! what the far end's receive counter saw (no receiving thread competes for the CPUs).
+//!
 //! The programs' own cost is read from the kernel: with BPF run-time statistics on
 //! (`BPF_ENABLE_STATS`, as `sysctl kernel.bpf_stats_enabled=1` does, for the run only), the
 //! kernel adds up each program's run time and run count; `run_time_ns / run_cnt` is its mean
@@ -195,6 +201,68 @@ fn blast(tx: &UdpSocket, rx: &UdpSocket, secs: f64) -> f64 {
     counter as f64 / secs
 }
 
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays within it for cpu <
+    // CPU_SETSIZE; sched_setaffinity(0) acts on the calling thread only.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Packets `dev` has received in namespace `ns`, from that namespace's /proc/net/dev
+/// (read by a thread that enters it: /proc/thread-self/net is the thread's namespace's).
+fn rx_packets(ns: &str, dev: &str) -> Result<u64, DpError> {
+    let (ns, dev) = (ns.to_string(), dev.to_string());
+    std::thread::spawn(move || -> Result<u64, DpError> {
+        setns(&ns)?;
+        let path = "/proc/thread-self/net/dev";
+        let text = std::fs::read_to_string(path).map_err(|source| DpError::Io {
+            what: "reading",
+            path: path.into(),
+            source,
+        })?;
+        text.lines()
+            .find_map(|l| {
+                l.trim_start()
+                    .strip_prefix(&format!("{dev}:"))
+                    .map(str::to_string)
+            })
+            .and_then(|rest| rest.split_whitespace().nth(1)?.parse().ok())
+            .ok_or_else(|| DpError::Invalid {
+                field: "benchmark setup",
+                why: format!("no receive counter for {dev} in {path}"),
+            })
+    })
+    .join()
+    .expect("counter thread")
+}
+
+/// One sender per socket, each pinned to its own CPU, for `secs`; returns datagrams per
+/// second that `dev` in namespace `ns` received.
+fn blast_parallel(txs: &[UdpSocket], ns: &str, dev: &str, secs: f64) -> Result<f64, DpError> {
+    let before = rx_packets(ns, dev)?;
+    let t0 = Instant::now();
+    let stop = t0 + Duration::from_secs_f64(secs);
+    std::thread::scope(|s| {
+        for (cpu, tx) in txs.iter().enumerate() {
+            s.spawn(move || {
+                pin_to(cpu);
+                let payload = [0x5au8; 64];
+                while Instant::now() < stop {
+                    for _ in 0..64 {
+                        let _ = tx.send(&payload);
+                    }
+                }
+            });
+        }
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    Ok((rx_packets(ns, dev)? - before) as f64 / secs)
+}
+
 /// Runs the benchmark: `secs` per measurement, `repeat` interleaved repetitions. Needs
 /// root; makes and removes two namespaces, and leaves the calling thread in the first of
 /// them.
@@ -284,24 +352,65 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             ratios[i].push(this[i] / this[0]);
         }
     }
+
+    // Two senders on two CPUs, to a port nobody listens on (the far end's counter counts
+    // them; the kernel drops them there).
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let scaling: [(&'static str, bool); 2] = [("2 CPUs: none", false), ("2 CPUs: core", true)];
+    let mut sc_pps = vec![Vec::new(); 2];
+    let mut sc_ratios = vec![Vec::new(); 2];
+    let mut sc_cost = [[ProgCost::default(); 3]; 2];
+    if cpus >= 2 {
+        let txs = (0..2)
+            .map(|_| {
+                let tx = UdpSocket::bind("10.98.0.1:0").map_err(io)?;
+                tx.connect("10.98.0.2:9998").map_err(io)?;
+                Ok(tx)
+            })
+            .collect::<Result<Vec<_>, DpError>>()?;
+        for _ in 0..repeat {
+            let mut this = [0f64; 2];
+            for (i, &(_, core)) in scaling.iter().enumerate() {
+                if core {
+                    attach_core("va", &CoreSettings::new(100_000_000_000))?;
+                }
+                this[i] = blast_parallel(&txs, &ns.b, "vb", secs)?;
+                if core {
+                    for (sum, add) in sc_cost[i].iter_mut().zip(costs("va")?) {
+                        sum.ns += add.ns;
+                        sum.runs += add.runs;
+                    }
+                    detach("va")?;
+                }
+            }
+            for i in 0..2 {
+                sc_pps[i].push(this[i]);
+                sc_ratios[i].push(this[i] / this[0]);
+            }
+        }
+    }
     drop(ns);
-    Ok(cases
+    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 3]| PathResult {
+        case,
+        pps: median(pps),
+        ratio: median(r),
+        ratio_min: r.iter().copied().fold(f64::INFINITY, f64::min),
+        ratio_max: r.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        edge_ns: cost[0].per_run(),
+        core_ns: cost[1].per_run(),
+        empty_ns: cost[2].per_run(),
+    };
+    let mut out: Vec<PathResult> = cases
         .iter()
         .enumerate()
-        .map(|(i, &(case, ..))| {
-            let r = &mut ratios[i];
-            PathResult {
-                case,
-                pps: median(&mut pps[i]),
-                ratio: median(r),
-                ratio_min: r.iter().copied().fold(f64::INFINITY, f64::min),
-                ratio_max: r.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                edge_ns: cost[i][0].per_run(),
-                core_ns: cost[i][1].per_run(),
-                empty_ns: cost[i][2].per_run(),
-            }
-        })
-        .collect())
+        .map(|(i, &(case, ..))| row(case, &mut pps[i], &mut ratios[i], cost[i]))
+        .collect();
+    if cpus >= 2 {
+        for (i, &(case, _)) in scaling.iter().enumerate() {
+            out.push(row(case, &mut sc_pps[i], &mut sc_ratios[i], sc_cost[i]));
+        }
+    }
+    Ok(out)
 }
 
 fn set_rcvbuf(s: &UdpSocket, bytes: i32) {
