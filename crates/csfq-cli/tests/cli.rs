@@ -287,6 +287,9 @@ fn bad_input_is_a_clear_error_not_a_panic() {
 #[test]
 fn reproduce_all_writes_the_report() {
     let out = tmp("all");
+    // What an interrupted earlier run leaves: its staging directory, and an old report.
+    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
+    std::fs::write(out.join("report.md"), "an old report\n").unwrap();
     let o = csfq(
         &[
             "reproduce",
@@ -302,6 +305,20 @@ fn reproduce_all_writes_the_report() {
     assert!(o.status.success(), "{stderr}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // Everything was staged and published: no staging directory is left, the stale one
+    // is gone, and the report is the new one.
+    let staged: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".partial-"))
+        .collect();
+    assert!(staged.is_empty(), "{staged:?}");
+    assert!(
+        md.starts_with("# csfq: the published experiments"),
+        "{}",
+        &md[..40]
+    );
     for id in csfq_papers::experiments::EXPERIMENTS.iter().map(|e| e.id) {
         assert!(stdout.contains(id), "{id} missing from the summary");
         assert!(
@@ -834,6 +851,52 @@ fn a_trace_stops_at_its_limit_and_says_so() {
         !o.status.success() && stderr.contains("expected a size like 500M"),
         "{stderr}"
     );
+}
+
+/// `reproduce --all` interrupted while it writes its experiments' files leaves nothing that
+/// looks like a result: no experiment directory and no report, only its hidden staging
+/// directory, which the next run removes.
+#[test]
+fn reproduce_all_interrupted_while_writing_publishes_nothing() {
+    let out = tmp("all-sigint");
+    let child = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(["reproduce", "--all", "--seeds", "1", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The write phase has begun once an experiment's directory appears in the staging
+    // directory.
+    let writing = || {
+        std::fs::read_dir(&out)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with(".partial-")
+                    && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some())
+            })
+    };
+    let t0 = std::time::Instant::now();
+    while !writing() && t0.elapsed().as_secs() < 900 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(writing(), "the write phase never began");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    let published: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with(".partial-"))
+        .collect();
+    assert!(published.is_empty(), "{published:?}");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Ctrl-C during a traced run: exit 130, a message that says what is and is not written,

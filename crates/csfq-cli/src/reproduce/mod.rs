@@ -137,6 +137,18 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64], json: bool) -> R
 pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join("report"));
     crate::prepare_out_dir(&dir)?;
+    // Everything is written into a hidden staging directory inside `dir` and published at
+    // the end (see `publish`): a run interrupted before that leaves `dir` as it was, not
+    // experiment directories that look complete beside no report, or an old one.
+    for (name, path) in entries(&dir) {
+        if name.starts_with(STAGE_PREFIX) {
+            std::fs::remove_dir_all(&path).with_context(|| {
+                format!("removing {} (left by an interrupted run)", path.display())
+            })?;
+        }
+    }
+    let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
+    std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
     let started = std::time::Instant::now();
     let es: Vec<&Experiment> = EXPERIMENTS.iter().collect();
     let all = run_experiments(&es, seeds, "all experiments")?;
@@ -255,7 +267,7 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     )?;
     for ((e, rs), j) in es.iter().zip(&all).zip(&judged) {
         let a = &j.analysis;
-        write_experiment(e, rs, j, &dir.join(e.id))?;
+        write_experiment(e, rs, j, &stage.join(e.id))?;
         writeln!(md, "\n## {}\n", e.id)?;
         writeln!(md, "**Setup.** {}.\n", e.setup)?;
         writeln!(md, "**Published.** {}.\n", e.published)?;
@@ -278,12 +290,11 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
             writeln!(md, "- *Note:* {n}")?;
         }
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     md.push_str(&sens.markdown);
-    let (scale_md, scale_runs) = scale::section(&dir)?;
+    let (scale_md, scale_runs) = scale::section(&stage)?;
     md.push_str(&scale_md);
     let md_path = dir.join("report.md");
-    crate::write_atomic(&md_path, &md)?;
+    crate::write_atomic(&stage.join("report.md"), &md)?;
     let mut body = String::new();
     let parser = pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES);
     pulldown_cmark::html::push_html(&mut body, parser);
@@ -294,7 +305,8 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
          td:first-child,th:first-child{{text-align:left}}img{{max-width:100%}}</style></head><body>\n{body}</body></html>\n"
     );
     let html_path = dir.join("report.html");
-    crate::write_atomic(&html_path, html)?;
+    crate::write_atomic(&stage.join("report.html"), html)?;
+    publish(&stage, &dir)?;
     for (e, a) in es.iter().zip(&analyses) {
         let departs = a
             .checks
@@ -322,6 +334,54 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
         html_path.display()
     );
     Ok(())
+}
+
+/// The staging directory's name, followed by the process id.
+const STAGE_PREFIX: &str = ".partial-";
+
+/// A directory's entries as (name, path); none if it cannot be read.
+fn entries(dir: &Path) -> Vec<(String, PathBuf)> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect()
+}
+
+/// Moves what `stage` holds into `dir`, replacing what is there under the same names.
+/// The old report is removed first and the new one moved in last, so that a report in
+/// `dir` always stands beside the experiments it describes: an interruption in between
+/// leaves no report at all.
+fn publish(stage: &Path, dir: &Path) -> Result<()> {
+    const REPORT: [&str; 2] = ["report.md", "report.html"];
+    for f in REPORT {
+        match std::fs::remove_file(dir.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", dir.join(f).display()));
+            }
+            _ => {}
+        }
+    }
+    for (name, from) in entries(stage) {
+        if REPORT.contains(&name.as_str()) {
+            continue;
+        }
+        let to = dir.join(&name);
+        if to.is_dir() {
+            std::fs::remove_dir_all(&to).with_context(|| format!("removing {}", to.display()))?;
+        } else if to.exists() {
+            std::fs::remove_file(&to).with_context(|| format!("removing {}", to.display()))?;
+        }
+        std::fs::rename(&from, &to)
+            .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+    }
+    for f in REPORT.iter().rev() {
+        let (from, to) = (stage.join(f), dir.join(f));
+        std::fs::rename(&from, &to)
+            .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+    }
+    std::fs::remove_dir(stage).with_context(|| format!("removing {}", stage.display()))
 }
 
 fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Path) -> Result<()> {
