@@ -619,6 +619,39 @@ fn core_believes_labels_only_from_trusted_interfaces() {
     }
 }
 
+/// IPv6 too: a flow label from an untrusted interface is not believed. Uncongested (no
+/// drops), a forged label of 1 (about 1 kbit/s) leaves as label 0 with the traffic class
+/// and the rest of the frame untouched, and is counted untrusted; the same packet from
+/// a trusted interface keeps its label.
+#[test]
+fn core_overwrites_untrusted_ipv6_flow_labels() {
+    if !dataplane_or_skip("core_overwrites_untrusted_ipv6_flow_labels") {
+        return;
+    }
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    let mut trusted = [0u32; MAX_TRUSTED];
+    trusted[0] = 7;
+    p.set_core_config(&CoreConfigRaw {
+        trust: TRUST_LISTED,
+        trusted,
+        ..core_config_with(EST_HISTOGRAM, 1_000_000, 0, 0)
+    })
+    .unwrap();
+    let frame = v6_frame(17, 0x2e, 1, 4000, 1000);
+    let (ret, out) = p.run_from(&frame, 9).unwrap();
+    assert_eq!(ret, PASS);
+    assert_eq!(v6_label(&out), 0, "the forged label is overwritten");
+    assert_eq!(
+        changed(&frame, &out),
+        [17],
+        "only the flow label's last byte"
+    );
+    assert_eq!(count(&p, Counter::Untrusted), 1);
+    let (ret, out) = p.run_from(&frame, 7).unwrap();
+    assert_eq!((ret, v6_label(&out)), (PASS, 1), "from a trusted interface");
+    assert_eq!(count(&p, Counter::Untrusted), 1);
+}
+
 fn replay_core_vectors(kind: &str, estimator: u32) {
     replay_core_vectors_with(kind, estimator, false);
 }
