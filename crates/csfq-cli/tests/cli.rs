@@ -858,14 +858,23 @@ fn a_trace_stops_at_its_limit_and_says_so() {
 /// directory, which the next run removes.
 #[test]
 fn reproduce_all_interrupted_while_writing_publishes_nothing() {
+    use std::os::unix::process::CommandExt as _;
     let out = tmp("all-sigint");
-    let child = Command::new(env!("CARGO_BIN_EXE_csfq"))
-        .args(["reproduce", "--all", "--seeds", "1", "--out"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_csfq"));
+    cmd.args(["reproduce", "--all", "--seeds", "1", "--out"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec. A suite started
+    // in the background by a non-interactive shell inherits SIGINT ignored; Ctrl-C in a
+    // terminal, which this stands for, is not.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
     // The write phase has begun once an experiment's directory appears in the staging
     // directory.
     let writing = || {
@@ -888,7 +897,11 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing() {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
     }
     let o = child.wait_with_output().unwrap();
-    assert!(!o.status.success());
+    assert!(
+        !o.status.success(),
+        "the run finished before the interrupt: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let published: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .flatten()

@@ -169,6 +169,26 @@ impl Net {
         net
     }
 
+    /// `csfq dp --netns NS ARGS...` in namespace `n`, which must succeed.
+    fn dp_ok(&self, n: &str, args: &[&str]) {
+        let o = self.csfq(n, args);
+        assert!(
+            o.status.success(),
+            "csfq dp {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// The core in front of the tbf on `c1` (10 Mbit/s, 64 KB limit), trusting labels as
+    /// `trust` says (`--trusted-from c0`: the edge's side; or `--trust-any-label`).
+    fn attach_core(&self, trust: &[&str]) {
+        let mut a = vec![
+            "core", "attach", "--dev", "c1", "--rate", "10mbit", "--limit", "64kb",
+        ];
+        a.extend_from_slice(trust);
+        self.dp_ok("c", &a);
+    }
+
     /// Adds namespace `a` (10.77.4.1), wired to the core router's `c2` (10.77.4.2): a host
     /// that reaches the core without crossing the edge.
     fn attacker(&self) {
@@ -452,24 +472,8 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
 
     // With csfq: the edge on the senders' interface, the core in front of the tbf.
     let mut net = Net::new("b");
-    let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = net.csfq(
-        "c",
-        &[
-            "core",
-            "attach",
-            "--dev",
-            "c1",
-            "--rate",
-            "10mbit",
-            "--limit",
-            "64kb",
-            "--trusted-from",
-            "c0",
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+    net.attach_core(&["--trusted-from", "c0"]);
     // Prometheus scrapes the exporter (in the host namespace; it reads every scope's
     // pins) once a second while the flows run.
     let exporter = Exporter::start();
@@ -559,9 +563,8 @@ fn core_trusts_labels_only_from_the_edges_side() {
     for trust in [["--trust-any-label", ""], ["--trusted-from", "c0"]] {
         let mut net = Net::new(if trust[1].is_empty() { "t" } else { "u" });
         net.attacker();
-        let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let o = net.csfq(
+        net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+        net.dp_ok(
             ATTACKER,
             &[
                 "edge",
@@ -573,13 +576,8 @@ fn core_trusts_labels_only_from_the_edges_side() {
                 "1000",
             ],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let mut core = vec![
-            "core", "attach", "--dev", "c1", "--rate", "10mbit", "--limit", "64kb",
-        ];
-        core.extend(trust.iter().filter(|a| !a.is_empty()));
-        let o = net.csfq("c", &core);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let trust: Vec<&str> = trust.into_iter().filter(|a| !a.is_empty()).collect();
+        net.attach_core(&trust);
         let got = net.traffic_with_udp_from(ATTACKER, "10M", 8);
         let stats = net.csfq("c", &["stats", "--json"]);
         let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats");
@@ -683,8 +681,7 @@ fn concurrent_attaches_leave_one_core_and_flow_tables_are_not_resized_silently()
             "trial {trial}: one attaches, the other updates: {said:?}"
         );
         assert!(core_running(), "trial {trial}: {said:?}, yet no core runs");
-        let o = net.csfq("c", &["detach", "--dev", "c1"]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        net.dp_ok("c", &["detach", "--dev", "c1"]);
     }
 
     let edge = |flows: Option<&str>| {
@@ -939,7 +936,7 @@ fn many_ports_run(key: &str, secs: u32) -> Result<(f64, Vec<f64>), String> {
     {
         let mut net = Net::new(if key == "source" { "p" } else { "q" });
         net.x("s", &["ip", "addr", "add", "10.77.1.3/24", "dev", "s0"]);
-        let o = net.csfq(
+        net.dp_ok(
             "e",
             &[
                 "edge",
@@ -952,23 +949,7 @@ fn many_ports_run(key: &str, secs: u32) -> Result<(f64, Vec<f64>), String> {
                 key,
             ],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let o = net.csfq(
-            "c",
-            &[
-                "core",
-                "attach",
-                "--dev",
-                "c1",
-                "--rate",
-                "10mbit",
-                "--limit",
-                "64kb",
-                "--trusted-from",
-                "c0",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        net.attach_core(&["--trusted-from", "c0"]);
         let (rns, sns) = (net.ns("r"), net.ns("s"));
         let receiver = Command::new("ip")
             .args(["netns", "exec", &rns, "timeout", "30", "python3", "-c"])
@@ -1010,7 +991,7 @@ fn edge_polices_traffic_that_cannot_carry_a_label() {
         return;
     }
     let net = Net::new("p");
-    let o = net.csfq(
+    net.dp_ok(
         "e",
         &[
             "edge",
@@ -1023,7 +1004,6 @@ fn edge_polices_traffic_that_cannot_carry_a_label() {
             "3000b",
         ],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let edge = |net: &Net| -> serde_json::Value {
         let o = net.csfq("e", &["stats", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
@@ -1064,11 +1044,10 @@ fn edge_polices_traffic_that_cannot_carry_a_label() {
     );
     assert!(dropped >= 600, "{e}");
 
-    let o = net.csfq(
+    net.dp_ok(
         "e",
         &["edge", "attach", "--dev", "e0", "--unlabelable", "drop"],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     send_without_df(
         &net.ns("s"),
         "10.77.3.2:9",
@@ -1332,7 +1311,7 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
         return;
     }
     let net = Net::new("g");
-    let o = net.csfq(
+    net.dp_ok(
         "c",
         &[
             "core",
@@ -1344,9 +1323,7 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
             "--trust-any-label",
         ],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = net.csfq("e", &["edge", "attach", "--dev", "e0"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
     let (c, e) = (
         format!("netns-{}", net.ns("c")),
         format!("netns-{}", net.ns("e")),
