@@ -90,6 +90,8 @@ impl Net {
         Command::new(CSFQ).args(&a).output().expect("csfq runs")
     }
 
+    /// The namespaces for `tag`, which no other test may use: tests run at once, and a
+    /// net's drop removes every namespace and pin of its prefix.
     fn new(tag: &str) -> Net {
         let net = Net {
             prefix: format!("csfqt{}{tag}", std::process::id() % 100_000),
@@ -934,7 +936,7 @@ fn many_source_ports_through_a_small_flow_table() {
 /// `key`: the 1000-port sender's goodput and the four TCPs', bit/s.
 fn many_ports_run(key: &str, secs: u32) -> Result<(f64, Vec<f64>), String> {
     {
-        let mut net = Net::new(if key == "source" { "p" } else { "q" });
+        let mut net = Net::new(if key == "source" { "m" } else { "n" });
         net.x("s", &["ip", "addr", "add", "10.77.1.3/24", "dev", "s0"]);
         net.dp_ok(
             "e",
@@ -1311,18 +1313,7 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
         return;
     }
     let net = Net::new("g");
-    net.dp_ok(
-        "c",
-        &[
-            "core",
-            "attach",
-            "--dev",
-            "c1",
-            "--rate",
-            "10mbit",
-            "--trust-any-label",
-        ],
-    );
+    net.attach_core(&["--trust-any-label"]);
     net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
     let (c, e) = (
         format!("netns-{}", net.ns("c")),
