@@ -44,6 +44,7 @@ pub mod label_histogram;
 pub mod las;
 pub mod maxmin;
 pub mod may;
+pub mod may_fixed;
 pub mod overlay;
 pub mod packet;
 pub mod packet_lists;

@@ -3,7 +3,9 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use csfq_dp::units::{parse_rate, parse_size, parse_time};
-use csfq_dp::{AttachOutcome, CoreSettings, EdgeSettings, InterfaceStats, WeightClass};
+use csfq_dp::{
+    AttachOutcome, CoreSettings, EdgeSettings, InterfaceStats, MaySettings, WeightClass,
+};
 
 #[derive(Args)]
 pub struct Dp {
@@ -25,6 +27,12 @@ enum DpCommand {
     Core {
         #[command(subcommand)]
         cmd: CoreCommand,
+    },
+    /// MAY at a bottleneck: no edge, no labels; drops in proportion to each flow's past
+    /// drops, in front of the link's shaper.
+    May {
+        #[command(subcommand)]
+        cmd: MayCommand,
     },
     /// Counters and state of every program csfq attached.
     Stats {
@@ -174,6 +182,47 @@ enum CoreCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum MayCommand {
+    /// Attach MAY to an interface's egress (again: update its settings, keeping its table
+    /// and v). The defaults are the MAY paper's (Section IV).
+    Attach {
+        /// The bottleneck interface.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// The link's rate C as the shaper on IF has it, in tc's units (e.g. 10mbit): the
+        /// utilization is the arrival rate over it.
+        #[arg(long, value_parser = parse_rate)]
+        rate: u64,
+        /// Table size, entries: flows that lost a packet (the least recently seen is
+        /// evicted when full) [default: 65536 on a new attach; an attached MAY keeps its
+        /// table, which cannot be resized in place].
+        #[arg(long)]
+        table: Option<u32>,
+        /// Delta: how often v is updated and the table's drops averaged, in tc's time
+        /// units.
+        #[arg(long, default_value = "1s", value_parser = parse_time)]
+        interval: u64,
+        /// u0: the utilization v's controller holds the link at.
+        #[arg(long, default_value_t = 0.98)]
+        target_utilization: f64,
+        /// kappa: the controller's gain (v += kappa (utilization - u0) per interval).
+        #[arg(long, default_value_t = 0.1)]
+        gain: f64,
+        /// q_w: the weight of each interval's drops in a flow's average delta.
+        #[arg(long, default_value_t = 0.05)]
+        q_w: f64,
+        /// T0: an entry that has not lost a packet for this long leaves the table, in tc's
+        /// time units.
+        #[arg(long, default_value = "64s", value_parser = parse_time)]
+        timeout: u64,
+        /// S0: a packet of a flow not in the table is sampled into it with probability
+        /// 1/S0 (dropped if the utilization is above u0).
+        #[arg(long, default_value_t = 1000.0)]
+        s0: f64,
+    },
+}
+
 fn outcome(o: AttachOutcome, what: &str, dev: &str) {
     match o {
         AttachOutcome::Attached => println!("csfq {what} attached to {dev}"),
@@ -267,6 +316,32 @@ pub fn dp(args: Dp) -> Result<()> {
                 csfq_dp::CoreTrust::Interfaces(trusted_from)
             };
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
+        }
+        DpCommand::May {
+            cmd:
+                MayCommand::Attach {
+                    dev,
+                    rate,
+                    table,
+                    interval,
+                    target_utilization,
+                    gain,
+                    q_w,
+                    timeout,
+                    s0,
+                },
+        } => {
+            let s = MaySettings {
+                rate_bps: rate,
+                table,
+                interval_ns: interval,
+                target_utilization,
+                gain,
+                q_w,
+                timeout_ns: timeout,
+                s0,
+            };
+            outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
         }
         DpCommand::Stats { json } => {
             let st = csfq_dp::stats()?;
@@ -370,7 +445,10 @@ fn mbps(bps: u64) -> String {
 
 fn print_stats(st: &[InterfaceStats]) {
     if st.is_empty() {
-        println!("csfq has nothing attached (see `csfq dp edge attach`, `csfq dp core attach`)");
+        println!(
+            "csfq has nothing attached (see `csfq dp edge attach`, `csfq dp core attach`, \
+             `csfq dp may attach`)"
+        );
         return;
     }
     for s in st {
@@ -405,6 +483,21 @@ fn print_stats(st: &[InterfaceStats]) {
                         .join(", ")
                 ),
             }
+        }
+        if let Some(m) = &s.may {
+            println!(
+                "  C {} Mbit/s   v {:.6}   utilization {:.3} (u0 {:.3}) over the last {} ms   intervals {}",
+                mbps(m.capacity_bps),
+                m.v,
+                m.utilization,
+                m.target_utilization,
+                m.interval_ns as f64 / 1e6,
+                m.intervals
+            );
+            println!(
+                "  table: {} entries of {} ({} lost a packet within T0)",
+                m.table_entries, m.table_size, m.table_live
+            );
         }
         if let Some(e) = &s.edge {
             let unlabelable = match e.unlabelable {

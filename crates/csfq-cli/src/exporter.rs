@@ -2,7 +2,7 @@
 //! text format (OpenMetrics), read from the pinned maps at every scrape.
 //!
 //! Every series has the labels `netns` (the namespace's name; empty for the host),
-//! `interface` and `role` (`edge` or `core`):
+//! `interface` and `role` (`edge`, `core` or `may`):
 //!
 //! | metric | type | what |
 //! |---|---|---|
@@ -14,6 +14,10 @@
 //! | `csfq_core_fair_share_bits_per_second` | gauge | `alpha` (0: not congested) |
 //! | `csfq_core_congested` | gauge | 1 in a congested window |
 //! | `csfq_core_virtual_queue_bytes` | gauge | the virtual queue |
+//! | `csfq_may_v` | gauge | MAY's `v`: drop probability per unit of a flow's `delta` |
+//! | `csfq_may_utilization` | gauge | the last interval's arrival rate over `C` |
+//! | `csfq_may_table_entries` | gauge | entries in MAY's table |
+//! | `csfq_may_table_live_entries` | gauge | of them, flows that lost a packet within `T0` |
 //! | `csfq_edge_flows` | gauge | flows in the edge's table |
 //! | `csfq_edge_averaging_seconds` | gauge | the edge's `K` |
 //! | `csfq_dataplane_up` | gauge | 1 if the maps could be read |
@@ -48,7 +52,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 8] = [
+const GAUGES: [Gauge; 12] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -78,6 +82,26 @@ const GAUGES: [Gauge; 8] = [
         name: "csfq_core_virtual_queue_bytes",
         help: "The core's virtual queue",
         value: |s| s.core.as_ref().map(|c| c.queue_bytes as f64),
+    },
+    Gauge {
+        name: "csfq_may_v",
+        help: "MAY's v: the drop probability per unit of a flow's average drops delta",
+        value: |s| s.may.as_ref().map(|m| m.v),
+    },
+    Gauge {
+        name: "csfq_may_utilization",
+        help: "MAY's utilization over its last interval: arrivals, dropped ones included, over C",
+        value: |s| s.may.as_ref().map(|m| m.utilization),
+    },
+    Gauge {
+        name: "csfq_may_table_entries",
+        help: "Entries in MAY's table of flows that lost a packet",
+        value: |s| s.may.as_ref().map(|m| m.table_entries as f64),
+    },
+    Gauge {
+        name: "csfq_may_table_live_entries",
+        help: "Entries of MAY's table whose flow lost a packet within T0",
+        value: |s| s.may.as_ref().map(|m| m.table_live as f64),
     },
     Gauge {
         name: "csfq_edge_flows",
@@ -268,7 +292,7 @@ fn respond(path: &str, read: StatsReader) -> hyper::Response<http_body_util::Ful
 #[cfg(test)]
 mod tests {
     use super::*;
-    use csfq_dp::{CoreStats, CountJson, EdgeStats, Role};
+    use csfq_dp::{CoreStats, CountJson, EdgeStats, MayStats, Role};
     use std::collections::BTreeMap;
 
     fn two_programs() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
@@ -289,6 +313,7 @@ mod tests {
                     flow_key: "5-tuple",
                 }),
                 core: None,
+                may: None,
             },
             InterfaceStats {
                 scope: "netns-c1".into(),
@@ -308,6 +333,30 @@ mod tests {
                     congested: true,
                     queue_bytes: 4096,
                     trusted_ifindexes: Some(vec![2]),
+                }),
+                may: None,
+            },
+            InterfaceStats {
+                scope: "netns-m1".into(),
+                interface: "m1".into(),
+                role: Role::May,
+                stale: false,
+                counters: BTreeMap::from([
+                    ("forwarded", count(90, 90000)),
+                    ("drop_may_history", count(4, 6000)),
+                ]),
+                edge: None,
+                core: None,
+                may: Some(MayStats {
+                    capacity_bps: 10_000_000,
+                    v: 0.25,
+                    utilization: 1.5,
+                    target_utilization: 0.98,
+                    interval_ns: 1_000_000_000,
+                    intervals: 12,
+                    table_entries: 5,
+                    table_live: 4,
+                    table_size: 65536,
                 }),
             },
         ])
@@ -347,6 +396,11 @@ mod tests {
             "csfq_core_congested{netns=\"c1\",interface=\"c1\",role=\"core\"} 1.0",
             "csfq_edge_flows{netns=\"\",interface=\"eth0\",role=\"edge\"} 3.0",
             "csfq_edge_averaging_seconds{netns=\"\",interface=\"eth0\",role=\"edge\"} 0.1",
+            "csfq_packets_total{netns=\"m1\",interface=\"m1\",role=\"may\",counter=\"drop_may_history\"} 4",
+            "csfq_may_v{netns=\"m1\",interface=\"m1\",role=\"may\"} 0.25",
+            "csfq_may_utilization{netns=\"m1\",interface=\"m1\",role=\"may\"} 1.5",
+            "csfq_may_table_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 5.0",
+            "csfq_may_table_live_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 4.0",
             "# TYPE csfq_packets counter",
             "# EOF",
         ] {
@@ -355,6 +409,7 @@ mod tests {
         // No core gauge for the edge, no edge gauge for the core.
         assert!(!page.contains("csfq_core_capacity_bits_per_second{netns=\"\""));
         assert!(!page.contains("csfq_edge_flows{netns=\"c1\""));
+        assert!(!page.contains("csfq_may_v{netns=\"c1\""));
     }
 
     #[test]

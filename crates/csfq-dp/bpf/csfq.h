@@ -182,7 +182,9 @@ struct parsed {
 
 /*
  * Parses an Ethernet frame. Returns 0 with `p` filled for a labelable packet, or the
- * counter that says why the packet is passed untouched.
+ * counter that says why the packet is passed untouched. For IPv4 that cannot carry a
+ * label (CNT_PASS_NOT_ATOMIC) the key is filled all the same (ports left 0 in a later
+ * fragment), and `family` stays 0.
  *
  * Headers are read in place (direct packet access: no helper call per header). A packet
  * whose headers are not all in the skb's linear part has them pulled in first, so a
@@ -196,6 +198,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int wa
 	struct ethhdr *eth;
 	__u8 l4 = 0;
 	__u32 l4_off = 0;
+	int not_atomic = 0;
 
 	if (data + need > end) {
 		bpf_skb_pull_data(skb, need);
@@ -212,15 +215,20 @@ static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int wa
 			return CNT_PASS_TRUNCATED;
 		if (ip->version != 4 || ip->ihl < 5)
 			return CNT_PASS_NOT_IP;
-		/* Only atomic datagrams (DF, offset 0, no MF) may carry a label (RFC 6864). */
-		if ((ip->frag_off & bpf_htons(0x7fff)) != bpf_htons(0x4000))
-			return CNT_PASS_NOT_ATOMIC;
-		p->family = 4;
-		p->label_code = bpf_ntohs(ip->id);
 		p->key.family = 4;
 		p->key.proto = ip->protocol;
 		p->key.saddr[0] = ip->saddr;
 		p->key.daddr[0] = ip->daddr;
+		/* Only atomic datagrams (DF, offset 0, no MF) may carry a label (RFC 6864).
+		 * Others still get their key (MAY's flows): with ports unless a later fragment. */
+		if ((ip->frag_off & bpf_htons(0x7fff)) != bpf_htons(0x4000)) {
+			not_atomic = 1;
+			if (ip->frag_off & bpf_htons(0x1fff))
+				return CNT_PASS_NOT_ATOMIC;
+		} else {
+			p->family = 4;
+			p->label_code = bpf_ntohs(ip->id);
+		}
 		l4 = ip->protocol;
 		l4_off = L3_OFF + ip->ihl * 4;
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
@@ -248,11 +256,11 @@ static __always_inline int parse(struct __sk_buff *skb, struct parsed *p, int wa
 		__u16 *ports = data + l4_off;
 
 		if ((void *)(ports + 2) > end)
-			return CNT_PASS_TRUNCATED;
+			return not_atomic ? CNT_PASS_NOT_ATOMIC : CNT_PASS_TRUNCATED;
 		p->key.sport = ports[0];
 		p->key.dport = ports[1];
 	}
-	return 0;
+	return not_atomic ? CNT_PASS_NOT_ATOMIC : 0;
 }
 
 /* RFC 1624 Eq. 3, HC' = ~(~HC + ~m + m'), as the kernel's csum_replace2 computes it. */

@@ -17,7 +17,7 @@
  * and is named `drop_` and that reason's name (abi.rs Counter::drop_reason). */
 enum csfq_counter {
 	CNT_LABELED = 0,        /* edge: label written */
-	CNT_FORWARDED,          /* core: forwarded with its label */
+	CNT_FORWARDED,          /* core: forwarded with its label; MAY: forwarded */
 	CNT_RELABELED,          /* core: forwarded with label min(label, alpha) */
 	CNT_DROP_PROBABILISTIC, /* core: CSFQ_DROP_CSFQ_PROB, with probability 1 - alpha/label */
 	CNT_DROP_OVERFLOW,      /* core: CSFQ_DROP_OVERFLOW, the virtual queue at rate C was full */
@@ -34,6 +34,10 @@ enum csfq_counter {
 	CNT_UNTRUSTED,          /* core: arrived on an interface not trusted to carry labels: its
 	                         * label ignored (judged as unlabeled traffic) and overwritten;
 	                         * also counted under what then happened to it */
+	CNT_DROP_MAY_HISTORY,   /* MAY: CSFQ_DROP_MAY_HISTORY, with probability v * delta(flow) */
+	CNT_DROP_MAY_SAMPLE,    /* MAY: CSFQ_DROP_MAY_SAMPLE, sampled into the table above u0 */
+	CNT_MAY_INSERTED,       /* MAY: a flow entered the table (packets only) */
+	CNT_MAY_EXPIRED,        /* MAY: an entry idle past T0 was removed (packets only) */
 	CSFQ_COUNTERS,
 };
 
@@ -146,6 +150,41 @@ struct csfq_core_state {
 	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
 	struct fixed_rate unlabeled; /* unlabeled traffic as one flow: its price */
 	struct csfq_hist_bin hist[HIST_BINS]; /* the window's labels (atomic adds) */
+};
+
+/* MAY (may_fixed.rs FixedMayParams): Q16 and Q32 fixed point. */
+struct csfq_may_config {
+	__u64 capacity_bps; /* C, bit/s: the rate of the shaper behind this program */
+	__u64 interval_ns;  /* Delta */
+	__u64 timeout_ns;   /* T0 */
+	__u64 u0_q16;       /* u0 */
+	__u64 gain_q16;     /* kappa */
+	__u64 q_w_q16;      /* q_w */
+	__u64 keep_q32;     /* 1 - q_w, below 2^32 */
+	__u64 sample_q32;   /* q0 = 1/S0, at most 2^32 */
+	__u32 test_mode;    /* nonzero: clock and draw from the test_ fields */
+	__u32 test_draw;
+	__u64 test_now_ns;
+};
+
+/* may_fixed.rs FixedMayState. */
+struct csfq_may_state {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 v_q32;          /* v */
+	__u64 util_q16;       /* the utilization (arrival rate over C) of the last interval */
+	__u64 last_update_ns; /* when the last interval ended */
+	__u64 epoch;          /* intervals ended */
+	__u64 arrived_bytes;  /* since last_update_ns, dropped ones included (atomic adds) */
+};
+
+/* may_fixed.rs FixedMayEntry: one flow of the table H. */
+struct csfq_may_entry {
+	__u64 delta_q16; /* delta, as of the end of interval `epoch` */
+	__u64 ts_ns;     /* TS: the last drop, or the insert */
+	__u64 epoch;     /* the interval the entry is up to date in */
+	__u32 nd;        /* ND: drops in that interval */
+	__u32 pad;
 };
 
 #endif

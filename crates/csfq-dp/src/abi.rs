@@ -8,7 +8,7 @@
 pub enum Counter {
     /// Edge: label written.
     Labeled = 0,
-    /// Core: forwarded with its label.
+    /// Core: forwarded with its label. MAY: forwarded.
     Forwarded,
     /// Core: forwarded with its label lowered to `alpha`.
     Relabeled,
@@ -37,11 +37,19 @@ pub enum Counter {
     /// (judged as unlabeled traffic) and overwritten. Also counted under what then
     /// happened to it.
     Untrusted,
+    /// MAY: dropped with probability `v * delta` (its flow is in the table).
+    DropMayHistory,
+    /// MAY: sampled into the table while the utilization was above `u0`, and dropped.
+    DropMaySample,
+    /// MAY: a flow entered the table (packets only; bytes stay 0).
+    MayInserted,
+    /// MAY: an entry idle past `T0` was found and removed (packets only).
+    MayExpired,
 }
 
 impl Counter {
     /// Every counter, in index order.
-    pub const ALL: [Counter; 13] = [
+    pub const ALL: [Counter; 17] = [
         Counter::Labeled,
         Counter::Forwarded,
         Counter::Relabeled,
@@ -55,6 +63,10 @@ impl Counter {
         Counter::NewFlow,
         Counter::DropPoliced,
         Counter::Untrusted,
+        Counter::DropMayHistory,
+        Counter::DropMaySample,
+        Counter::MayInserted,
+        Counter::MayExpired,
     ];
 
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
@@ -65,6 +77,8 @@ impl Counter {
             Counter::DropProbabilistic => Some(DropReason::CsfqProbabilistic),
             Counter::DropOverflow => Some(DropReason::BufferOverflow),
             Counter::DropPoliced => Some(DropReason::Policed),
+            Counter::DropMayHistory => Some(DropReason::MayHistory),
+            Counter::DropMaySample => Some(DropReason::MaySample),
             _ => None,
         }
     }
@@ -86,6 +100,10 @@ impl Counter {
             Counter::NewFlow => "new_flows",
             Counter::DropPoliced => "drop_policed",
             Counter::Untrusted => "untrusted",
+            Counter::DropMayHistory => "drop_may_history",
+            Counter::DropMaySample => "drop_may_sample",
+            Counter::MayInserted => "may_inserted",
+            Counter::MayExpired => "may_expired",
         }
     }
 }
@@ -267,6 +285,108 @@ impl Default for CoreStateRaw {
     }
 }
 
+/// `struct csfq_flow_key`: a flow's 5-tuple as the programs key it (addresses in network
+/// order; IPv4 in the first word).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct FlowKeyRaw {
+    /// 4 or 6.
+    pub family: u8,
+    /// IP protocol.
+    pub proto: u8,
+    /// Source port, network order (0 for protocols other than TCP and UDP).
+    pub sport: u16,
+    /// Destination port, network order.
+    pub dport: u16,
+    /// Padding.
+    pub pad: u16,
+    /// Source address.
+    pub saddr: [u32; 4],
+    /// Destination address.
+    pub daddr: [u32; 4],
+}
+
+/// `struct csfq_may_config`: `csfq_algo::may_fixed::FixedMayParams` and the test inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct MayConfigRaw {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `Delta`, ns.
+    pub interval_ns: u64,
+    /// `T0`, ns.
+    pub timeout_ns: u64,
+    /// `u0`, Q16.
+    pub u0_q16: u64,
+    /// `kappa`, Q16.
+    pub gain_q16: u64,
+    /// `q_w`, Q16.
+    pub q_w_q16: u64,
+    /// `1 - q_w`, Q32.
+    pub keep_q32: u64,
+    /// `q0 = 1/S0`, Q32.
+    pub sample_q32: u64,
+    /// Nonzero: the clock and the draw come from the `test_` fields.
+    pub test_mode: u32,
+    /// The 32-bit random draw in test mode.
+    pub test_draw: u32,
+    /// The clock in test mode, ns.
+    pub test_now_ns: u64,
+}
+
+impl MayConfigRaw {
+    /// The program's configuration for `p`.
+    pub fn from_params(p: &csfq_algo::may_fixed::FixedMayParams) -> Self {
+        MayConfigRaw {
+            capacity_bps: p.capacity_bps,
+            interval_ns: p.interval_ns,
+            timeout_ns: p.timeout_ns,
+            u0_q16: p.u0_q16,
+            gain_q16: p.gain_q16,
+            q_w_q16: p.q_w_q16,
+            keep_q32: p.keep_q32,
+            sample_q32: p.sample_q32,
+            ..Default::default()
+        }
+    }
+}
+
+/// `struct csfq_may_state`: `csfq_algo::may_fixed::FixedMayState` and its lock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct MayStateRaw {
+    /// `struct bpf_spin_lock` (reads as 0).
+    pub lock: u32,
+    /// Padding.
+    pub pad: u32,
+    /// `v`, Q32.
+    pub v_q32: u64,
+    /// The last interval's utilization, Q16.
+    pub util_q16: u64,
+    /// When the last interval ended, ns (kernel monotonic clock).
+    pub last_update_ns: u64,
+    /// Intervals ended.
+    pub epoch: u64,
+    /// Bytes arrived in the current interval.
+    pub arrived_bytes: u64,
+}
+
+/// `struct csfq_may_entry`: `csfq_algo::may_fixed::FixedMayEntry`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct MayEntryRaw {
+    /// `delta`, Q16.
+    pub delta_q16: u64,
+    /// `TS`, ns.
+    pub ts_ns: u64,
+    /// The interval the entry is up to date in.
+    pub epoch: u64,
+    /// `ND`.
+    pub nd: u32,
+    /// Padding.
+    pub pad: u32,
+}
+
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
 unsafe impl aya::Pod for Count {}
 unsafe impl aya::Pod for WeightKey {}
@@ -274,6 +394,10 @@ unsafe impl aya::Pod for EdgeConfigRaw {}
 unsafe impl aya::Pod for CoreConfigRaw {}
 unsafe impl aya::Pod for CoreStateRaw {}
 unsafe impl aya::Pod for HistBin {}
+unsafe impl aya::Pod for FlowKeyRaw {}
+unsafe impl aya::Pod for MayConfigRaw {}
+unsafe impl aya::Pod for MayStateRaw {}
+unsafe impl aya::Pod for MayEntryRaw {}
 
 #[cfg(test)]
 mod tests {
@@ -285,7 +409,7 @@ mod tests {
             .iter()
             .filter_map(|c| c.drop_reason().map(|r| (c, r)))
             .collect();
-        assert_eq!(drops.len(), 3);
+        assert_eq!(drops.len(), 5);
         for (c, r) in drops {
             assert_eq!(c.name(), format!("drop_{}", r.name()));
         }
@@ -301,5 +425,9 @@ mod tests {
         assert_eq!(size_of::<EdgeConfigRaw>(), 48);
         assert_eq!(size_of::<CoreConfigRaw>(), 128);
         assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
+        assert_eq!(size_of::<FlowKeyRaw>(), 40);
+        assert_eq!(size_of::<MayConfigRaw>(), 80);
+        assert_eq!(size_of::<MayStateRaw>(), 48);
+        assert_eq!(size_of::<MayEntryRaw>(), 32);
     }
 }

@@ -5,7 +5,7 @@
 //! maps are pinned in the BPF filesystem, so they outlive this process:
 //!
 //! ```text
-//! /sys/fs/bpf/csfq/<scope>/<interface>/<edge|core>/{link,config,counters,state|flows,weights}
+//! /sys/fs/bpf/csfq/<scope>/<interface>/<edge|core|may>/{link,config,counters,state|flows,weights}
 //! ```
 //!
 //! `<scope>` is `host`, or `netns-<name>` when a command runs in a named network namespace
@@ -28,10 +28,13 @@ use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
 use serde::Serialize;
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR,
-    KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw, MayEntryRaw,
+    MayStateRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP,
+    UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
-use crate::loader::{insert_weight, load, map, read_counters, set_core_config, set_edge_config};
+use crate::loader::{
+    insert_weight, load, map, read_counters, set_core_config, set_edge_config, set_may_config,
+};
 use crate::{DpError, Role};
 
 const BPFFS: &str = "/sys/fs/bpf";
@@ -460,6 +463,107 @@ impl CoreSettings {
     }
 }
 
+/// MAY's settings (the MAY paper's Table I; defaults from its Section IV).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaySettings {
+    /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
+    pub rate_bps: u64,
+    /// The table's size, entries (the least recently seen is evicted when full)
+    /// [default: [`DEFAULT_FLOWS`] on a new attach; an attached MAY keeps its table].
+    pub table: Option<u32>,
+    /// `Delta`, ns (1 s).
+    pub interval_ns: u64,
+    /// `u0` (0.98).
+    pub target_utilization: f64,
+    /// `kappa` (0.1).
+    pub gain: f64,
+    /// `q_w` (0.05).
+    pub q_w: f64,
+    /// `T0`, ns (64 s).
+    pub timeout_ns: u64,
+    /// `S0`: a packet of a flow not in the table is sampled with probability `1/S0`
+    /// (1000).
+    pub s0: f64,
+}
+
+impl MaySettings {
+    /// The paper's parameters for a link of `rate_bps`.
+    pub fn new(rate_bps: u64) -> Self {
+        let p = csfq_algo::may::MayParams::new(rate_bps as f64, 0);
+        MaySettings {
+            rate_bps,
+            table: None,
+            interval_ns: p.update_interval.0,
+            target_utilization: p.target_utilization,
+            gain: p.gain,
+            q_w: p.q_w,
+            timeout_ns: p.timeout.0,
+            s0: p.s0,
+        }
+    }
+
+    /// The program's configuration: `csfq_algo::may_fixed`'s conversion, after the
+    /// ranges the command line offers.
+    pub fn raw(&self) -> Result<MayConfigRaw, DpError> {
+        let invalid = |field, why: String| DpError::Invalid { field, why };
+        if !(1_000..=4_000_000_000_000).contains(&self.rate_bps) {
+            return Err(invalid(
+                "rate",
+                format!(
+                    "{} bit/s is out of range: must be from 1kbit to 4tbit",
+                    self.rate_bps
+                ),
+            ));
+        }
+        if !(1_000_000..=60_000_000_000).contains(&self.interval_ns) {
+            return Err(invalid(
+                "interval",
+                format!(
+                    "{} ns is out of range: must be from 1ms to 60s",
+                    self.interval_ns
+                ),
+            ));
+        }
+        if !(1_000_000..=3_600_000_000_000).contains(&self.timeout_ns) {
+            return Err(invalid(
+                "timeout",
+                format!(
+                    "{} ns is out of range: must be from 1ms to 1h",
+                    self.timeout_ns
+                ),
+            ));
+        }
+        if let Some(n) = self.table {
+            if !(16..=1 << 24).contains(&n) {
+                return Err(invalid(
+                    "table",
+                    format!("{n} entries is out of range: must be from 16 to 16777216"),
+                ));
+            }
+        }
+        let p = csfq_algo::may::MayParams {
+            update_interval: csfq_algo::Nanos(self.interval_ns),
+            target_utilization: self.target_utilization,
+            gain: self.gain,
+            q_w: self.q_w,
+            timeout: csfq_algo::Nanos(self.timeout_ns),
+            s0: self.s0,
+            ..csfq_algo::may::MayParams::new(self.rate_bps as f64, 0)
+        };
+        let fixed = csfq_algo::may_fixed::FixedMayParams::from_params(&p).map_err(|e| {
+            let field = match e.field {
+                "target_utilization" => "target-utilization",
+                "q_w" => "q-w",
+                "s0" => "s0",
+                "gain" => "gain",
+                other => other,
+            };
+            invalid(field, format!("must be {}", e.expected))
+        })?;
+        Ok(MayConfigRaw::from_params(&fixed))
+    }
+}
+
 impl EdgeSettings {
     fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
         if !(1_000..=1_000_000_000).contains(&self.k_ns) {
@@ -759,8 +863,9 @@ fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
 
 fn pin_name(map: &str) -> &str {
     match map {
-        "edge_config" | "core_config" => "config",
-        "core_state" => "state",
+        "edge_config" | "core_config" | "may_config" => "config",
+        "core_state" | "may_state" => "state",
+        "may_flows" => "flows",
         other => other,
     }
 }
@@ -890,6 +995,49 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     Ok(AttachOutcome::Attached)
 }
 
+/// Attaches MAY to `dev`'s egress, or updates its settings if attached already (its
+/// table and `v` kept).
+pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp may attach", dev)?;
+    let _lock = change_lock()?;
+    let d = dir(dev, Role::May);
+    if existing(dev, &d)? {
+        if let Some(want) = s.table {
+            let table = MapData::from_pin(d.join("flows"))
+                .and_then(|m| m.info())
+                .map_err(|e| DpError::kernel("reading the table's size", e))?
+                .max_entries();
+            if table != want {
+                return Err(DpError::Invalid {
+                    field: "table",
+                    why: format!(
+                        "MAY on {dev} has a table of {table} entries, which cannot be resized \
+                         in place; detach it first (csfq dp detach --dev {dev}), which forgets \
+                         its flows, or leave out --table"
+                    ),
+                });
+            }
+        }
+        let mut cfg = open_pinned(&d.join("config"))?;
+        let mut a: Array<&mut MapData, MayConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        a.set(0, raw, 0)
+            .map_err(|e| DpError::kernel("writing the MAY configuration", e))?;
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load(Role::May, Some(s.table.unwrap_or(DEFAULT_FLOWS)))?;
+    set_may_config(&mut ebpf, &raw)?;
+    attach(
+        dev,
+        Role::May,
+        false,
+        ebpf,
+        &["may_config", "counters", "may_state", "may_flows"],
+    )?;
+    confirm_live(dev, Role::May)?;
+    Ok(AttachOutcome::Attached)
+}
+
 fn remove_pins(d: &Path) -> std::io::Result<()> {
     // The link first: removing its pin detaches the program.
     let link = d.join("link");
@@ -916,7 +1064,7 @@ pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
     crate::require("csfq dp detach")?;
     let _lock = change_lock()?;
     let mut removed = Vec::new();
-    for role in [Role::Edge, Role::Core] {
+    for role in Role::ALL {
         let d = dir(dev, role);
         if d.exists() {
             // Opening the pinned link first checks it is a link before unpinning it.
@@ -957,6 +1105,33 @@ pub struct InterfaceStats {
     /// The core's state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub core: Option<CoreStats>,
+    /// MAY's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub may: Option<MayStats>,
+}
+
+/// MAY's state: `v`, the utilization and the table, as of its last packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct MayStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `v`, the drop probability per unit of `delta`.
+    pub v: f64,
+    /// The last interval's utilization: arrivals (dropped ones included) over `C`.
+    pub utilization: f64,
+    /// `u0`.
+    pub target_utilization: f64,
+    /// `Delta`, ns.
+    pub interval_ns: u64,
+    /// Intervals ended since the attach.
+    pub intervals: u64,
+    /// Entries in the table, live or idle past `T0` (removed at their flow's next packet,
+    /// or evicted by newer ones).
+    pub table_entries: u64,
+    /// Entries whose flow lost a packet within `T0` of the last interval's end.
+    pub table_live: u64,
+    /// The table's size.
+    pub table_size: u32,
 }
 
 /// A counter.
@@ -1027,7 +1202,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
         .into_iter()
         .map(|(c, v)| (c.name(), v.into()))
         .collect();
-    let (mut edge, mut core) = (None, None);
+    let (mut edge, mut core, mut may) = (None, None, None);
     match role {
         Role::Edge => {
             let cfg = open_pinned(&d.join("config"))?;
@@ -1091,6 +1266,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                     .then(|| c.trusted.iter().copied().take_while(|&i| i != 0).collect()),
             });
         }
+        Role::May => may = Some(read_may(d)?),
     }
     Ok(InterfaceStats {
         scope: scope.to_string(),
@@ -1100,6 +1276,48 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
         counters,
         edge,
         core,
+        may,
+    })
+}
+
+fn read_may(d: &Path) -> Result<MayStats, DpError> {
+    let cfg = open_pinned(&d.join("config"))?;
+    let a: Array<&MapData, MayConfigRaw> = Array::try_from(&cfg).expect("array");
+    let c = a
+        .get(&0, 0)
+        .map_err(|e| DpError::kernel("reading the MAY configuration", e))?;
+    let st = open_pinned(&d.join("state"))?;
+    let s: Array<&MapData, MayStateRaw> = Array::try_from(&st).expect("array");
+    let s = s
+        .get(&0, BPF_F_LOCK)
+        .map_err(|e| DpError::kernel("reading the MAY state", e))?;
+    let flows = MapData::from_pin(d.join("flows"))
+        .map_err(|e| DpError::kernel("opening MAY's table", e))?;
+    let table_size = flows
+        .info()
+        .map_err(|e| DpError::kernel("reading the table's size", e))?
+        .max_entries();
+    let flows = Map::from_map_data(flows).map_err(|e| DpError::kernel("opening MAY's table", e))?;
+    let h: aya::maps::HashMap<&MapData, FlowKeyRaw, MayEntryRaw> =
+        aya::maps::HashMap::try_from(&flows)
+            .map_err(|e| DpError::kernel("opening MAY's table", e))?;
+    let (mut entries, mut live) = (0u64, 0u64);
+    for (_, e) in h.iter().flatten() {
+        entries += 1;
+        if s.last_update_ns.saturating_sub(e.ts_ns) <= c.timeout_ns {
+            live += 1;
+        }
+    }
+    Ok(MayStats {
+        capacity_bps: c.capacity_bps,
+        v: s.v_q32 as f64 / (1u64 << 32) as f64,
+        utilization: s.util_q16 as f64 / 65536.0,
+        target_utilization: c.u0_q16 as f64 / 65536.0,
+        interval_ns: c.interval_ns,
+        intervals: s.epoch,
+        table_entries: entries,
+        table_live: live,
+        table_size,
     })
 }
 
@@ -1127,7 +1345,7 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
             continue;
         }
         for (dev, dp) in entries(&sp) {
-            for role in [Role::Edge, Role::Core] {
+            for role in Role::ALL {
                 let d = dp.join(role.name());
                 if d.join("link").exists() {
                     out.push(read_one(&scope, &dev, role, &d)?);
@@ -1147,7 +1365,7 @@ pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
     let mut removed = Vec::new();
     for (scope, sp) in entries(&root) {
         for (dev, dp) in entries(&sp) {
-            for role in [Role::Edge, Role::Core] {
+            for role in Role::ALL {
                 let d = dp.join(role.name());
                 if d.join("link").exists() && stale(&d) {
                     remove_pins(&d).map_err(|source| DpError::Io {

@@ -4,11 +4,15 @@
 //!   IPv4 Identification field (atomic datagrams, checksum fixed) or the IPv6 flow label.
 //! - `bpf/core.bpf.c` keeps only aggregate state (`A`, `F`, `alpha`) and drops with
 //!   probability `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)`.
+//! - `bpf/may.bpf.c` is MAY at a bottleneck, with no edge and no labels: a bounded table
+//!   of the flows that lost a packet, each dropped in proportion to its past drops.
 //!
-//! Their arithmetic is [`csfq_algo::fixed`]'s, and its tables are generated from it at
-//! build time; `testdata/csfq-fixed-vectors.csv` keeps the two equal (see the tests).
+//! Their arithmetic is [`csfq_algo::fixed`]'s and [`csfq_algo::may_fixed`]'s, and the
+//! tables are generated from it at build time; `testdata/csfq-fixed-vectors.csv` and
+//! `testdata/may-fixed-vectors.csv` keep the two equal (see the tests).
 //!
-//! [`attach_edge`], [`attach_core`], [`detach`] and [`stats`] are what `csfq dp` runs;
+//! [`attach_edge`], [`attach_core`], [`attach_may`], [`detach`] and [`stats`] are what
+//! `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 
 pub mod abi;
@@ -18,9 +22,9 @@ mod loader;
 pub mod units;
 
 pub use dataplane::{
-    adopt_current_netns, attach_core, attach_edge, detach, detach_stale, enter_netns, stats,
-    AttachOutcome, CoreSettings, CoreStats, CoreTrust, CountJson, EdgeSettings, EdgeStats, FlowKey,
-    InterfaceStats, Unlabelable, WeightClass, DEFAULT_FLOWS,
+    adopt_current_netns, attach_core, attach_edge, attach_may, detach, detach_stale, enter_netns,
+    stats, AttachOutcome, CoreSettings, CoreStats, CoreTrust, CountJson, EdgeSettings, EdgeStats,
+    FlowKey, InterfaceStats, MaySettings, MayStats, Unlabelable, WeightClass, DEFAULT_FLOWS,
 };
 pub use loader::TestProgram;
 
@@ -65,6 +69,13 @@ pub enum Role {
     Edge,
     /// Drops and relabels at a bottleneck.
     Core,
+    /// MAY at a bottleneck: drops in proportion to each flow's past drops, no labels.
+    May,
+}
+
+impl Role {
+    /// Every role, in the order stats list them.
+    pub const ALL: [Role; 3] = [Role::Edge, Role::Core, Role::May];
 }
 
 impl Role {
@@ -73,6 +84,7 @@ impl Role {
         match self {
             Role::Edge => "edge",
             Role::Core => "core",
+            Role::May => "may",
         }
     }
 
@@ -80,6 +92,7 @@ impl Role {
         match self {
             Role::Edge => "csfq_edge",
             Role::Core => "csfq_core",
+            Role::May => "csfq_may",
         }
     }
 }

@@ -4,23 +4,34 @@ use aya::maps::{Array, LpmTrie, MapData, PerCpuArray};
 use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::{Ebpf, EbpfLoader};
 
-use crate::abi::{CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, WeightKey};
+use crate::abi::{
+    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw,
+    MayEntryRaw, MayStateRaw, WeightKey,
+};
 use crate::{DpError, Role, AVAILABLE};
 
 static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
 static CORE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o"));
+static MAY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/may.bpf.o"));
 static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
-/// `flows`: the edge's flow-table size.
+/// `flows`: the edge's flow-table size, or MAY's table's.
 pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
     let mut loader = EbpfLoader::new();
-    if let (Role::Edge, Some(n)) = (role, flows) {
-        loader.map_max_entries("flows", n);
+    match (role, flows) {
+        (Role::Edge, Some(n)) => {
+            loader.map_max_entries("flows", n);
+        }
+        (Role::May, Some(n)) => {
+            loader.map_max_entries("may_flows", n);
+        }
+        _ => {}
     }
     let obj = match role {
         Role::Edge => EDGE_OBJ,
         Role::Core => CORE_OBJ,
+        Role::May => MAY_OBJ,
     };
     load_classifier(
         loader,
@@ -101,6 +112,13 @@ pub(crate) fn set_core_config(ebpf: &mut Ebpf, c: &CoreConfigRaw) -> Result<(), 
         .map_err(|e| DpError::kernel("writing the core configuration", e))
 }
 
+pub(crate) fn set_may_config(ebpf: &mut Ebpf, c: &MayConfigRaw) -> Result<(), DpError> {
+    let mut a: Array<&mut MapData, MayConfigRaw> =
+        Array::try_from(map(ebpf, "may_config")).expect("array");
+    a.set(0, c, 0)
+        .map_err(|e| DpError::kernel("writing the MAY configuration", e))
+}
+
 pub(crate) fn insert_weight(
     trie: &mut LpmTrie<&mut MapData, [u8; 16], u32>,
     key: &WeightKey,
@@ -161,6 +179,39 @@ impl TestProgram {
     /// Sets the core's configuration (test inputs included).
     pub fn set_core_config(&mut self, c: &CoreConfigRaw) -> Result<(), DpError> {
         set_core_config(&mut self.ebpf, c)
+    }
+
+    /// Loads MAY with a table of `flows` entries.
+    pub fn load_may(flows: u32) -> Result<Self, DpError> {
+        Ok(TestProgram {
+            ebpf: load(Role::May, Some(flows))?,
+            role: Role::May,
+        })
+    }
+
+    /// Sets MAY's configuration (test inputs included).
+    pub fn set_may_config(&mut self, c: &MayConfigRaw) -> Result<(), DpError> {
+        set_may_config(&mut self.ebpf, c)
+    }
+
+    /// MAY's aggregate state.
+    pub fn may_state(&self) -> Result<MayStateRaw, DpError> {
+        let a: Array<&MapData, MayStateRaw> =
+            Array::try_from(self.ebpf.map("may_state").expect("may_state")).expect("array");
+        a.get(&0, 0)
+            .map_err(|e| DpError::kernel("reading the MAY state", e))
+    }
+
+    /// MAY's table entry for a flow, if it has one.
+    pub fn may_entry(&self, key: &FlowKeyRaw) -> Result<Option<MayEntryRaw>, DpError> {
+        let h: aya::maps::HashMap<&MapData, FlowKeyRaw, MayEntryRaw> =
+            aya::maps::HashMap::try_from(self.ebpf.map("may_flows").expect("may_flows"))
+                .expect("lru hash");
+        match h.get(key, 0) {
+            Ok(e) => Ok(Some(e)),
+            Err(aya::maps::MapError::KeyNotFound) => Ok(None),
+            Err(e) => Err(DpError::kernel("reading MAY's table", e)),
+        }
     }
 
     /// Adds an edge weight class: flows from `addr/prefixlen` (IPv6 form) get `milli`/1000.

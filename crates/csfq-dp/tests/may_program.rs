@@ -1,0 +1,212 @@
+//! The MAY program on crafted packets (BPF_PROG_TEST_RUN): the same decisions, `v`,
+//! utilization and table entries as the Rust model (`csfq_algo::may_fixed`) on the shared
+//! vectors, flows keyed as documented, and a table bounded by its size. Needs root;
+//! skipped with the reason elsewhere (and failing instead when CSFQ_DP_REQUIRED is set).
+
+mod common;
+
+use common::*;
+use csfq_dp::abi::{Counter, FlowKeyRaw, MayConfigRaw};
+use csfq_dp::TestProgram;
+
+const PASS: i32 = -1; // TC_ACT_UNSPEC
+const SHOT: i32 = 2; // TC_ACT_SHOT
+
+fn vector_lines(kind: &str) -> Vec<Vec<String>> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/may-fixed-vectors.csv"
+    );
+    std::fs::read_to_string(path)
+        .expect("testdata/may-fixed-vectors.csv")
+        .lines()
+        .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
+        .map(|l| l.split(',').skip(1).map(str::to_string).collect())
+        .collect()
+}
+
+fn config_from_vectors() -> MayConfigRaw {
+    let p: Vec<u64> = vector_lines("mayparams")[0]
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    MayConfigRaw {
+        capacity_bps: p[0],
+        interval_ns: p[1],
+        timeout_ns: p[2],
+        u0_q16: p[3],
+        gain_q16: p[4],
+        q_w_q16: p[5],
+        keep_q32: p[6],
+        sample_q32: p[7],
+        test_mode: 1,
+        ..Default::default()
+    }
+}
+
+/// The key the program makes of `V4 { sport, .. }` (network-order fields as they lie in
+/// the packet).
+fn key_v4(v: &V4, ports: bool) -> FlowKeyRaw {
+    FlowKeyRaw {
+        family: 4,
+        proto: v.proto,
+        sport: if ports {
+            u16::from_ne_bytes(v.sport.to_be_bytes())
+        } else {
+            0
+        },
+        dport: if ports {
+            u16::from_ne_bytes(v.dport.to_be_bytes())
+        } else {
+            0
+        },
+        pad: 0,
+        saddr: [u32::from_ne_bytes(v.src), 0, 0, 0],
+        daddr: [u32::from_ne_bytes(v.dst), 0, 0, 0],
+    }
+}
+
+fn flow_packet(flow: u64, bytes: usize) -> V4 {
+    V4 {
+        sport: 4000 + flow as u16,
+        frame_len: bytes,
+        ..Default::default()
+    }
+}
+
+fn count(p: &TestProgram, c: Counter) -> u64 {
+    p.counters()
+        .unwrap()
+        .into_iter()
+        .find(|(k, _)| *k == c)
+        .map(|(_, v)| v.packets)
+        .unwrap()
+}
+
+/// Every packet of the shared vectors (1200 packets of four flows: both kinds of drop,
+/// inserts, an expiry, an entry folded over several intervals, a silence) gets the
+/// model's verdict, and leaves `v`, the utilization, the interval count and its flow's
+/// entry exactly as the model's.
+#[test]
+fn may_equals_the_model_on_the_vectors() {
+    if !dataplane_or_skip("may_equals_the_model_on_the_vectors") {
+        return;
+    }
+    let lines = vector_lines("may");
+    assert_eq!(lines.len(), 1200);
+    let mut cfg = config_from_vectors();
+    let mut p = TestProgram::load_may(1024).expect("load may");
+    let (mut inserted, mut expired) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        let n = |j: usize| l[j].parse::<u64>().unwrap();
+        let (now, flow, bytes, draw) = (n(0), n(1), n(2) as usize, n(3) as u32);
+        cfg.test_now_ns = now;
+        cfg.test_draw = draw;
+        p.set_may_config(&cfg).unwrap();
+        let v4 = flow_packet(flow, bytes);
+        let (ret, _) = p.run(&v4.frame()).unwrap();
+        let want = if n(4) == 0 { PASS } else { SHOT };
+        assert_eq!(ret, want, "packet {i}: verdict (vector {l:?})");
+        inserted += n(5);
+        expired += n(6);
+        let s = p.may_state().unwrap();
+        assert_eq!(
+            (s.v_q32, s.util_q16, s.epoch),
+            (n(7), n(8), n(9)),
+            "packet {i}: v, utilization, interval"
+        );
+        let e = p.may_entry(&key_v4(&v4, true)).unwrap();
+        match (&l[10][..], e) {
+            ("-", None) => {}
+            ("-", Some(e)) => panic!("packet {i}: the model has no entry, the program {e:?}"),
+            (_, None) => panic!("packet {i}: the program has no entry, the model {l:?}"),
+            (d, Some(e)) => assert_eq!(
+                (e.delta_q16.to_string(), e.nd.to_string()),
+                (d.to_string(), l[11].clone()),
+                "packet {i}: delta, ND"
+            ),
+        }
+    }
+    assert_eq!(count(&p, Counter::MayInserted), inserted);
+    assert_eq!(count(&p, Counter::MayExpired), expired);
+    let drops = lines.iter().filter(|l| l[4] != "0").count() as u64;
+    assert_eq!(
+        count(&p, Counter::DropMayHistory) + count(&p, Counter::DropMaySample),
+        drops
+    );
+}
+
+/// Flows as documented: IPv4 without DF keyed by its 5-tuple like any other, a later
+/// fragment by its addresses (ports 0); frames that are not IP pass and count in the
+/// utilization's bytes.
+#[test]
+fn may_keys_what_cannot_carry_a_label_and_passes_non_ip() {
+    if !dataplane_or_skip("may_keys_what_cannot_carry_a_label_and_passes_non_ip") {
+        return;
+    }
+    let mut cfg = config_from_vectors();
+    cfg.sample_q32 = 1 << 32; // every packet of a new flow is sampled
+    cfg.test_now_ns = 1_000;
+    let mut p = TestProgram::load_may(64).expect("load may");
+    p.set_may_config(&cfg).unwrap();
+
+    let (ret, _) = p.run(&arp_frame()).unwrap();
+    assert_eq!(ret, PASS);
+    assert_eq!(count(&p, Counter::PassNotIp), 1);
+    // Every frame counts in the interval's arrivals, IP or not.
+    let before = p.may_state().unwrap().arrived_bytes;
+    let no_df = V4 {
+        frag: 0,
+        sport: 7000,
+        ..Default::default()
+    };
+    let (ret, _) = p.run(&no_df.frame()).unwrap();
+    assert_eq!(ret, PASS, "the utilization is 0: sampled, not dropped");
+    assert!(p.may_entry(&key_v4(&no_df, true)).unwrap().is_some());
+    let later_fragment = V4 {
+        frag: 0x0010, // offset 128 bytes
+        sport: 7001,
+        ..Default::default()
+    };
+    p.run(&later_fragment.frame()).unwrap();
+    assert!(p
+        .may_entry(&key_v4(&later_fragment, false))
+        .unwrap()
+        .is_some());
+    assert_eq!(
+        p.may_state().unwrap().arrived_bytes,
+        before + no_df.frame_len as u64 + later_fragment.frame_len as u64
+    );
+}
+
+/// The table holds at most what it was sized for: 200 flows, each sampled at its first
+/// packet, through a table of 32 leave at most 32 entries (the least recently seen
+/// evicted), the newest among them.
+#[test]
+fn may_table_is_bounded_by_its_size() {
+    if !dataplane_or_skip("may_table_is_bounded_by_its_size") {
+        return;
+    }
+    let mut cfg = config_from_vectors();
+    cfg.sample_q32 = 1 << 32;
+    cfg.test_now_ns = 1_000;
+    let mut p = TestProgram::load_may(32).expect("load may");
+    p.set_may_config(&cfg).unwrap();
+    for f in 0..200 {
+        p.run(&flow_packet(f, 100).frame()).unwrap();
+    }
+    assert_eq!(count(&p, Counter::MayInserted), 200);
+    let held: Vec<u64> = (0..200)
+        .filter(|&f| {
+            p.may_entry(&key_v4(&flow_packet(f, 100), true))
+                .unwrap()
+                .is_some()
+        })
+        .collect();
+    assert!(
+        !held.is_empty() && held.len() <= 32,
+        "{} entries",
+        held.len()
+    );
+    assert!(held.contains(&199), "the newest flow is held: {held:?}");
+}
