@@ -46,7 +46,7 @@ enum DpCommand {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 2.0)]
         secs: f64,
-        /// Interleaved repetitions of the five cases (the median is shown, with the range).
+        /// Interleaved repetitions of the six cases (the median is shown, with the range).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
         repeat: u32,
         /// As JSON.
@@ -372,6 +372,7 @@ pub fn dp(args: Dp) -> Result<()> {
                         ns("empty", c.empty_ns),
                         ns("edge", c.edge_ns),
                         ns("core", c.core_ns),
+                        ns("may", c.may_ns),
                     ]
                     .into_iter()
                     .flatten()
@@ -405,9 +406,13 @@ pub fn dp(args: Dp) -> Result<()> {
                     println!(
                         "An empty program costs {floor:.0} ns/packet by the same measure (the \
                          statistics' clock reads and the call): beyond it, the edge's own work \
-                         is {:.0} ns and the core's {:.0} ns per packet.",
+                         is {:.0} ns and the core's {:.0} ns per packet{}.",
                         edge - floor,
-                        core - floor
+                        core - floor,
+                        alone("may")
+                            .and_then(|c| c.may_ns)
+                            .map(|m| format!(", MAY's {:.0} ns", m - floor))
+                            .unwrap_or_default()
                     );
                 }
                 if let Some(c) = alone("2 CPUs: core") {

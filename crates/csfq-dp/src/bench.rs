@@ -1,16 +1,19 @@
 //! The dataplane's per-packet cost on a real path: UDP packets per second through a veth
 //! pair between two network namespaces, without a program, with an empty program, with the
-//! edge, with the core, and with both, each reported as a ratio to the path without,
-//! measured in the same run.
+//! edge, with the core, with both, and with MAY, each reported as a ratio to the path
+//! without, measured in the same run.
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
 //! Gbit/s): every packet pays for parsing, the lock and two rate updates, and none is
-//! dropped, so every configuration delivers all it is handed.
+//! dropped, so every configuration delivers all it is handed. MAY runs uncongested too
+//! (`C` = 100 Gbit/s, so `v` stays 0): every packet pays for parsing, its flow's lookup in
+//! the table (the one flow enters it within about a thousand packets), the fold and the
+//! drop decision.
 //!
-//! The cases are interleaved: each repetition measures all five in turn, and each ratio is
+//! The cases are interleaved: each repetition measures all six in turn, and each ratio is
 //! taken against the `none` of its own repetition, so a machine that slows down over the
-//! run moves all five alike. The median ratio is reported with its spread.
+//! run moves all six alike. The median ratio is reported with its spread.
 //!
 //! Scaling across CPUs (on a machine with two or more): two senders, each pinned to its own
 //! CPU, through the same veth, without a program (`2 CPUs: none`) and with the core
@@ -37,14 +40,17 @@ use serde::Serialize;
 use aya::programs::tc::{TcAttachOptions, TcAttachType};
 use aya::programs::{LinkOrder, SchedClassifier};
 
-use crate::dataplane::{attach_core, attach_edge, detach, enter_netns, CoreSettings, EdgeSettings};
+use crate::dataplane::{
+    attach_core, attach_edge, attach_may, detach, enter_netns, CoreSettings, EdgeSettings,
+    MaySettings,
+};
 use crate::loader::EMPTY_PROGRAM;
 use crate::{DpError, Role};
 
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
-    /// `none`, `empty`, `edge`, `core` or `edge+core`.
+    /// `none`, `empty`, `edge`, `core`, `edge+core` or `may`.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -60,6 +66,8 @@ pub struct PathResult {
     pub core_ns: Option<f64>,
     /// The empty program's mean run time per packet, ns, if it ran: the measure's floor.
     pub empty_ns: Option<f64>,
+    /// The MAY program's mean run time per packet, ns, if it ran.
+    pub may_ns: Option<f64>,
 }
 
 /// Run time and run count the kernel accumulated for one program.
@@ -75,12 +83,12 @@ impl ProgCost {
     }
 }
 
-/// The run-time statistics of the edge, the core and the empty program attached to
+/// The run-time statistics of the edge, the core, the empty program and MAY attached to
 /// `dev`'s egress, in that order.
-fn costs(dev: &str) -> Result<[ProgCost; 3], DpError> {
+fn costs(dev: &str) -> Result<[ProgCost; 4], DpError> {
     let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
         .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
-    let mut out = [ProgCost::default(); 3];
+    let mut out = [ProgCost::default(); 4];
     for p in progs {
         let c = ProgCost {
             ns: p.run_time().as_nanos() as u64,
@@ -90,6 +98,7 @@ fn costs(dev: &str) -> Result<[ProgCost; 3], DpError> {
             Some(n) if n == Role::Edge.program() => out[0] = c,
             Some(n) if n == Role::Core.program() => out[1] = c,
             Some(EMPTY_PROGRAM) => out[2] = c,
+            Some(n) if n == Role::May.program() => out[3] = c,
             _ => {}
         }
     }
@@ -301,23 +310,24 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge, core)
-    let cases: [(&'static str, bool, bool, bool); 5] = [
-        ("none", false, false, false),
-        ("empty", true, false, false),
-        ("edge", false, true, false),
-        ("core", false, false, true),
-        ("edge+core", false, true, true),
+    // (name, empty, edge, core, may)
+    let cases: [(&'static str, bool, bool, bool, bool); 6] = [
+        ("none", false, false, false, false),
+        ("empty", true, false, false, false),
+        ("edge", false, true, false, false),
+        ("core", false, false, true, false),
+        ("edge+core", false, true, true, false),
+        ("may", false, false, false, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 3]; 5];
+    let mut cost = [[ProgCost::default(); 4]; 6];
     for _ in 0..repeat {
-        let mut this = [0f64; 5];
-        for (i, &(_, empty, edge, core)) in cases.iter().enumerate() {
+        let mut this = [0f64; 6];
+        for (i, &(_, empty, edge, core, may)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
             } else {
@@ -335,15 +345,18 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             if core {
                 attach_core("va", &CoreSettings::new(100_000_000_000))?;
             }
+            if may {
+                attach_may("va", &MaySettings::new(100_000_000_000))?;
+            }
             this[i] = blast(&tx, &rx, secs);
-            if empty.is_some() || edge || core {
+            if empty.is_some() || edge || core || may {
                 for (sum, add) in cost[i].iter_mut().zip(costs("va")?) {
                     sum.ns += add.ns;
                     sum.runs += add.runs;
                 }
             }
             drop(empty);
-            if edge || core {
+            if edge || core || may {
                 detach("va")?;
             }
         }
@@ -359,7 +372,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     let scaling: [(&'static str, bool); 2] = [("2 CPUs: none", false), ("2 CPUs: core", true)];
     let mut sc_pps = vec![Vec::new(); 2];
     let mut sc_ratios = vec![Vec::new(); 2];
-    let mut sc_cost = [[ProgCost::default(); 3]; 2];
+    let mut sc_cost = [[ProgCost::default(); 4]; 2];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -390,7 +403,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         }
     }
     drop(ns);
-    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 3]| PathResult {
+    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 4]| PathResult {
         case,
         pps: median(pps),
         ratio: median(r),
@@ -399,6 +412,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         edge_ns: cost[0].per_run(),
         core_ns: cost[1].per_run(),
         empty_ns: cost[2].per_run(),
+        may_ns: cost[3].per_run(),
     };
     let mut out: Vec<PathResult> = cases
         .iter()
