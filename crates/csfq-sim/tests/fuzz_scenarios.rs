@@ -2,8 +2,9 @@
 //! scenario with numbers replaced by extremes (0, -1, 1e300, 1e-300, nan, inf, 2^64, ...),
 //! lines deleted, duplicated or inserted, names replaced and the text cut short. Each case
 //! either fails to load with a `FILE:LINE:COLUMN` error, or builds, gets its reference
-//! allocations and runs a few simulated milliseconds: never a panic (a panic is a failed
-//! case, which proptest shrinks and prints).
+//! allocations and its work estimate, and runs a few simulated milliseconds handling at
+//! most three times the events estimated: never a panic (a panic is a failed case, which
+//! proptest shrinks and prints). Some mutations aim at large counts and rates.
 //!
 //! Cases: `CSFQ_FUZZ_CASES` (default 5000; the README gives the long run).
 
@@ -102,6 +103,20 @@ const LINES: &[&str] = &[
     "discipline = \"fq_codel\"",
     "buffer_bytes = 1500",
     "jitter = 0.999",
+    // Toward large counts and rates, valid or just past the limits (a 20-byte stream at
+    // 160 Gbit/s into a 1 kbit/s link, 65535x-rate layered sources, thousands of flows).
+    "[[flow]]\nkind = \"udp\"\nfrom = \"r1\"\nto = \"r2\"\nrate_mbps = 160000\npacket_bytes = 20",
+    "[[flow]]\nkind = \"rlm\"\nfrom = \"r1\"\nto = \"r2\"\nlayers = 255\nlayer_base_kbps = 1e9",
+    "[[flow]]\nkind = \"tcp\"\nfrom = \"r1\"\nto = \"r2\"\ncount = 100000",
+    "[[link]]\nbetween = [\"r1\", \"r2\"]\nrate_mbps = 0.001\nbuffer_bytes = 4000000000",
+    "rate_mbps = 1e6",
+    "rate_mbps = 4e6",
+    "count = 65535",
+    "count = 1000000",
+    "buffer_bytes = 4294967295",
+    "duration_s = 1e9",
+    "layers = 255",
+    "layer_base_kbps = 1e12",
 ];
 
 #[derive(Debug, Clone)]
@@ -189,7 +204,23 @@ fn apply(text: &str, e: &Edit) -> String {
     }
 }
 
-/// One case: load, and if it loads, build, allocate and simulate a few milliseconds.
+/// A whole run estimated at no more than this many events is run to its end and held to
+/// its estimate; a longer one runs its first 5 ms only (for safety: a few milliseconds
+/// from the start, when every source starts at once, say nothing of a whole run's work).
+const WHOLE_RUN_EVENTS: f64 = 200_000.0;
+
+/// A first 5 ms estimated (as a whole run of 5 ms) above this is not run: its cost per
+/// case is time, not safety (5 ms of 160 Gbit/s of 20-byte packets is five million
+/// events).
+const SHORT_RUN_EVENTS: f64 = 1_000_000.0;
+
+/// Events a whole run may handle beyond three times its estimate (the estimate's factor,
+/// `work_estimate.rs`): a short run's handshakes and first samples.
+const ESTIMATE_SLACK_EVENTS: f64 = 2_000.0;
+
+/// One case: load, and if it loads, build, allocate and estimate its work; then run it
+/// whole when it is estimated small (handling at most three times the events estimated),
+/// or its first few milliseconds.
 fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
     let s = match ScenarioFile::parse(text, file) {
         Ok(s) => s,
@@ -219,15 +250,41 @@ fn check(file: &Path, text: &str) -> Result<(), TestCaseError> {
     prop_assert!(alloc.iter().all(|a| *a >= 0.0), "{:?}", alloc);
     let _ = topo.per_hop_allocation();
     let _ = topo.reference_allocation();
-    // Simulate a few milliseconds.
+    let whole = topo.work_estimate_of(&s);
+    prop_assert!(
+        whole.events.is_finite() && whole.events >= 0.0,
+        "estimate {:?}",
+        whole
+    );
+    // Simulate the whole run if it is small, else a few milliseconds.
     {
         let mut short = s.clone();
-        short.duration_s = s.duration_s.min(0.005);
+        let whole_run = whole.events <= WHOLE_RUN_EVENTS;
+        if !whole_run {
+            short.duration_s = s.duration_s.min(0.005);
+        }
         let mut sim =
             Simulation::new(&short).map_err(|e| TestCaseError::fail(format!("valid but {e}")))?;
+        let est = sim.topology().work_estimate_of(&short);
+        prop_assert!(
+            est.events.is_finite() && est.events >= 0.0,
+            "estimate {:?}",
+            est
+        );
+        if est.events > SHORT_RUN_EVENTS {
+            return Ok(());
+        }
         let end = sim.end();
         sim.run_until(end);
         let r = sim.report();
+        if whole_run {
+            prop_assert!(
+                r.events as f64 <= 3.0 * est.events + ESTIMATE_SLACK_EVENTS,
+                "{} events handled against {:.0} estimated",
+                r.events,
+                est.events
+            );
+        }
         for l in &r.links {
             prop_assert!(l.utilization <= 1.0 + 1e-9, "utilization {}", l.utilization);
         }

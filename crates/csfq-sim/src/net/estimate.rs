@@ -2,14 +2,18 @@
 //! be so (and refused unless asked for) instead of found out.
 //!
 //! Each flow is taken to send at its share of the weighted max-min allocation (what the
-//! network can carry of it; an open-loop source also ticks at its offered rate, and what
-//! the network cannot carry is dropped on the way; a long TCP wants at most its window
+//! network can carry of it; an open-loop source also ticks at its offered rate, an RLM
+//! session at the cumulative rate of all its layers, and what the network cannot carry is
+//! dropped on the way; a long TCP wants at most its window
 //! per round trip), for as long as it is active; a finite
 //! transfer sends its segments once. Every packet costs about one `Arrive` event per hop
 //! and a `TxDone` event where it waited; a TCP data segment brings an ACK back over the
-//! reverse path (one per two segments with delayed ACKs). This is an estimate of the
+//! reverse path (one per two segments with delayed ACKs); an overlay loop sends a control
+//! packet every `tau` and gets its feedback back. This is an estimate of the
 //! order of magnitude, not a bound: loss recovery, queue-free ports and unfair schemes move
 //! the real count (the tests hold it within a factor of three on every shipped scenario).
+
+use csfq_algo::maxmin::{water_fill, MaxMinFlow};
 
 use super::{OpenLoopDef, Topology};
 use crate::config::{ScenarioFile, TcpConfig};
@@ -109,22 +113,30 @@ impl Topology {
                 }
             }
         }
-        let shares = csfq_algo::maxmin::water_fill(&caps, &demands)
-            .expect("topology paths name existing ports");
+        let carried = self.carried_bits(&caps, &demands);
         let mut ticks = 0.0;
         let mut hops = 0.0;
-        for (f, &share) in self.flows.iter().zip(&shares) {
+        for (f, &carried) in self.flows.iter().zip(&carried) {
             let active = f.stop.saturating_sub(f.start).as_secs_f64();
             let (fwd, rev) = (f.fwd().len() as f64, f.rev().len() as f64);
-            let share = if share.is_finite() { share } else { 0.0 };
+            // The flow's mean share while it is active.
+            let share = if active > 0.0 && carried.is_finite() {
+                carried / active
+            } else {
+                0.0
+            };
             match f.open_loop.as_deref() {
                 Some(o) => {
                     let bits = f64::from(o.packet_bytes()) * 8.0;
-                    let offered = match *o {
-                        OpenLoopDef::Rlm { .. } => share,
-                        _ => f.demand_bps(),
+                    // An RLM session ticks every layer, subscribed or not (it sends only
+                    // the subscribed ones): its cumulative rate, base (2^layers - 1).
+                    let (offered, ticking) = match *o {
+                        OpenLoopDef::Rlm {
+                            layers, base_bps, ..
+                        } => (share, base_bps * (2f64.powi(i32::from(layers)) - 1.0)),
+                        _ => (f.demand_bps(), f.demand_bps()),
                     };
-                    ticks += offered / bits * active;
+                    ticks += ticking / bits * active;
                     // Carried the whole way at its share; the rest dropped after a hop.
                     hops += (share / bits * fwd + (offered - share).max(0.0) / bits) * active;
                 }
@@ -138,6 +150,22 @@ impl Topology {
                 }
             }
         }
+        // Each overlay loop: a control packet every tau from ingress to egress, its
+        // feedback back, and the egress's measurement every T.
+        for l in &self.loops {
+            let active = (duration_s - l.start.as_secs_f64()).max(0.0);
+            let per = |t: csfq_algo::Nanos| {
+                let t = t.as_secs_f64();
+                if t > 0.0 {
+                    active / t
+                } else {
+                    0.0
+                }
+            };
+            let rounds = per(l.params.tau);
+            ticks += rounds + per(l.params.interval);
+            hops += rounds * (l.fwd.len() + l.rev.len()) as f64;
+        }
         let samples = if sample_s > 0.0 {
             duration_s / sample_s
         } else {
@@ -149,6 +177,67 @@ impl Topology {
             events: self.flows.len() as f64 + ticks + EVENTS_PER_HOP * hops + samples,
             packet_hops: hops,
         }
+    }
+}
+
+/// The most intervals of constant membership [`Topology::carried_bits`] water-fills; with
+/// more start and stop instants than this, equal slices of the run.
+const MAX_PIECES: usize = 16;
+
+impl Topology {
+    /// Bits each flow is carried over the run: the flows' weighted max-min shares change as
+    /// flows start and stop, so each interval between those instants is water-filled with
+    /// the flows active in it (a flow that stops at 2 ms leaves the link to the others for
+    /// the rest of the run). With more than [`MAX_PIECES`] intervals, the run is cut into
+    /// that many equal slices, a flow counted in a slice if it is active over most of it,
+    /// and carried for the part of it it is active.
+    fn carried_bits(&self, caps: &[f64], demands: &[MaxMinFlow]) -> Vec<f64> {
+        let span = |f: &super::FlowDef| (f.start.as_secs_f64(), f.stop.as_secs_f64());
+        let mut instants: Vec<f64> = self
+            .flows
+            .iter()
+            .flat_map(|f| {
+                let (a, b) = span(f);
+                [a, b]
+            })
+            .filter(|t| t.is_finite())
+            .collect();
+        instants.sort_by(f64::total_cmp);
+        instants.dedup();
+        let pieces: Vec<(f64, f64)> = if instants.len() <= MAX_PIECES + 1 {
+            instants.windows(2).map(|w| (w[0], w[1])).collect()
+        } else {
+            let (t0, t1) = (instants[0], instants[instants.len() - 1]);
+            let step = (t1 - t0) / MAX_PIECES as f64;
+            (0..MAX_PIECES)
+                .map(|i| (t0 + step * i as f64, t0 + step * (i + 1) as f64))
+                .collect()
+        };
+        let mut carried = vec![0.0; self.flows.len()];
+        let mut active = demands.to_vec();
+        for (a, b) in pieces {
+            if b <= a {
+                continue;
+            }
+            for ((d, full), f) in active.iter_mut().zip(demands).zip(&self.flows) {
+                let (s, e) = span(f);
+                let overlap = (e.min(b) - s.max(a)).max(0.0);
+                d.demand = if overlap * 2.0 > b - a {
+                    full.demand
+                } else {
+                    0.0
+                };
+            }
+            let shares = water_fill(caps, &active).expect("topology paths name existing ports");
+            for ((c, share), f) in carried.iter_mut().zip(shares).zip(&self.flows) {
+                let (s, e) = span(f);
+                let overlap = (e.min(b) - s.max(a)).max(0.0);
+                if share.is_finite() {
+                    *c += share * overlap;
+                }
+            }
+        }
+        carried
     }
 }
 
