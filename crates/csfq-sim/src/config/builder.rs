@@ -48,6 +48,7 @@ impl ScenarioBuilder {
                 discipline,
                 sample_interval: None,
                 routers: Vec::new(),
+                graphml: None,
                 csfq: Default::default(),
                 red: Default::default(),
                 fred: Default::default(),

@@ -12,6 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 mod builder;
+pub mod graphml;
 mod memory;
 pub mod overlay;
 mod params;
@@ -351,8 +352,14 @@ pub struct ScenarioFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub sample_interval: Option<f64>,
-    /// Routers.
+    /// Routers (with `[graphml]`, the file's are added after these).
+    #[serde(default)]
     pub routers: Vec<String>,
+    /// A topology read from a GraphML file: its nodes become routers and its edges links
+    /// (see [`graphml`]). Read once, when the scenario is parsed; the links it gave are
+    /// then among `links`, so the scenario written back stands on its own.
+    #[serde(default, skip_serializing)]
+    pub graphml: Option<Spanned<graphml::GraphmlSpec>>,
     /// CSFQ constants.
     #[serde(default)]
     pub csfq: CsfqConfig,
@@ -386,8 +393,8 @@ pub struct ScenarioFile {
     /// Edge-to-edge overlay loops' parameters.
     #[serde(default)]
     pub overlay: OverlayConfig,
-    /// Links.
-    #[serde(rename = "link")]
+    /// Links (with `[graphml]`, the file's are added after these).
+    #[serde(rename = "link", default)]
     pub links: Vec<Spanned<LinkSpec>>,
     /// Flows.
     #[serde(rename = "flow")]

@@ -99,6 +99,34 @@ impl ScenarioFile {
                 message,
             }
         })?;
+        let mut parsed = parsed;
+        if let Some(g) = parsed.graphml.take() {
+            let span = g.span();
+            // A fault in the GraphML file names that file and its line; one about the file
+            // as a whole (it cannot be read) or a value of the table points at the table.
+            let t = g.get_ref().read(file).map_err(|e| {
+                if e.line > 0 {
+                    return e;
+                }
+                let (line, column) = line_col(text, span.start);
+                let message = if e.file == file {
+                    e.message
+                } else {
+                    format!("{}: {}", e.file.display(), e.message)
+                };
+                ScenarioError {
+                    file: file.to_path_buf(),
+                    line,
+                    column,
+                    field: e.field.or_else(|| Some("graphml.file".into())),
+                    message,
+                }
+            })?;
+            parsed.routers.extend(t.routers);
+            parsed
+                .links
+                .extend(t.links.into_iter().map(|l| Spanned::new(span.clone(), l)));
+        }
         parsed.validate(text, file)?;
         Ok(parsed)
     }
