@@ -53,6 +53,15 @@ enum DpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Build namespaces (senders, a router shaped to 10 Mbit/s, a receiver), run four
+    /// kernel TCP flows and a UDP flow at 5x its share through drop-tail, CSFQ and MAY in
+    /// turn, print each flow's goodput side by side, and remove everything (needs root,
+    /// iperf3, ethtool).
+    Demo {
+        /// Seconds per scheme.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=600))]
+        secs: u32,
+    },
     /// Serve the counters and the cores' A, F and alpha to Prometheus (until stopped).
     Exporter {
         /// Address and port to listen on (port 0: any free port, printed).
@@ -423,6 +432,15 @@ pub fn dp(args: Dp) -> Result<()> {
                         c.ratio, c.ratio_min, c.ratio_max
                     );
                 }
+            }
+        }
+        DpCommand::Demo { secs } => {
+            if let Err(e) = crate::demo::demo(secs) {
+                if crate::demo::interrupted() {
+                    eprintln!("interrupted: the demo's namespaces are removed");
+                    std::process::exit(130);
+                }
+                return Err(e);
             }
         }
         DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,

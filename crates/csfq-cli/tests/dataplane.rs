@@ -1686,3 +1686,67 @@ fn may_spares_short_transfers_beside_long_flows() {
         "MAY lost more transfers than drop-tail: {shares:?}"
     );
 }
+
+/// `csfq dp demo` as a newcomer runs it: it builds its namespaces, prints every flow under
+/// drop-tail, CSFQ and MAY side by side, and leaves nothing behind; CSFQ holds the UDP to
+/// less than half of what drop-tail lets it take. Interrupted halfway (SIGINT), it removes
+/// its namespaces too and exits 130.
+#[test]
+fn dp_demo_runs_and_cleans_up_even_when_interrupted() {
+    if !runnable("dp_demo_runs_and_cleans_up_even_when_interrupted") {
+        return;
+    }
+    let leftovers = || {
+        let o = run("ip", &["netns", "list"]);
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("csfqdemo"))
+            .count()
+    };
+    let o = Command::new(CSFQ)
+        .args(["dp", "demo", "--secs", "4"])
+        .output()
+        .expect("csfq runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let udp: Vec<f64> = out
+        .lines()
+        .find(|l| l.contains("UDP at 10 Mbit/s"))
+        .expect("the UDP's row")
+        .split('┆')
+        .skip(1)
+        .filter_map(|c| c.trim().trim_end_matches('│').trim().parse().ok())
+        .collect();
+    assert_eq!(udp.len(), 4, "drop-tail, CSFQ, MAY, share: {out}");
+    assert!(
+        udp[1] < udp[0] / 2.0,
+        "CSFQ's UDP {} vs drop-tail's {}: {out}",
+        udp[1],
+        udp[0]
+    );
+    for row in ["TCP 1", "TCP 4", "Jain's index"] {
+        assert!(out.contains(row), "no {row} row: {out}");
+    }
+    assert_eq!(leftovers(), 0, "the demo left namespaces");
+
+    let mut child = Command::new(CSFQ)
+        .args(["dp", "demo", "--secs", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("csfq runs");
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert!(
+        leftovers() > 0,
+        "the demo should be running in its namespaces"
+    );
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(leftovers(), 0, "an interrupted demo left namespaces");
+}
