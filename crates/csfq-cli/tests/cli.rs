@@ -1043,6 +1043,76 @@ fn readme_counts_are_the_reports() {
     assert!(readme.contains(&claim), "README should say: {claim}");
 }
 
+/// Every number in the README's results table ("ours") is one the report prints, so a
+/// regenerated report cannot leave the table stale: each is looked up among the report's
+/// numbers, rounded as the README rounds them (minus signs and dashes read as `-`).
+#[test]
+fn readme_results_table_numbers_are_in_the_report() {
+    let norm = |t: &str| t.replace(['\u{2212}', '\u{2013}'], "-");
+    let readme = norm(&std::fs::read_to_string(repo().join("README.md")).unwrap());
+    let report = norm(&std::fs::read_to_string(repo().join("docs/report/report.md")).unwrap());
+    // Numbers as tokens: digits with at most one decimal point, after a non-digit.
+    let numbers = |text: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let b: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_digit()
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == '.'))
+            {
+                let mut j = i;
+                while j < b.len()
+                    && (b[j].is_ascii_digit()
+                        || (b[j] == '.' && j + 1 < b.len() && b[j + 1].is_ascii_digit()))
+                {
+                    j += 1;
+                }
+                out.push(b[i..j].iter().collect());
+                i = j;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    };
+    // A report number counts at every precision it can be rounded to (9.2696 is also
+    // 9.27 and 9.3): the README rounds.
+    let mut known = std::collections::HashSet::new();
+    for n in numbers(&report) {
+        if let Ok(v) = n.parse::<f64>() {
+            let places = n.split('.').nth(1).map_or(0, str::len);
+            for d in 0..=places.max(4) {
+                known.insert(format!("{v:.d$}"));
+            }
+        }
+        known.insert(n);
+    }
+    let table = readme
+        .split("| experiment | paper | ours")
+        .nth(1)
+        .expect("the README's results table");
+    let mut missing = Vec::new();
+    for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split('|').collect();
+        let (id, ours) = (cells[1].trim(), cells[3]);
+        for n in numbers(ours) {
+            // Seeds, counts of seeds and link counts ("seeds 1-8", "5 links") are words.
+            if n.parse::<f64>()
+                .is_ok_and(|v| v.fract() == 0.0 && v <= 20.0)
+            {
+                continue;
+            }
+            if !known.contains(&n) {
+                missing.push(format!("{id}: {n}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the README's results table has numbers the report does not: {missing:?}"
+    );
+}
+
 /// A run estimated at more than a day (1 Tbit/s of 1000-byte packets for a million
 /// seconds: 1.25 x 10^14 packets) is refused at once, saying how long and how to insist;
 /// nothing is simulated and nothing is written.
