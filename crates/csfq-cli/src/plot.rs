@@ -36,6 +36,11 @@ fn tick(x: f64) -> String {
 pub const PNG_MAX_POINTS: usize = 20_000;
 
 const PLOT_W: u32 = 900;
+/// The legend under the plot: its top margin and its rows' height, pixels.
+const LEGEND_TOP: u32 = 16;
+const LEGEND_ROW: u32 = 22;
+/// The legend's entry for the error bars.
+const BARS_LABEL: &str = "bar: range over the seeds";
 const HEIGHT: u32 = 540;
 const FONT: &str = "sans-serif";
 
@@ -65,21 +70,32 @@ macro_rules! markers {
 pub trait Draw {
     /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`) unless
     /// it has more than [`PNG_MAX_POINTS`] points.
-    fn write_svg(&self, path: &Path) -> Result<()>;
+    fn write_svg(&self, path: &Path) -> Result<()> {
+        self.write_svg_spread(path, &[])
+    }
+    /// As [`Draw::write_svg`], with each point's range over seeds
+    /// (`spread[series][point]`, as `csfq_papers::Judged::spread`) as an error bar.
+    fn write_svg_spread(&self, path: &Path, spread: &[Vec<Option<(f64, f64)>>]) -> Result<()>;
     /// The legend's entries: the reference first, then the series.
     fn legend_names(&self) -> Vec<&str>;
     /// The SVG alone.
-    fn draw_svg(&self, path: &Path) -> Result<()>;
-    /// The legend, right of the plot.
-    fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()>;
+    fn draw_svg(&self, path: &Path, spread: &[Vec<Option<(f64, f64)>>]) -> Result<()>;
+    /// The legend, under the plot in columns (with an entry for the error bars if
+    /// `bars`); `longest`: its longest entry, characters.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        bars: bool,
+        longest: u32,
+    ) -> Result<()>;
 }
 
 impl Draw for Chart {
     /// Writes the chart as SVG at `path`, and as PNG beside it (same name, `.png`) unless
     /// it has more than [`PNG_MAX_POINTS`] points (a chart of 100 000 flows renders in
     /// hundreds of megabytes and shows nothing a reader can pick out).
-    fn write_svg(&self, path: &Path) -> Result<()> {
-        self.draw_svg(path)?;
+    fn write_svg_spread(&self, path: &Path, spread: &[Vec<Option<(f64, f64)>>]) -> Result<()> {
+        self.draw_svg(path, spread)?;
         let png = path.with_extension("png");
         let points: usize = self.series.iter().map(|s| s.points.len()).sum();
         if points > PNG_MAX_POINTS {
@@ -108,21 +124,29 @@ impl Draw for Chart {
             .collect()
     }
 
-    fn draw_svg(&self, path: &Path) -> Result<()> {
+    fn draw_svg(&self, path: &Path, spread: &[Vec<Option<(f64, f64)>>]) -> Result<()> {
+        let bars = spread.iter().flatten().any(Option::is_some);
         let longest = self
             .legend_names()
             .iter()
             .map(|n| n.chars().count())
+            .chain(bars.then_some(BARS_LABEL.len()))
             .max()
             .unwrap_or(0) as u32;
-        let legend_w = if longest == 0 { 0 } else { 50 + 8 * longest };
+        let entries = self.legend_names().len() + usize::from(bars);
+        let (_, _, rows) = legend_grid(longest, entries);
+        let legend_h = if rows == 0 {
+            0
+        } else {
+            LEGEND_TOP + LEGEND_ROW * rows
+        };
         // Drawn in memory, then written whole (see `crate::write_atomic`).
         let mut svg_text = String::new();
         {
-            let root = SVGBackend::with_string(&mut svg_text, (PLOT_W + legend_w, HEIGHT))
+            let root = SVGBackend::with_string(&mut svg_text, (PLOT_W, HEIGHT + legend_h))
                 .into_drawing_area();
             root.fill(&WHITE).context("drawing the plot")?;
-            let (plot, legend) = root.split_horizontally(PLOT_W);
+            let (plot, legend) = root.split_vertically(HEIGHT);
             let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
             let mut ymin = f64::INFINITY;
             for &(x, y) in self.series.iter().flat_map(|s| s.points.iter()) {
@@ -135,6 +159,12 @@ impl Draw for Chart {
             }
             if let Some((h, _)) = &self.reference {
                 y1 = y1.max(*h);
+            }
+            for &(lo, hi) in spread.iter().flatten().flatten() {
+                y1 = y1.max(hi);
+                if lo > 0.0 {
+                    ymin = ymin.min(lo);
+                }
             }
             if !x0.is_finite() {
                 (x0, x1) = (0.0, 1.0);
@@ -200,6 +230,32 @@ impl Draw for Chart {
                     }
                     for (i, s) in self.series.iter().enumerate() {
                         let color = COLORS[i % COLORS.len()];
+                        // The seeds' range, under the markers.
+                        if let Some(sp) = spread.get(i) {
+                            let w = if self.per_flow {
+                                0.15
+                            } else {
+                                (x1 - x0) * 0.004
+                            };
+                            chart
+                                .draw_series(s.points.iter().zip(sp).filter_map(|(&(x, _), r)| {
+                                    let (lo, hi) = (*r)?;
+                                    (hi > lo).then(|| {
+                                        PathElement::new(
+                                            vec![
+                                                (x - w, lo),
+                                                (x + w, lo),
+                                                (x, lo),
+                                                (x, hi),
+                                                (x - w, hi),
+                                                (x + w, hi),
+                                            ],
+                                            color.mix(0.55).stroke_width(1),
+                                        )
+                                    })
+                                }))
+                                .context("drawing the seeds' ranges")?;
+                        }
                         if self.per_flow && s.markers {
                             markers!(chart, i, s.points.iter().copied(), color);
                         } else if self.per_flow {
@@ -237,32 +293,55 @@ impl Draw for Chart {
                     .build_cartesian_2d(x0..x1, 0.0..y1)
                     .context("building the chart")?);
             }
-            self.draw_legend(&legend)?;
+            self.draw_legend(&legend, bars, longest)?;
             root.present().context("drawing the plot")?;
         }
         crate::write_atomic(path, svg_text)
     }
 
-    /// The legend, one entry a line, beside the plot: a sample of how each is drawn.
-    fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+    /// The legend, under the plot, in as many columns as fit its width: a sample of how
+    /// each entry is drawn, then its name.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        bars: bool,
+        longest: u32,
+    ) -> Result<()> {
         let text = TextStyle::from((FONT, 14).into_font()).color(&BLACK);
-        let mut y = 55;
-        let row = 22;
+        let entries = self.legend_names().len() + usize::from(bars);
+        let (cols, col_w, _) = legend_grid(longest, entries);
+        let at = |k: usize| -> (i32, i32) {
+            let (col, row) = ((k % cols) as i32, (k / cols) as i32);
+            // Centred under the plot's area (its y labels take the left 90 pixels).
+            (
+                90 + col * col_w as i32,
+                LEGEND_TOP as i32 / 2 + 10 + row * LEGEND_ROW as i32,
+            )
+        };
         let draw = |e: DynElement<'_, DB, (i32, i32)>| {
             area.draw(&e)
                 .map_err(|e| anyhow::anyhow!("drawing the legend: {e}"))
         };
+        let mut k = 0;
         if let Some((_, label)) = &self.reference {
+            let (x, y) = at(k);
             for (a, b) in [(6, 14), (20, 28)] {
-                draw(PathElement::new(vec![(a, y), (b, y)], BLACK.stroke_width(1)).into_dyn())?;
+                draw(
+                    PathElement::new(vec![(x + a, y), (x + b, y)], BLACK.stroke_width(1))
+                        .into_dyn(),
+                )?;
             }
-            draw(Text::new(label.clone(), (40, y - 8), text.clone()).into_dyn())?;
-            y += row;
+            draw(Text::new(label.clone(), (x + 40, y - 8), text.clone()).into_dyn())?;
+            k += 1;
         }
         for (i, s) in self.series.iter().enumerate() {
+            let (x, y) = at(k);
             let color = COLORS[i % COLORS.len()];
             if !self.per_flow || !s.markers {
-                draw(PathElement::new(vec![(6, y), (30, y)], color.stroke_width(2)).into_dyn())?;
+                draw(
+                    PathElement::new(vec![(x + 6, y), (x + 30, y)], color.stroke_width(2))
+                        .into_dyn(),
+                )?;
             }
             if s.markers {
                 let style = if (i / 4) % 2 == 0 {
@@ -271,18 +350,48 @@ impl Draw for Chart {
                     color.stroke_width(2)
                 };
                 let m: DynElement<'_, DB, (i32, i32)> = match i % 4 {
-                    0 => Circle::new((18, y), 4, style).into_dyn(),
-                    1 => TriangleMarker::new((18, y), 5, style).into_dyn(),
-                    2 => Rectangle::new([(14, y - 4), (22, y + 4)], style).into_dyn(),
-                    _ => Cross::new((18, y), 4, style.stroke_width(2)).into_dyn(),
+                    0 => Circle::new((x + 18, y), 4, style).into_dyn(),
+                    1 => TriangleMarker::new((x + 18, y), 5, style).into_dyn(),
+                    2 => Rectangle::new([(x + 14, y - 4), (x + 22, y + 4)], style).into_dyn(),
+                    _ => Cross::new((x + 18, y), 4, style.stroke_width(2)).into_dyn(),
                 };
                 draw(m)?;
             }
-            draw(Text::new(s.name.clone(), (40, y - 8), text.clone()).into_dyn())?;
-            y += row;
+            draw(Text::new(s.name.clone(), (x + 40, y - 8), text.clone()).into_dyn())?;
+            k += 1;
+        }
+        if bars {
+            let (x, y) = at(k);
+            let grey = RGBColor(120, 120, 120);
+            draw(
+                PathElement::new(
+                    vec![
+                        (x + 14, y - 7),
+                        (x + 22, y - 7),
+                        (x + 18, y - 7),
+                        (x + 18, y + 7),
+                        (x + 14, y + 7),
+                        (x + 22, y + 7),
+                    ],
+                    grey.stroke_width(1),
+                )
+                .into_dyn(),
+            )?;
+            draw(Text::new(BARS_LABEL, (x + 40, y - 8), text.clone()).into_dyn())?;
         }
         Ok(())
     }
+}
+
+/// The legend's layout under the plot for `entries` entries whose longest has `longest`
+/// characters: (columns, column width in pixels, rows).
+fn legend_grid(longest: u32, entries: usize) -> (usize, u32, u32) {
+    if entries == 0 {
+        return (1, 0, 0);
+    }
+    let col_w = 50 + 8 * longest;
+    let cols = (((PLOT_W - 90) / col_w.max(1)) as usize).clamp(1, entries);
+    (cols, col_w, entries.div_ceil(cols) as u32)
 }
 
 /// The system's fonts, loaded once, with a sans-serif family that exists (`None`: no
@@ -375,7 +484,7 @@ mod tests {
         chart.write_svg(&svg).unwrap();
         let text = std::fs::read_to_string(&svg).unwrap();
         // Integer ticks only on a flow-number axis (y ticks step by 0.2 here); the legend
-        // beside the plot.
+        // under the plot.
         let labels: Vec<&str> = text.lines().map(str::trim).collect();
         assert!(labels.contains(&"1") && labels.contains(&"2"), "{text}");
         assert!(
@@ -388,13 +497,24 @@ mod tests {
             .and_then(|w| w.split('"').next())
             .and_then(|w| w.parse().ok())
             .unwrap();
-        assert!(width > PLOT_W, "the legend widens the figure: {width}");
+        assert_eq!(
+            width, PLOT_W,
+            "the legend goes under the plot, not beside it"
+        );
+        let height: u32 = text
+            .split("height=\"")
+            .nth(1)
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        // Two entries (the reference and one series) fit one row.
+        assert_eq!(height, HEIGHT + LEGEND_TOP + LEGEND_ROW);
         let png = dir.join("c.png");
         if fonts().is_some() {
             let bytes = std::fs::read(&png).unwrap();
             assert_eq!(&bytes[1..4], b"PNG");
             let dim = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
-            assert_eq!((dim(16), dim(20)), (2 * width, 2 * HEIGHT));
+            assert_eq!((dim(16), dim(20)), (2 * width, 2 * height));
         } else {
             assert!(!png.exists());
         }

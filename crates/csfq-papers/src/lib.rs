@@ -83,6 +83,10 @@ pub struct Judged {
     pub analysis: Analysis,
     /// The seeds, in order.
     pub seeds: Vec<u64>,
+    /// Across the seeds, each point of the figure's series: the lowest and highest value
+    /// the seeds give it (`spread[series][point]`; `None` for a time series, a point not
+    /// every seed has, or a single seed). The figure draws them as error bars.
+    pub spread: Vec<Vec<Option<(f64, f64)>>>,
 }
 
 impl Judged {
@@ -255,18 +259,56 @@ pub fn analyze_seeds(e: &Experiment, results: &[RunResult]) -> Judged {
             .collect()
     };
     let mut first: Option<Analysis> = None;
+    let mut charts: Vec<chart::Chart> = Vec::new();
     let per_seed: Vec<(u64, Vec<Check>)> = groups
         .into_iter()
         .map(|(seed, runs)| {
             let mut a = analyze(e, runs);
             let checks = std::mem::take(&mut a.checks);
-            first.get_or_insert(a);
+            if first.is_none() {
+                first = Some(a);
+            } else {
+                charts.push(a.chart);
+            }
             (seed, checks)
         })
         .collect();
     let mut analysis = first.expect("one analysis at least");
     analysis.checks = combine_seeds(per_seed);
-    Judged { analysis, seeds }
+    let spread = chart_spread(&analysis.chart, &charts);
+    Judged {
+        analysis,
+        seeds,
+        spread,
+    }
+}
+
+/// Each point of `first`'s series against the same series (by name) and the same x in the
+/// other seeds' charts: the lowest and highest y of all of them. Time series (x is time)
+/// get none: their seeds differ in when things happen, not in one number per point.
+fn chart_spread(first: &chart::Chart, others: &[chart::Chart]) -> Vec<Vec<Option<(f64, f64)>>> {
+    let over_time = first.x_label.starts_with("time");
+    first
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .map(|&(x, y)| {
+                    if over_time || others.is_empty() {
+                        return None;
+                    }
+                    let mut range = (y, y);
+                    for c in others {
+                        let same = c.series.iter().find(|o| o.name == s.name)?;
+                        let &(_, oy) = same.points.iter().find(|p| p.0 == x)?;
+                        range = (range.0.min(oy), range.1.max(oy));
+                    }
+                    (range.0.is_finite() && range.1.is_finite()).then_some(range)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The analysis of an experiment's runs at one seed: the experiment's own.

@@ -420,5 +420,6 @@ fn write_experiment(e: &Experiment, results: &[RunResult], j: &Judged, dir: &Pat
     for (suffix, chart) in &a.extra_charts {
         chart.write_svg(&dir.join(format!("{}-{suffix}.svg", e.id)))?;
     }
-    a.chart.write_svg(&dir.join(format!("{}.svg", e.id)))
+    a.chart
+        .write_svg_spread(&dir.join(format!("{}.svg", e.id)), &j.spread)
 }
