@@ -73,3 +73,33 @@ fn estimates_hold_where_the_fuzzer_found_them_short() {
         );
     }
 }
+
+/// One long TCP at a time for 400 000 s at 10 Gbit/s is days of work however it is cut
+/// into back-to-back flows: as 8 flows (exact pieces) and as 40 (more start and stop
+/// instants than the estimate water-fills, so slices) it is refused alike.
+#[test]
+fn back_to_back_flows_are_estimated_whole() {
+    for n in [8u32, 40] {
+        let mut text = String::from(
+            "name = \"b2b\"\nduration_s = 400000.0\ndiscipline = \"fifo\"\nrouters = [\"a\", \"b\"]\n\n\
+             [tcp]\nmax_window_segments = 1048576\n\n\
+             [[link]]\nbetween = [\"a\", \"b\"]\nrate_mbps = 10000\nbuffer_bytes = 1000000\n",
+        );
+        let step = 400_000.0 / f64::from(n);
+        for i in 0..n {
+            text += &format!(
+                "\n[[flow]]\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\nstart_s = {}\nstop_s = {}\n",
+                f64::from(i) * step,
+                f64::from(i + 1) * step
+            );
+        }
+        let s = ScenarioFile::parse(&text, Path::new("b2b.toml")).unwrap();
+        let sim = Simulation::new(&s).unwrap();
+        let est = sim.topology().work_estimate_of(&s);
+        assert!(
+            est.refuse_if_too_long().is_err(),
+            "{n} flows: {:.2e} events estimated",
+            est.events
+        );
+    }
+}

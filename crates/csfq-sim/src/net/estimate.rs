@@ -188,9 +188,9 @@ impl Topology {
     /// Bits each flow is carried over the run: the flows' weighted max-min shares change as
     /// flows start and stop, so each interval between those instants is water-filled with
     /// the flows active in it (a flow that stops at 2 ms leaves the link to the others for
-    /// the rest of the run). With more than [`MAX_PIECES`] intervals, the run is cut into
-    /// that many equal slices, a flow counted in a slice if it is active over most of it,
-    /// and carried for the part of it it is active.
+    /// the rest of the run). With more than [`MAX_PIECES`] intervals (4 beyond 10 000
+    /// flows), the run is cut into that many equal slices, and a flow active for part of a
+    /// slice wants that part of its demand over the whole slice.
     fn carried_bits(&self, caps: &[f64], demands: &[MaxMinFlow]) -> Vec<f64> {
         let span = |f: &super::FlowDef| (f.start.as_secs_f64(), f.stop.as_secs_f64());
         let mut instants: Vec<f64> = self
@@ -204,12 +204,18 @@ impl Topology {
             .collect();
         instants.sort_by(f64::total_cmp);
         instants.dedup();
-        let pieces: Vec<(f64, f64)> = if instants.len() <= MAX_PIECES + 1 {
+        // Each piece is a water-fill over every flow: fewer of them for large networks.
+        let max_pieces = if self.flows.len() > 10_000 {
+            4
+        } else {
+            MAX_PIECES
+        };
+        let pieces: Vec<(f64, f64)> = if instants.len() <= max_pieces + 1 {
             instants.windows(2).map(|w| (w[0], w[1])).collect()
         } else {
             let (t0, t1) = (instants[0], instants[instants.len() - 1]);
-            let step = (t1 - t0) / MAX_PIECES as f64;
-            (0..MAX_PIECES)
+            let step = (t1 - t0) / max_pieces as f64;
+            (0..max_pieces)
                 .map(|i| (t0 + step * i as f64, t0 + step * (i + 1) as f64))
                 .collect()
         };
@@ -219,21 +225,21 @@ impl Topology {
             if b <= a {
                 continue;
             }
+            // A flow active for part of a piece wants that part of its demand over it (in
+            // exact pieces, all of it or nothing): what it is carried is its share there.
             for ((d, full), f) in active.iter_mut().zip(demands).zip(&self.flows) {
                 let (s, e) = span(f);
                 let overlap = (e.min(b) - s.max(a)).max(0.0);
-                d.demand = if overlap * 2.0 > b - a {
-                    full.demand
+                d.demand = if overlap > 0.0 {
+                    full.demand * (overlap / (b - a)).min(1.0)
                 } else {
-                    0.0
+                    0.0 // an unbounded demand times nothing is nothing, not NaN
                 };
             }
             let shares = water_fill(caps, &active).expect("topology paths name existing ports");
-            for ((c, share), f) in carried.iter_mut().zip(shares).zip(&self.flows) {
-                let (s, e) = span(f);
-                let overlap = (e.min(b) - s.max(a)).max(0.0);
+            for (c, share) in carried.iter_mut().zip(shares) {
                 if share.is_finite() {
-                    *c += share * overlap;
+                    *c += share * (b - a);
                 }
             }
         }
