@@ -19,9 +19,14 @@
 //! - **Delays** are the great-circle distance between the two nodes' `Latitude` and
 //!   `Longitude` at two thirds of the speed of light (light in fibre, 5 us per km), else
 //!   `delay_ms`.
-//! - Edges are undirected (every link carries both directions); an edge a node to itself,
-//!   and a second edge between the same two nodes, are left out (a scenario has one link
-//!   per pair), and the README says how many.
+//! - Edges are undirected (every link carries both directions). A scenario has one link
+//!   per pair of routers: a second edge between the same two nodes (a multigraph's
+//!   parallel links) adds its rate to the first's; an edge from a node to itself is left
+//!   out.
+//! - Values the file gives are checked here, against the ranges every link is held to, so
+//!   that a fault names the GraphML file, the node's or edge's line and the attribute.
+//! - The file is found relative to the scenario file; a scenario given as text (the Python
+//!   package's `dict` or string) has none, and it is found from the working directory.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{LinkSpec, ScenarioError};
 
-/// The most bytes a GraphML file may have.
-pub const MAX_GRAPHML_BYTES: u64 = 64 << 20;
+/// The most bytes a GraphML file may have: a scenario file's limit (Topology Zoo files are
+/// tens of kilobytes).
+pub const MAX_GRAPHML_BYTES: u64 = super::MAX_FILE_BYTES;
 
 /// A scenario's `[graphml]` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,7 +79,8 @@ pub struct GraphmlTopology {
     pub routers: Vec<String>,
     /// Links, in the file's edge order.
     pub links: Vec<LinkSpec>,
-    /// Edges left out: loops, and second edges between the same two nodes.
+    /// Edges not made links of their own: self-loops, and parallel edges (whose capacity
+    /// was added to their pair's link).
     pub skipped_edges: usize,
 }
 
@@ -208,6 +215,19 @@ impl GraphmlSpec {
             let id = n
                 .attribute("id")
                 .ok_or_else(|| at(n, "id", "a node without an id".into()))?;
+            if id.is_empty()
+                || id.len() > super::MAX_NAME_BYTES
+                || !id.chars().all(super::validate::printable)
+            {
+                return Err(at(
+                    n,
+                    "id",
+                    format!(
+                        "node id {id:?}: ids name routers, so 1..={} printable bytes",
+                        super::MAX_NAME_BYTES
+                    ),
+                ));
+            }
             if index.insert(id, labels.len()).is_some() {
                 return Err(at(n, "id", format!("node id `{id}` appears twice")));
             }
@@ -252,10 +272,13 @@ impl GraphmlSpec {
                 _ => id.to_string(),
             })
             .collect();
-        // Edges.
+        // Edges. A second edge between the same two nodes adds its capacity to the
+        // first's (a multigraph's parallel links); an edge from a node to itself is left
+        // out.
         let mut links: Vec<LinkSpec> = Vec::new();
-        let mut pairs = std::collections::HashSet::new();
+        let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
         let mut skipped_edges = 0;
+        let positive = |v: f64| (v.is_finite() && v > 0.0).then_some(v);
         for e in graph.children().filter(|n| n.has_tag_name("edge")) {
             let end = |attr: &str| -> Result<usize, ScenarioError> {
                 let id = e
@@ -267,12 +290,15 @@ impl GraphmlSpec {
                     .ok_or_else(|| at(e, attr, format!("no node `{id}`")))
             };
             let (a, b) = (end("source")?, end("target")?);
-            if a == b || !pairs.insert((a.min(b), a.max(b))) {
+            if a == b {
                 skipped_edges += 1;
                 continue;
             }
             let d = data_of(e, "edge", &keys);
-            let raw = d.get("LinkSpeedRaw").and_then(|v| v.parse::<f64>().ok());
+            let raw = d
+                .get("LinkSpeedRaw")
+                .and_then(|v| v.parse::<f64>().ok())
+                .and_then(positive);
             let unit = |u: &str| match u.trim() {
                 "G" | "g" => Some(1e9),
                 "M" | "m" => Some(1e6),
@@ -283,22 +309,47 @@ impl GraphmlSpec {
                 .get("LinkSpeed")
                 .and_then(|v| v.parse::<f64>().ok())
                 .zip(d.get("LinkSpeedUnits").and_then(|u| unit(u)))
-                .map(|(v, u)| v * u);
+                .map(|(v, u)| v * u)
+                .and_then(positive);
             let oc = ["LinkType", "LinkLabel"]
                 .iter()
                 .find_map(|k| d.get(k).and_then(|l| oc_rate(l)));
-            let bps = raw
-                .or(speed)
-                .or(oc)
-                .filter(|b| b.is_finite() && *b > 0.0)
-                .unwrap_or(self.rate_mbps * 1e6);
+            let bps = raw.or(speed).or(oc).unwrap_or(self.rate_mbps * 1e6);
+            let rate_mbps = bps * self.rate_scale / 1e6;
+            // The ranges every scenario's links are held to, checked here so that the
+            // fault names the edge.
+            if !(0.001..=1_000_000.0).contains(&rate_mbps) {
+                return Err(at(
+                    e,
+                    "rate",
+                    format!(
+                        "{rate_mbps} Mbit/s (the file's {bps} bit/s times rate_scale {}) is \
+                         out of range: 0.001..=1000000",
+                        self.rate_scale
+                    ),
+                ));
+            }
             let delay_ms = match (coords[a], coords[b]) {
                 (Some(p), Some(q)) => great_circle_km(p, q) * MS_PER_KM,
                 _ => self.delay_ms,
             };
+            if delay_ms > 1_000_000.0 {
+                return Err(at(
+                    e,
+                    "delay",
+                    format!("{delay_ms} ms is out of range: 0..=1000000"),
+                ));
+            }
+            let pair = (a.min(b), a.max(b));
+            if let Some(&i) = pairs.get(&pair) {
+                skipped_edges += 1;
+                links[i].rate_mbps += rate_mbps;
+                continue;
+            }
+            pairs.insert(pair, links.len());
             links.push(LinkSpec {
                 between: [routers[a].clone(), routers[b].clone()],
-                rate_mbps: bps * self.rate_scale / 1e6,
+                rate_mbps,
                 delay_ms,
                 buffer_bytes: self.buffer_bytes,
                 discipline: None,
@@ -364,7 +415,7 @@ mod tests {
 
     /// Names, rates and delays as documented: a speed in bit/s, an OC-n label, the
     /// default; coordinates give the delay, a node without them the default; a duplicate
-    /// label falls back to ids; a self-loop and a parallel edge are left out.
+    /// label falls back to ids; a self-loop is left out and a parallel edge's rate added.
     #[test]
     fn reads_names_rates_and_delays() {
         let xml = format!(
@@ -387,7 +438,8 @@ mod tests {
             t.links[0].between,
             ["New York".to_string(), "Chicago".into()]
         );
-        assert_eq!(t.links[0].rate_mbps, 2500.0);
+        // The parallel edge (no speed: the default 10) adds to the pair's link.
+        assert_eq!(t.links[0].rate_mbps, 2510.0);
         assert!(
             (t.links[0].delay_ms - 5.72).abs() < 0.02,
             "{}",
@@ -398,9 +450,29 @@ mod tests {
         assert_eq!(t.links[2].rate_mbps, 10.0);
     }
 
+    /// A speed of 0 is no speed: the next source (here an OC-48 label) gives the rate.
+    #[test]
+    fn a_zero_speed_falls_through_to_the_label() {
+        let xml = format!(
+            "{HEAD}<node id=\"0\"/><node id=\"1\"/>
+<edge source=\"0\" target=\"1\"><data key=\"d3\">0</data><data key=\"d4\">OC-48</data></edge>
+</graph></graphml>"
+        );
+        let t = read(&xml).unwrap();
+        assert!((t.links[0].rate_mbps - 48.0 * 51.84).abs() < 1e-9);
+    }
+
     /// Bad files are errors naming the GraphML file and the line of the fault.
     #[test]
     fn bad_files_name_file_and_line() {
+        // A rate out of range names the edge's line, not the scenario's table.
+        let e = read(&format!(
+            "{HEAD}<node id=\"0\"/><node id=\"1\"/>\n<edge source=\"0\" target=\"1\"><data key=\"d3\">1</data></edge>\n</graph></graphml>"
+        ))
+        .unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (9, Some("rate")), "{e}");
+        let e = read(&format!("{HEAD}<node id=\"a&#10;b\"/>\n</graph></graphml>")).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (8, Some("id")), "{e}");
         let e = read(&format!(
             "{HEAD}<node id=\"0\"/>\n<edge source=\"0\" target=\"9\"/>\n</graph></graphml>"
         ))
