@@ -27,7 +27,7 @@
 
 #define ONE_Q32 (1ULL << 32)
 #define V_MAX_Q32 (16ULL << 32)
-#define DELTA_MAX_Q16 (1ULL << 31)
+#define DELTA_MAX_Q16 (1ULL << 47)
 #define UTIL_MAX_Q16 (256ULL << 16)
 #define ARRIVED_MAX (1ULL << 40)
 #define ELAPSED_US_MAX (1ULL << 31)
@@ -59,6 +59,12 @@ struct {
 } may_flows SEC(".maps");
 
 enum may_verdict { MAY_FORWARD, MAY_DROP_HISTORY, MAY_DROP_SAMPLE };
+
+/* may_fixed.rs mul_q32: floor(x k / 2^32) for x < 2^48, k <= 2^32, in two halves. */
+static __always_inline __u64 mul_q32(__u64 x, __u64 k)
+{
+	return (x >> 32) * k + (((x & 0xffffffffULL) * k) >> 32);
+}
 
 /* may_fixed.rs pow_q32: keep^k in Q32, by squaring over 32 rounds. */
 static __always_inline __u64 pow_q32(__u64 keep, __u64 k)
@@ -98,10 +104,10 @@ static __always_inline void may_fold(struct csfq_may_entry *e, __u64 epoch, cons
 	if (e->epoch >= epoch)
 		return;
 	k = epoch - e->epoch;
-	first = ((e->delta_q16 * p->keep_q32) >> 32) + p->q_w_q16 * (__u64)e->nd;
+	first = mul_q32(e->delta_q16, p->keep_q32) + p->q_w_q16 * (__u64)e->nd;
 	if (first > DELTA_MAX_Q16)
 		first = DELTA_MAX_Q16;
-	e->delta_q16 = k > 1 ? (first * pow_q32(p->keep_q32, k - 1)) >> 32 : first;
+	e->delta_q16 = k > 1 ? mul_q32(first, pow_q32(p->keep_q32, k - 1)) : first;
 	e->nd = 0;
 	e->epoch = epoch;
 }
@@ -145,9 +151,10 @@ static __always_inline void may_arrive(struct csfq_may_state *st, const struct c
 		/* another CPU may have ended the interval meanwhile */
 		last = st->last_update_ns;
 		if ((now > last ? now - last : 0) >= p->interval_ns) {
-			__u64 arrived = st->arrived_bytes;
+			/* Taken atomically: other CPUs keep adding without the lock, and what they
+			 * add from here on belongs to the next interval. */
+			__u64 arrived = __sync_lock_test_and_set(&st->arrived_bytes, 0);
 
-			st->arrived_bytes = 0;
 			may_end_interval(st, now, arrived, p);
 		}
 		bpf_spin_unlock(&st->lock);

@@ -533,6 +533,19 @@ impl MaySettings {
                 ),
             ));
         }
+        // The interval's arrivals are counted up to 2^40 bytes: four times the link's rate
+        // over an interval must fit.
+        let bytes_at_4c = self.rate_bps as f64 / 8.0 * (self.interval_ns as f64 / 1e9) * 4.0;
+        if bytes_at_4c > csfq_algo::may_fixed::ARRIVED_MAX as f64 {
+            return Err(invalid(
+                "interval",
+                format!(
+                    "{} ns at {} bit/s: an interval's arrivals could pass the 2^40 bytes it \
+                     counts; shorten the interval",
+                    self.interval_ns, self.rate_bps
+                ),
+            ));
+        }
         if let Some(n) = self.table {
             if !(16..=1 << 24).contains(&n) {
                 return Err(invalid(
@@ -974,6 +987,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     let raw = s.raw()?;
     preflight("csfq dp core attach", dev)?;
     let _lock = change_lock()?;
+    refuse_beside(dev, Role::Core, Role::May)?;
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
         let mut cfg = open_pinned(&d.join("config"))?;
@@ -995,12 +1009,30 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     Ok(AttachOutcome::Attached)
 }
 
+/// Refuses `role` on `dev` while `other` runs there: a core and MAY on one egress would
+/// each drop on its own, by rules that ignore the other's.
+fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
+    if existing(dev, &dir(dev, other))? {
+        return Err(DpError::Invalid {
+            field: "dev",
+            why: format!(
+                "{dev} runs csfq's {} already; one queue is judged by one scheme: detach it \
+                 first (csfq dp detach --dev {dev}) to attach the {}",
+                other.name(),
+                role.name()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Attaches MAY to `dev`'s egress, or updates its settings if attached already (its
 /// table and `v` kept).
 pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> {
     let raw = s.raw()?;
     preflight("csfq dp may attach", dev)?;
     let _lock = change_lock()?;
+    refuse_beside(dev, Role::May, Role::Core)?;
     let d = dir(dev, Role::May);
     if existing(dev, &d)? {
         if let Some(want) = s.table {
@@ -1301,8 +1333,10 @@ fn read_may(d: &Path) -> Result<MayStats, DpError> {
     let h: aya::maps::HashMap<&MapData, FlowKeyRaw, MayEntryRaw> =
         aya::maps::HashMap::try_from(&flows)
             .map_err(|e| DpError::kernel("opening MAY's table", e))?;
+    // At most the table's size: on a table that churns, a walk restarts when its key is
+    // evicted, and must still end.
     let (mut entries, mut live) = (0u64, 0u64);
-    for (_, e) in h.iter().flatten() {
+    for (_, e) in h.iter().flatten().take(table_size as usize) {
         entries += 1;
         if s.last_update_ns.saturating_sub(e.ts_ns) <= c.timeout_ns {
             live += 1;

@@ -210,3 +210,41 @@ fn may_table_is_bounded_by_its_size() {
     );
     assert!(held.contains(&199), "the newest flow is held: {held:?}");
 }
+
+/// Settings the program's arithmetic cannot hold are refused before anything loads: an
+/// interval whose arrivals at four times the rate could pass the 2^40 bytes it counts, a
+/// rate out of range, a table out of range, a `q_w` the fixed point cannot hold.
+#[test]
+fn may_settings_out_of_range_are_refused() {
+    use csfq_dp::MaySettings;
+    assert!(MaySettings::new(10_000_000).raw().is_ok());
+    let bad = |s: MaySettings, field: &str| {
+        let e = s.raw().unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!("invalid {field}:")),
+            "{field}: {e}"
+        );
+    };
+    bad(
+        MaySettings {
+            interval_ns: 60_000_000_000,
+            ..MaySettings::new(100_000_000_000)
+        },
+        "interval",
+    );
+    bad(MaySettings::new(10), "rate");
+    bad(
+        MaySettings {
+            table: Some(4),
+            ..MaySettings::new(10_000_000)
+        },
+        "table",
+    );
+    bad(
+        MaySettings {
+            q_w: 1e-9,
+            ..MaySettings::new(10_000_000)
+        },
+        "q-w",
+    );
+}
