@@ -161,12 +161,21 @@ impl Net {
             }
             self.spawn("h", &a)?;
         }
+        // Every iperf3 ends by itself within the run and a few seconds; one that does not
+        // (a client that never reached its server) is stopped, and its flow shows as
+        // failed, rather than the demo waiting for ever.
+        let deadline = std::time::Instant::now() + Duration::from_secs(u64::from(secs) + 30);
         for c in &mut self.children {
             loop {
                 if STOP.load(Ordering::Relaxed) {
                     bail!("interrupted");
                 }
                 if c.try_wait()?.is_some() {
+                    break;
+                }
+                if std::time::Instant::now() > deadline {
+                    let _ = c.kill();
+                    let _ = c.wait();
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -178,19 +187,44 @@ impl Net {
 }
 
 impl Drop for Net {
+    /// Removes everything: the processes, what csfq attached (and its pins, also when an
+    /// attach was cut short), the namespaces. The commands run in their own process group,
+    /// so a second Ctrl-C at the terminal does not stop the clean-up halfway.
     fn drop(&mut self) {
+        use std::os::unix::process::CommandExt as _;
         for c in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
         }
-        for dev in ["rh", "rd"] {
-            let _ = self.dp("r", &["detach", "--dev", dev]);
+        if let Ok(me) = std::env::current_exe() {
+            for dev in ["rh", "rd"] {
+                let ns = self.ns("r");
+                let _ = Command::new(&me)
+                    .args(["dp", "--netns", ns.as_str(), "detach", "--dev", dev])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .process_group(0)
+                    .status();
+            }
         }
         for n in ["h", "r", "d"] {
             let _ = Command::new("ip")
                 .args(["netns", "del", &self.ns(n)])
                 .stderr(Stdio::null())
+                .process_group(0)
                 .status();
+        }
+        // Pins an interrupted attach left (the BPF filesystem keeps them past the
+        // namespace).
+        if let Ok(entries) = std::fs::read_dir("/sys/fs/bpf/csfq") {
+            for e in entries.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("netns-{}", self.prefix))
+                {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
         }
         let _ = std::fs::remove_dir_all(&self.tmp);
     }
