@@ -855,7 +855,8 @@ fn a_trace_stops_at_its_limit_and_says_so() {
 
 /// `reproduce --all` interrupted while it writes its experiments' files leaves nothing that
 /// looks like a result: no experiment directory and no report, only its hidden staging
-/// directory, which the next run removes.
+/// directory, which the next run removes, and the runs it finished, which the next run
+/// takes instead of simulating them again (then removes).
 #[test]
 fn reproduce_all_interrupted_while_writing_publishes_nothing() {
     use std::os::unix::process::CommandExt as _;
@@ -906,9 +907,44 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with(".partial-"))
+        .filter(|n| !n.starts_with(".partial-") && n != ".runs")
         .collect();
     assert!(published.is_empty(), "{published:?}");
+    // The runs it finished are kept: run again, it takes them instead of simulating them,
+    // publishes the report, and removes them.
+    let kept = std::fs::read_dir(out.join(".runs")).map_or(0, |d| d.count());
+    assert!(kept > 1000, "the finished runs should be kept: {kept}");
+    let o = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(["reproduce", "--all", "--seeds", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming: {kept} runs")),
+        "the rerun should say it resumes: {stderr}"
+    );
+    // "N runs were taken from the interrupted invocation, not simulated again (M simulated)"
+    let counts: Vec<usize> = stderr
+        .lines()
+        .find(|l| l.contains("runs were taken from the interrupted invocation"))
+        .unwrap_or_else(|| panic!("how many runs were taken: {stderr}"))
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (reused, made) = (counts[0], counts[1]);
+    // Every kept run is taken (a run two experiments share, as tuf-fig9a runs
+    // csfq-fig3a's scenario, is taken for each), and none is simulated again.
+    assert!(
+        reused >= kept && made == 0,
+        "{reused} taken of {kept} kept, {made} simulated"
+    );
+    assert!(out.join("report.md").exists());
+    assert!(
+        !out.join(".runs").exists(),
+        "kept runs are removed once the report is out"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

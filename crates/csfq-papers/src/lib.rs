@@ -41,7 +41,10 @@ pub use experiments::{find, Experiment, Sweep, Unstated, EXPERIMENTS};
 /// spread, so that a verdict does not rest on one seed's noise.
 pub const DEFAULT_SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
 
-/// One finished run.
+/// One finished run. Serializable, so a campaign can keep finished runs and resume
+/// ([`RunStore`]); the links' per-packet sojourn histograms are not kept (no analysis
+/// reads them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunResult {
     /// The seed it ran with.
     pub seed: u64,
@@ -170,11 +173,54 @@ pub struct Plan<'a> {
     pub setting: Option<(&'a Unstated, f64)>,
 }
 
+/// Where finished runs are kept between invocations, so that a campaign interrupted
+/// halfway resumes where it stopped ([`run_plans_stored`]). Keys identify a run: its
+/// scenario (seed included), discipline, sweep value and label.
+pub trait RunStore: Sync {
+    /// The run kept under `key`, if any.
+    fn get(&self, key: u64) -> Option<RunResult>;
+    /// Keeps a finished run under `key`.
+    fn put(&self, key: u64, run: &RunResult);
+}
+
+/// Keeps nothing.
+pub struct NoStore;
+
+impl RunStore for NoStore {
+    fn get(&self, _key: u64) -> Option<RunResult> {
+        None
+    }
+    fn put(&self, _key: u64, _run: &RunResult) {}
+}
+
+/// A run's key in a [`RunStore`]: a hash of its whole scenario as written, its discipline,
+/// sweep value and label.
+fn run_key(d: DisciplineKind, r: &experiments::Run) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    r.scenario.to_toml().hash(&mut h);
+    d.name().hash(&mut h);
+    r.x.to_bits().hash(&mut h);
+    r.label.hash(&mut h);
+    h.finish()
+}
+
 /// [`run_experiments`] for plans: results per plan, in (seed, discipline, x) order.
 pub fn run_plans(
     plans: &[Plan],
     seeds: &[u64],
     progress: &Progress,
+) -> Result<Vec<Vec<RunResult>>, BuildError> {
+    run_plans_stored(plans, seeds, progress, &NoStore)
+}
+
+/// [`run_plans`], taking each run from `store` if it is kept there and keeping each run
+/// it makes.
+pub fn run_plans_stored(
+    plans: &[Plan],
+    seeds: &[u64],
+    progress: &Progress,
+    store: &dyn RunStore,
 ) -> Result<Vec<Vec<RunResult>>, BuildError> {
     let mut runs = Vec::new();
     for (i, p) in plans.iter().enumerate() {
@@ -204,21 +250,25 @@ pub fn run_plans(
     let done: Result<Vec<(usize, RunResult)>, BuildError> = runs
         .into_par_iter()
         .map(|(i, d, r)| {
+            let key = run_key(d, &r);
+            if let Some(kept) = store.get(key) {
+                progress.done_one();
+                return Ok((i, kept));
+            }
             let sim = Simulation::new(&r.scenario)?;
             let fair = sim.topology().max_min_allocation();
             let report = sim.run();
+            let run = RunResult {
+                seed: r.scenario.seed,
+                discipline: d,
+                x: r.x,
+                label: r.label,
+                report,
+                fair,
+            };
+            store.put(key, &run);
             progress.done_one();
-            Ok((
-                i,
-                RunResult {
-                    seed: r.scenario.seed,
-                    discipline: d,
-                    x: r.x,
-                    label: r.label,
-                    report,
-                    fair,
-                },
-            ))
+            Ok((i, run))
         })
         .collect();
     progress.finish();

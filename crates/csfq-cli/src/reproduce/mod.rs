@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use csfq_papers::check::seeds_words;
 use csfq_papers::{
     analyze_seeds, find, Analysis, Check, Experiment, Judged, Outcome, Progress, RunResult,
-    DEFAULT_SEEDS, EXPERIMENTS,
+    RunStore, DEFAULT_SEEDS, EXPERIMENTS,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -18,6 +18,7 @@ use crate::plot::Draw;
 
 mod scale;
 mod sensitivity;
+mod store;
 
 /// `csfq reproduce --list`.
 pub fn list() {
@@ -52,11 +53,13 @@ fn progress(msg: &str) -> ProgressBar {
     bar
 }
 
-/// The runs of `es` at `seeds` (see [`csfq_papers::run_experiments`]), with a progress bar.
+/// The runs of `es` at `seeds` (see [`csfq_papers::run_experiments`]), with a progress bar;
+/// each taken from `store` if kept there, and kept there when made.
 pub fn run_experiments(
     es: &[&Experiment],
     seeds: &[u64],
     msg: &str,
+    store: &dyn RunStore,
 ) -> Result<Vec<Vec<RunResult>>> {
     let plans: Vec<csfq_papers::Plan> = es
         .iter()
@@ -65,7 +68,7 @@ pub fn run_experiments(
             setting: None,
         })
         .collect();
-    run_plans(&plans, seeds, msg)
+    run_plans(&plans, seeds, msg, store)
 }
 
 /// [`run_experiments`] for plans.
@@ -73,6 +76,7 @@ pub fn run_plans(
     plans: &[csfq_papers::Plan],
     seeds: &[u64],
     msg: &str,
+    store: &dyn RunStore,
 ) -> Result<Vec<Vec<RunResult>>> {
     let bar = progress(msg);
     let p = Progress::new(
@@ -80,7 +84,7 @@ pub fn run_plans(
         || bar.inc(1),
         || bar.finish_and_clear(),
     );
-    Ok(csfq_papers::run_plans(plans, seeds, &p)?)
+    Ok(csfq_papers::run_plans_stored(plans, seeds, &p, store)?)
 }
 
 /// `csfq reproduce ID`.
@@ -95,7 +99,7 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64], json: bool) -> R
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
     crate::prepare_out_dir(&dir)?;
     let started = std::time::Instant::now();
-    let results = run_experiments(&[e], seeds, e.id)?.remove(0);
+    let results = run_experiments(&[e], seeds, e.id, &csfq_papers::NoStore)?.remove(0);
     let judged = analyze_seeds(e, &results);
     write_experiment(e, &results, &judged, &dir)?;
     if json {
@@ -149,16 +153,26 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     }
     let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
+    // Runs an interrupted earlier invocation finished are taken, not simulated again.
+    let store = store::FileStore::open(&dir)
+        .with_context(|| format!("opening {}", dir.join(store::RUNS_DIR).display()))?;
+    let kept = store.kept();
+    if kept > 0 {
+        eprintln!(
+            "resuming: {kept} runs an interrupted `reproduce --all` finished are kept in {}",
+            dir.join(store::RUNS_DIR).display()
+        );
+    }
     let started = std::time::Instant::now();
     let es: Vec<&Experiment> = EXPERIMENTS.iter().collect();
-    let all = run_experiments(&es, seeds, "all experiments")?;
+    let all = run_experiments(&es, seeds, "all experiments", &store)?;
     let judged: Vec<Judged> = es
         .iter()
         .zip(&all)
         .map(|(e, rs)| analyze_seeds(e, rs))
         .collect();
     let analyses: Vec<&Analysis> = judged.iter().map(|j| &j.analysis).collect();
-    let sens = sensitivity::section(&es, &judged, seeds)?;
+    let sens = sensitivity::section(&es, &judged, seeds, &store)?;
     let wall = started.elapsed().as_secs_f64();
     let mut md = String::new();
     writeln!(md, "# csfq: the published experiments, reproduced\n")?;
@@ -307,6 +321,17 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     let html_path = dir.join("report.html");
     crate::write_atomic(&stage.join("report.html"), html)?;
     publish(&stage, &dir)?;
+    let reused = store.reused.load(std::sync::atomic::Ordering::Relaxed);
+    let made = store.made.load(std::sync::atomic::Ordering::Relaxed);
+    store
+        .remove()
+        .with_context(|| format!("removing {}", dir.join(store::RUNS_DIR).display()))?;
+    if reused > 0 {
+        eprintln!(
+            "{reused} runs were taken from the interrupted invocation, not simulated again \
+             ({made} simulated)"
+        );
+    }
     for (e, a) in es.iter().zip(&analyses) {
         let departs = a
             .checks

@@ -37,7 +37,12 @@ pub struct Section {
 
 /// Runs the experiments' unstated parameters at their other values and writes the section;
 /// `judged[i]` is `es[i]` judged with our values.
-pub fn section(es: &[&Experiment], judged: &[Judged], seeds: &[u64]) -> Result<Section> {
+pub fn section(
+    es: &[&Experiment],
+    judged: &[Judged],
+    seeds: &[u64],
+    store: &dyn csfq_papers::RunStore,
+) -> Result<Section> {
     let mut plans = Vec::new();
     for e in es {
         for u in unstated(e.id) {
@@ -49,7 +54,7 @@ pub fn section(es: &[&Experiment], judged: &[Judged], seeds: &[u64]) -> Result<S
             }
         }
     }
-    let results = run_plans(&plans, seeds, "sensitivity")?;
+    let results = run_plans(&plans, seeds, "sensitivity", store)?;
     let runs = results.iter().map(Vec::len).sum();
     let variants: Vec<(&Plan, Judged)> = plans
         .iter()

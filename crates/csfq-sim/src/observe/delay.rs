@@ -17,7 +17,7 @@
 //! 168 bytes.
 
 use csfq_algo::Nanos;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Nanoseconds per unit of the histogram's first (linear) buckets: 2^7 = 128 ns.
 const UNIT_SHIFT: u32 = 7;
@@ -251,7 +251,7 @@ impl FlowDelay {
 }
 
 /// Summary statistics of a set of durations, ms.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct DelayStats {
     /// Mean (exact).
     pub mean: f64,
@@ -285,7 +285,7 @@ impl DelayStats {
 }
 
 /// A flow's delay in a report.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct DelayReport {
     /// Data packets that reached the destination (TCP: duplicates and out-of-order ones
     /// too: every segment the network delivered).

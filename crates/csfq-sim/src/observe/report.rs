@@ -1,17 +1,59 @@
 //! What a run produces: per-flow and per-link results, serializable to JSON and CSV.
 
 use csfq_algo::DropReason;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::observe::delay::{DelayHistogram, DelayReport, DelayStats};
 
+/// A name the simulator fixes (a flow kind, a discipline, a drop reason, a loop service).
+/// An alias, not `&'static str` written out: serde would then read it only from input that
+/// lives for ever, where a stored report is read from a file.
+pub type Name = &'static str;
+
+/// Every name a report's `&'static str` fields hold (flow kinds, disciplines, drop
+/// reasons, loop services), so that a report read back (a stored run) holds the same.
+fn known_name(s: &str) -> Option<&'static str> {
+    use crate::config::{DisciplineKind, FlowKind};
+    const KINDS: [FlowKind; 5] = [
+        FlowKind::Udp,
+        FlowKind::Onoff,
+        FlowKind::Tcp,
+        FlowKind::Web,
+        FlowKind::Rlm,
+    ];
+    KINDS
+        .iter()
+        .map(|k| k.name())
+        .chain(DisciplineKind::ALL.iter().map(|d| d.name()))
+        .chain(DropReason::ALL.iter().map(|r| r.name()))
+        .chain(["best-effort", "assured", "quasi-leased"])
+        .find(|n| *n == s)
+}
+
+fn static_name<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = String::deserialize(d)?;
+    known_name(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown name `{s}`")))
+}
+
+fn static_drops<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(&'static str, u64)>, D::Error> {
+    Vec::<(String, u64)>::deserialize(d)?
+        .into_iter()
+        .map(|(s, n)| {
+            known_name(&s)
+                .map(|k| (k, n))
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown drop reason `{s}`")))
+        })
+        .collect()
+}
+
 /// One flow's results.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FlowReport {
     /// Flow index (0-based, in file order).
     pub flow: u32,
     /// udp, onoff or tcp.
-    pub kind: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub kind: Name,
     /// Source router.
     pub src: String,
     /// Destination router.
@@ -29,7 +71,8 @@ pub struct FlowReport {
     /// Data packets dropped, all reasons.
     pub dropped_pkts: u64,
     /// Data drops by reason name (see `csfq_algo::DropReason::name`); zero counts omitted.
-    pub drops: Vec<(&'static str, u64)>,
+    #[serde(deserialize_with = "static_drops")]
+    pub drops: Vec<(Name, u64)>,
     /// ACKs dropped (TCP).
     pub ack_drops: u64,
     /// Segments of a finite TCP transfer (tcp with `size_pkts`, web).
@@ -48,14 +91,15 @@ pub struct FlowReport {
 }
 
 /// One direction of a link.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LinkReport {
     /// Sending router.
     pub from: String,
     /// Receiving router.
     pub to: String,
     /// Discipline.
-    pub discipline: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub discipline: Name,
     /// Capacity, Mbit/s.
     pub rate_mbps: f64,
     /// Packets transmitted.
@@ -82,12 +126,12 @@ pub struct LinkReport {
     /// MAY: entries in the table at each sample (10 bytes each in the paper's layout).
     pub table_entries: Vec<u32>,
     /// MAY: what the table did over the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may: Option<MayTableReport>,
 }
 
 /// A MAY table over a run.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MayTableReport {
     /// Flows entered.
     pub inserts: u64,
@@ -102,12 +146,13 @@ pub struct MayTableReport {
 }
 
 /// A whole run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SimReport {
     /// Scenario name.
     pub scenario: String,
     /// The default discipline it ran with.
-    pub discipline: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub discipline: Name,
     /// Seed.
     pub seed: u64,
     /// Simulated time, s.
@@ -127,12 +172,12 @@ pub struct SimReport {
     /// Packet transmissions over links (every hop counts).
     pub packet_hops: u64,
     /// Edge-to-edge overlay loops.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loops: Vec<LoopReport>,
 }
 
 /// Completion times of the finite transfers whose size falls in one bucket.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FctBucket {
     /// Smallest size, segments.
     pub min_pkts: u32,
@@ -267,7 +312,7 @@ impl SimReport {
 }
 
 /// One loop's results.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LoopReport {
     /// Name.
     pub name: String,
@@ -276,7 +321,8 @@ pub struct LoopReport {
     /// Egress router.
     pub egress: String,
     /// best-effort, assured or quasi-leased.
-    pub service: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub service: Name,
     /// The assured or leased rate, Mbit/s.
     pub rate_mbps: Option<f64>,
     /// `tau = T`, ms.

@@ -1,0 +1,172 @@
+//! Finished runs of `reproduce --all`, kept in `OUT/.runs/` until the report is published,
+//! so that a run interrupted halfway (Ctrl-C, a reboot, a full disk) resumes where it
+//! stopped: the next `reproduce --all --out OUT` takes every run it finds there instead of
+//! simulating it again, and removes the directory once its report is out.
+//!
+//! A run is kept under its key (its whole scenario, discipline, sweep value and label:
+//! `csfq_papers::RunStore`) and this program's identity (a hash of its executable), so a
+//! rebuilt `csfq` never takes a run an older one made. Files are CBOR, written to a
+//! temporary name and renamed, so a file is whole or absent; one that cannot be read is
+//! simulated again. The directory holds what the interrupted runs made, no more.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use csfq_papers::{RunResult, RunStore};
+
+/// The directory's name under `--out`.
+pub const RUNS_DIR: &str = ".runs";
+
+/// Finished runs in a directory.
+pub struct FileStore {
+    dir: PathBuf,
+    /// This program's identity.
+    build: u64,
+    /// Runs taken from the directory.
+    pub reused: AtomicUsize,
+    /// Runs simulated (and kept).
+    pub made: AtomicUsize,
+}
+
+/// A hash of this program's executable: runs made by another build are not taken.
+fn build_identity() -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match std::env::current_exe().and_then(std::fs::read) {
+        Ok(bytes) => bytes.hash(&mut h),
+        // Unknown: a value no build has, so nothing is taken.
+        Err(_) => std::process::id().hash(&mut h),
+    }
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    h.finish()
+}
+
+impl FileStore {
+    /// The store under `out`; runs another build left there are removed.
+    pub fn open(out: &Path) -> std::io::Result<Self> {
+        let dir = out.join(RUNS_DIR);
+        std::fs::create_dir_all(&dir)?;
+        let store = FileStore {
+            dir,
+            build: build_identity(),
+            reused: AtomicUsize::new(0),
+            made: AtomicUsize::new(0),
+        };
+        // Runs of another build, and files an interrupted write left half done.
+        let mine = format!("{:016x}-", store.build);
+        for e in std::fs::read_dir(&store.dir)?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&mine) || !name.ends_with(".cbor") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        Ok(store)
+    }
+
+    /// Runs kept now.
+    pub fn kept(&self) -> usize {
+        std::fs::read_dir(&self.dir).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".cbor"))
+                .count()
+        })
+    }
+
+    fn path(&self, key: u64) -> PathBuf {
+        self.dir
+            .join(format!("{:016x}-{key:016x}.cbor", self.build))
+    }
+
+    /// Removes the directory and every run in it (the report is out).
+    pub fn remove(self) -> std::io::Result<()> {
+        std::fs::remove_dir_all(&self.dir)
+    }
+}
+
+impl RunStore for FileStore {
+    fn get(&self, key: u64) -> Option<RunResult> {
+        let path = self.path(key);
+        let f = std::fs::File::open(&path).ok()?;
+        match ciborium::from_reader(std::io::BufReader::new(f)) {
+            Ok(run) => {
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                Some(run)
+            }
+            Err(_) => {
+                let _ = std::fs::remove_file(&path);
+                None
+            }
+        }
+    }
+
+    fn put(&self, key: u64, run: &RunResult) {
+        self.made.fetch_add(1, Ordering::Relaxed);
+        // Best effort: a run that cannot be kept (a full disk) is only not kept.
+        let path = self.path(key);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let written = std::fs::File::create(&tmp).map_err(|_| ()).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            ciborium::into_writer(run, &mut w).map_err(|_| ())?;
+            std::io::Write::flush(&mut w).map_err(|_| ())
+        });
+        if written.is_err() || std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run written and read back is the same run (the links' sojourn histograms, which
+    /// no analysis reads, aside): the runs at one seed of experiments with every kind of
+    /// flow (UDP, TCP, ON-OFF, short transfers, layered multicast), overlay loops and MAY.
+    #[test]
+    fn a_kept_run_reads_back_the_same() {
+        let dir = std::env::temp_dir().join(format!("csfq-store-{}", std::process::id()));
+        let store = FileStore::open(&dir).unwrap();
+        let es: Vec<_> = [
+            "csfq-fig3b",
+            "csfq-table1",
+            "csfq-table2",
+            "csfq-fig7",
+            "overlay-fig8",
+            "may-fig7",
+        ]
+        .iter()
+        .map(|id| csfq_papers::find(id).unwrap())
+        .collect();
+        let runs: Vec<RunResult> =
+            csfq_papers::run_experiments(&es, &[1], &csfq_papers::Progress::none())
+                .unwrap()
+                .into_iter()
+                .flatten()
+                .collect();
+        assert!(runs.len() >= 20);
+        let kinds: std::collections::HashSet<&str> = runs
+            .iter()
+            .flat_map(|r| r.report.flows.iter().map(|f| f.kind))
+            .collect();
+        assert_eq!(kinds.len(), 5, "{kinds:?}");
+        assert!(runs.iter().any(|r| !r.report.loops.is_empty()));
+        assert!(runs
+            .iter()
+            .any(|r| r.report.links.iter().any(|l| l.may.is_some())));
+        for (k, r) in runs.iter().enumerate() {
+            store.put(k as u64, r);
+            let mut back = store.get(k as u64).expect("kept");
+            for (a, b) in back.report.links.iter_mut().zip(&r.report.links) {
+                a.sojourn = b.sojourn.clone();
+            }
+            assert_eq!(&back, r);
+        }
+        assert_eq!(store.reused.load(Ordering::Relaxed), runs.len());
+        // A damaged file is not a run: it is dropped and the run simulated again.
+        std::fs::write(store.path(0), b"not cbor").unwrap();
+        assert!(store.get(0).is_none());
+        assert!(!store.path(0).exists());
+        store.remove().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
