@@ -13,16 +13,7 @@ const PASS: i32 = -1; // TC_ACT_UNSPEC
 const SHOT: i32 = 2; // TC_ACT_SHOT
 
 fn vector_lines(kind: &str) -> Vec<Vec<String>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/may-fixed-vectors.csv"
-    );
-    std::fs::read_to_string(path)
-        .expect("testdata/may-fixed-vectors.csv")
-        .lines()
-        .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
-        .map(|l| l.split(',').skip(1).map(str::to_string).collect())
-        .collect()
+    raw_vectors_in("may-fixed-vectors.csv", kind)
 }
 
 fn config_from_vectors() -> MayConfigRaw {
@@ -72,15 +63,6 @@ fn flow_packet(flow: u64, bytes: usize) -> V4 {
         frame_len: bytes,
         ..Default::default()
     }
-}
-
-fn count(p: &TestProgram, c: Counter) -> u64 {
-    p.counters()
-        .unwrap()
-        .into_iter()
-        .find(|(k, _)| *k == c)
-        .map(|(_, v)| v.packets)
-        .unwrap()
 }
 
 /// Every packet of the shared vectors (1200 packets of four flows: both kinds of drop,

@@ -41,15 +41,6 @@ fn edge_at(p: &mut TestProgram, k_ns: u64, now: u64) {
     .unwrap();
 }
 
-fn count(p: &TestProgram, c: Counter) -> u64 {
-    p.counters()
-        .unwrap()
-        .into_iter()
-        .find(|(k, _)| *k == c)
-        .map(|(_, v)| v.packets)
-        .unwrap()
-}
-
 /// The edge's Eq. (3) equals the model's on the shared vectors (64 packets with bursts,
 /// gaps and same-instant arrivals), for IPv4 and IPv6: each packet leaves carrying
 /// exactly the model's rate, encoded; the IPv4 checksum verifies; no other byte changes.

@@ -153,14 +153,26 @@ pub fn changed(a: &[u8], b: &[u8]) -> Vec<usize> {
     (0..a.len()).filter(|&i| a[i] != b[i]).collect()
 }
 
+/// The packets of `kind` a program has counted, summed over CPUs.
+pub fn count(p: &csfq_dp::TestProgram, c: csfq_dp::abi::Counter) -> u64 {
+    p.counters()
+        .unwrap()
+        .into_iter()
+        .find(|(k, _)| *k == c)
+        .map(|(_, v)| v.packets)
+        .unwrap()
+}
+
 /// The shared vectors' lines of one kind, split on commas, as text.
 pub fn raw_vectors(kind: &str) -> Vec<Vec<String>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/csfq-fixed-vectors.csv"
-    );
-    std::fs::read_to_string(path)
-        .expect("testdata/csfq-fixed-vectors.csv")
+    raw_vectors_in("csfq-fixed-vectors.csv", kind)
+}
+
+/// The lines of one kind of a vector file in `testdata/`, split on commas, as text.
+pub fn raw_vectors_in(file: &str, kind: &str) -> Vec<Vec<String>> {
+    let path = format!("{}/../../testdata/{file}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
         .lines()
         .filter(|l| l.starts_with(kind) && l.as_bytes().get(kind.len()) == Some(&b','))
         .map(|l| l.split(',').skip(1).map(str::to_string).collect())
