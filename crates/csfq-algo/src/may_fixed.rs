@@ -30,6 +30,12 @@
 //!
 //! Only MAY's own drops count in `ND` (the pseudocode's reading): the program sits in front
 //! of the link's shaper and does not see the shaper's buffer overflow.
+//!
+//! The utilization counts every arriving byte by default (the arrival rate at the queue,
+//! Section V). With `passed_only` it counts the bytes MAY passes on to the queue: a
+//! constant-rate flow MAY has shut off then stops holding `v` up (under the arrival
+//! reading, its dropped packets keep the utilization above `u0`, and `v` rising, for as
+//! long as it sends, and flows in the table beside it are dropped too).
 
 use std::collections::HashMap;
 
@@ -70,6 +76,9 @@ pub struct FixedMayParams {
     pub keep_q32: u64,
     /// `q0 = 1/S0`, Q32 (at most 2^32).
     pub sample_q32: u64,
+    /// Count only the bytes MAY passes in the utilization, not those it drops (an
+    /// operator's option; the paper's reading, off, counts every arrival).
+    pub passed_only: bool,
 }
 
 fn q(x: f64, bits: u32) -> u64 {
@@ -104,6 +113,7 @@ impl FixedMayParams {
             q_w_q16: q(p.q_w, 16),
             keep_q32: q(1.0 - p.q_w, 32).min(ONE_Q32 - 1),
             sample_q32: q(1.0 / p.s0, 32).min(ONE_Q32),
+            passed_only: false,
         })
     }
 }
@@ -309,7 +319,9 @@ impl FixedMay {
             let arrived = std::mem::take(&mut self.state.arrived_bytes);
             end_interval(&mut self.state, now, arrived, &p);
         }
-        self.state.arrived_bytes += u64::from(bytes);
+        if !(p.passed_only && out.verdict != FixedMayVerdict::Forward) {
+            self.state.arrived_bytes += u64::from(bytes);
+        }
         out
     }
 }
@@ -615,6 +627,28 @@ mod tests {
         }
         let (vf, vx) = (float.v(), fixed.state.v_q32 as f64 / ONE_Q32 as f64);
         assert!((vf - vx).abs() <= 0.02 * vf.max(1e-9), "v {vx} vs {vf}");
+    }
+
+    /// With `passed_only`, a packet MAY drops does not count in the utilization: by hand,
+    /// a 1000-byte packet sampled and dropped (utilization above `u0`) and a 500-byte one
+    /// forwarded leave 500 bytes in the interval (1500 under the arrival reading).
+    #[test]
+    fn passed_only_counts_what_may_passes() {
+        for (passed_only, want) in [(false, 1500), (true, 500)] {
+            let mut m = FixedMay::new(FixedMayParams {
+                sample_q32: ONE_Q32,
+                passed_only,
+                ..params()
+            });
+            m.state.util_q16 = 2 << 16;
+            m.state.last_update_ns = 1;
+            let o = m.on_arrival(10, FlowId(1), 1000, 0);
+            assert_eq!(o.verdict, FixedMayVerdict::DropSample);
+            // Already in the table with delta 0: forwarded.
+            let o = m.on_arrival(20, FlowId(1), 500, 0);
+            assert_eq!(o.verdict, FixedMayVerdict::Forward);
+            assert_eq!(m.state.arrived_bytes, want, "passed_only {passed_only}");
+        }
     }
 
     /// The committed vectors are what the model computes (regenerate with

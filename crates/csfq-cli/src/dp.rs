@@ -229,6 +229,11 @@ enum MayCommand {
         /// 1/S0 (dropped if the utilization is above u0).
         #[arg(long, default_value_t = 1000.0)]
         s0: f64,
+        /// What the utilization counts: `arrivals`, every byte that reaches the queue (the
+        /// paper's reading), or `passed`, the bytes MAY passes on (a flow MAY has shut off
+        /// then stops holding v up; README, "MAY on a real router").
+        #[arg(long, default_value = "arrivals", value_parser = ["arrivals", "passed"])]
+        utilization: String,
     },
 }
 
@@ -338,6 +343,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     q_w,
                     timeout,
                     s0,
+                    utilization,
                 },
         } => {
             let s = MaySettings {
@@ -349,6 +355,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 q_w,
                 timeout_ns: timeout,
                 s0,
+                passed_only: utilization == "passed",
             };
             outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
         }
@@ -509,11 +516,12 @@ fn print_stats(st: &[InterfaceStats]) {
         }
         if let Some(m) = &s.may {
             println!(
-                "  C {} Mbit/s   v {:.6}   utilization {:.3} (u0 {:.3}) over the last {} ms   intervals {}",
+                "  C {} Mbit/s   v {:.6}   utilization {:.3} (u0 {:.3}; {}) over the last {} ms   intervals {}",
                 mbps(m.capacity_bps),
                 m.v,
                 m.utilization,
                 m.target_utilization,
+                m.utilization_counts,
                 m.interval_ns as f64 / 1e6,
                 m.intervals
             );

@@ -352,6 +352,7 @@ mod tests {
                     v: 0.25,
                     utilization: 1.5,
                     target_utilization: 0.98,
+                    utilization_counts: "arrivals",
                     interval_ns: 1_000_000_000,
                     intervals: 12,
                     table_entries: 5,

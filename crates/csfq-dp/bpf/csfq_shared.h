@@ -165,6 +165,8 @@ struct csfq_may_config {
 	__u32 test_mode;    /* nonzero: clock and draw from the test_ fields */
 	__u32 test_draw;
 	__u64 test_now_ns;
+	__u32 passed_only;  /* nonzero: the utilization counts the bytes MAY passes only */
+	__u32 pad;
 };
 
 /* may_fixed.rs FixedMayState. */

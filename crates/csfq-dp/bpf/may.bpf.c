@@ -140,9 +140,10 @@ static __always_inline void may_end_interval(struct csfq_may_state *st, __u64 no
 	st->last_update_ns = now;
 }
 
-/* The end of FixedMay::on_arrival: the update when Delta has passed, then the bytes. */
+/* The end of FixedMay::on_arrival: the update when Delta has passed, then the bytes
+ * (with passed_only, not those of a packet MAY drops). */
 static __always_inline void may_arrive(struct csfq_may_state *st, const struct csfq_may_config *p, __u64 now,
-				       __u32 bytes)
+				       __u32 bytes, int dropped)
 {
 	__u64 last = st->last_update_ns;
 
@@ -159,7 +160,8 @@ static __always_inline void may_arrive(struct csfq_may_state *st, const struct c
 		}
 		bpf_spin_unlock(&st->lock);
 	}
-	__sync_fetch_and_add(&st->arrived_bytes, bytes);
+	if (!(p->passed_only && dropped))
+		__sync_fetch_and_add(&st->arrived_bytes, bytes);
 }
 
 /*
@@ -235,12 +237,12 @@ int csfq_may(struct __sk_buff *skb)
 	__builtin_memset(&pk, 0, sizeof(pk));
 	why = parse(skb, &pk, 1);
 	if (why && why != CNT_PASS_NOT_ATOMIC) {
-		may_arrive(st, p, now, bytes);
+		may_arrive(st, p, now, bytes, 0);
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
 	verdict = may_decide(&pk.key, now, draw);
-	may_arrive(st, p, now, bytes);
+	may_arrive(st, p, now, bytes, verdict != MAY_FORWARD);
 	switch (verdict) {
 	case MAY_DROP_HISTORY:
 		count(CNT_DROP_MAY_HISTORY, bytes);

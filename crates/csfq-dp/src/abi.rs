@@ -332,6 +332,10 @@ pub struct MayConfigRaw {
     pub test_draw: u32,
     /// The clock in test mode, ns.
     pub test_now_ns: u64,
+    /// Nonzero: the utilization counts only the bytes MAY passes.
+    pub passed_only: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 impl MayConfigRaw {
@@ -346,6 +350,7 @@ impl MayConfigRaw {
             q_w_q16: p.q_w_q16,
             keep_q32: p.keep_q32,
             sample_q32: p.sample_q32,
+            passed_only: u32::from(p.passed_only),
             ..Default::default()
         }
     }
@@ -426,7 +431,7 @@ mod tests {
         assert_eq!(size_of::<CoreConfigRaw>(), 128);
         assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
         assert_eq!(size_of::<FlowKeyRaw>(), 40);
-        assert_eq!(size_of::<MayConfigRaw>(), 80);
+        assert_eq!(size_of::<MayConfigRaw>(), 88);
         assert_eq!(size_of::<MayStateRaw>(), 48);
         assert_eq!(size_of::<MayEntryRaw>(), 32);
     }

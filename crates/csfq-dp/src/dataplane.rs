@@ -484,6 +484,9 @@ pub struct MaySettings {
     /// `S0`: a packet of a flow not in the table is sampled with probability `1/S0`
     /// (1000).
     pub s0: f64,
+    /// Count only the bytes MAY passes in the utilization (default: every arriving byte,
+    /// the paper's reading).
+    pub passed_only: bool,
 }
 
 impl MaySettings {
@@ -499,6 +502,7 @@ impl MaySettings {
             q_w: p.q_w,
             timeout_ns: p.timeout.0,
             s0: p.s0,
+            passed_only: false,
         }
     }
 
@@ -573,7 +577,12 @@ impl MaySettings {
             };
             invalid(field, format!("must be {}", e.expected))
         })?;
-        Ok(MayConfigRaw::from_params(&fixed))
+        Ok(MayConfigRaw::from_params(
+            &csfq_algo::may_fixed::FixedMayParams {
+                passed_only: self.passed_only,
+                ..fixed
+            },
+        ))
     }
 }
 
@@ -1153,6 +1162,9 @@ pub struct MayStats {
     pub utilization: f64,
     /// `u0`.
     pub target_utilization: f64,
+    /// What the utilization counts: `arrivals` (every byte, the paper's reading) or
+    /// `passed` (the bytes MAY passes on).
+    pub utilization_counts: &'static str,
     /// `Delta`, ns.
     pub interval_ns: u64,
     /// Intervals ended since the attach.
@@ -1347,6 +1359,11 @@ fn read_may(d: &Path) -> Result<MayStats, DpError> {
         v: s.v_q32 as f64 / (1u64 << 32) as f64,
         utilization: s.util_q16 as f64 / 65536.0,
         target_utilization: c.u0_q16 as f64 / 65536.0,
+        utilization_counts: if c.passed_only != 0 {
+            "passed"
+        } else {
+            "arrivals"
+        },
         interval_ns: c.interval_ns,
         intervals: s.epoch,
         table_entries: entries,

@@ -230,3 +230,56 @@ fn may_settings_out_of_range_are_refused() {
         "q-w",
     );
 }
+
+/// `--utilization passed` in the program is the model's `passed_only`: the vectors'
+/// packets replayed through both, each packet's verdict, `v`, utilization and the
+/// interval's byte count equal (dropped packets leave the count alone).
+#[test]
+fn passed_only_equals_the_model() {
+    use csfq_algo::may_fixed::{FixedMay, FixedMayParams, FixedMayVerdict};
+    if !dataplane_or_skip("passed_only_equals_the_model") {
+        return;
+    }
+    let mut cfg = config_from_vectors();
+    cfg.passed_only = 1;
+    let mut model = FixedMay::new(FixedMayParams {
+        capacity_bps: cfg.capacity_bps,
+        interval_ns: cfg.interval_ns,
+        timeout_ns: cfg.timeout_ns,
+        u0_q16: cfg.u0_q16,
+        gain_q16: cfg.gain_q16,
+        q_w_q16: cfg.q_w_q16,
+        keep_q32: cfg.keep_q32,
+        sample_q32: cfg.sample_q32,
+        passed_only: true,
+    });
+    let mut p = TestProgram::load_may(1024).expect("load may");
+    let mut dropped = 0;
+    for (i, l) in vector_lines("may").iter().enumerate() {
+        let n = |j: usize| l[j].parse::<u64>().unwrap();
+        let (now, flow, bytes, draw) = (n(0), n(1), n(2) as usize, n(3) as u32);
+        cfg.test_now_ns = now;
+        cfg.test_draw = draw;
+        p.set_may_config(&cfg).unwrap();
+        let (ret, _) = p.run(&flow_packet(flow, bytes).frame()).unwrap();
+        let o = model.on_arrival(now, csfq_algo::FlowId(flow as u32), bytes as u32, draw);
+        let want = if o.verdict == FixedMayVerdict::Forward {
+            PASS
+        } else {
+            dropped += 1;
+            SHOT
+        };
+        assert_eq!(ret, want, "packet {i}");
+        let s = p.may_state().unwrap();
+        let m = model.state;
+        assert_eq!(
+            (s.v_q32, s.util_q16, s.epoch, s.arrived_bytes),
+            (m.v_q32, m.util_q16, m.epoch, m.arrived_bytes),
+            "packet {i}"
+        );
+    }
+    assert!(
+        dropped > 100,
+        "the option must be exercised: {dropped} drops"
+    );
+}
