@@ -1379,29 +1379,6 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
     );
 }
 
-/// Sends UDP at `mbps` (972-byte payloads, DF set) from namespace `s` to `dst:6000` for
-/// `secs`.
-const PACED_UDP_SENDER: &str = r#"
-import socket, sys, time
-dst, mbps, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_PMTUDISC_DO: DF set
-s.connect((dst, 6000))
-payload, gap = b"x" * 972, 1000 * 8 / (mbps * 1e6)
-t0, k = time.monotonic(), 0
-while time.monotonic() - t0 < secs:
-    due = t0 + k * gap
-    now = time.monotonic()
-    if now < due:
-        time.sleep(min(due - now, 0.001))
-        continue
-    try:
-        s.send(payload)
-    except OSError:
-        pass
-    k += 1
-"#;
-
 /// `csfq dp stats --json`'s entry for MAY on `c1`.
 fn may_stats(net: &Net) -> serde_json::Value {
     let o = net.csfq("c", &["stats", "--json"]);
@@ -1431,7 +1408,8 @@ fn udp_beside_tcp(net: &mut Net, secs: u32, from: u32) -> Result<(f64, Vec<f64>)
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sender = Command::new("ip")
         .args(["netns", "exec", &sns, "timeout", "60", "python3", "-c"])
-        .args([PACED_UDP_SENDER, "10.77.3.2", "10"])
+        // One port of the four TCPs' host, at 10 Mbit/s.
+        .args([MANY_PORTS_SENDER, "10.77.1.1", "10.77.3.2", "1", "10"])
         .arg((secs + 2).to_string())
         .spawn()
         .expect("sender");
