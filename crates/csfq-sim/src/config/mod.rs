@@ -19,6 +19,7 @@ mod params;
 mod parse;
 mod validate;
 mod validate_flows;
+mod validate_tables;
 
 pub use builder::ScenarioBuilder;
 pub use memory::{available_memory, QueueBound, TooLarge};
