@@ -1,6 +1,5 @@
-//! Validation of the per-discipline tables (`[csfq]`, `[red]`, `[drr]`, `[fred]`, `[tuf]`,
-//! `[csfne]`, `[may]`, `[ared]`, `[fq_codel]`) and of `[tcp]`: every parameter in the range
-//! its algorithm handles.
+//! Validation of the per-discipline tables (see `params.rs`) and of `[tcp]`: every
+//! parameter in the range its algorithm handles.
 
 use std::ops::Range;
 
