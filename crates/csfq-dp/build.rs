@@ -14,7 +14,7 @@ use std::process::Command;
 use csfq_algo::fixed::{ExpTables, K_MAX_NS, TABLE_LEN, TABLE_STEP_INV, X_MAX};
 
 // `empty` is `csfq dp bench`'s floor (a classifier that does nothing).
-const PROGRAMS: [&str; 4] = ["edge", "core", "may", "empty"];
+const PROGRAMS: [&str; 5] = ["edge", "core", "may", "loop", "empty"];
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(csfq_bpf)");

@@ -189,4 +189,50 @@ struct csfq_may_entry {
 	__u32 pad;
 };
 
+/* ---- Edge-to-edge overlay loops (loop.bpf.c; src/loops.rs) ---- */
+
+/* Loops one pair of edges can run. */
+#define CSFQ_LOOP_MAX 16
+
+/* What both halves are told. classid: the loop's htb class at the ingress (major:minor as
+ * tc writes it, 0x00010010 for 1:10), set as the packet's priority, which htb honors. */
+struct csfq_loop_config {
+	__u32 control_port; /* network order: the UDP port control messages go to */
+	__u32 loops;        /* how many loops are configured */
+	__u32 classid[CSFQ_LOOP_MAX];
+};
+
+/* A loop's bytes: arrivals at the ingress's shaper, or receptions at the egress. Updated
+ * with atomic adds (one array entry shared by every CPU). */
+struct csfq_loop_count {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* The control message's UDP payload, big-endian, as src/loops.rs encodes it. The egress
+ * program writes rx_bytes and rx_ns (the loop's bytes received before the message, and
+ * when it arrived); the sender leaves the UDP checksum 0 so that the write needs no
+ * checksum fix (a message with a checksum is left unstamped). */
+#define CSFQ_LOOP_MAGIC 0x4353464cU /* "CSFL" */
+#define CSFQ_LOOP_KIND_CONTROL 1
+#define CSFQ_LOOP_KIND_FEEDBACK 2
+#define CSFQ_LOOP_MSG_LEN 48
+#define CSFQ_LOOP_OFF_RX_BYTES 32
+#define CSFQ_LOOP_OFF_RX_NS 40
+
+/* What a loop's daemon publishes for `csfq dp stats`, once per tau (ingress) or per
+ * interval (egress). Written by user space only. */
+struct csfq_loop_state {
+	__u64 lambda_bps;         /* ingress: the shaper's rate */
+	__u64 mu_bps;             /* the last mu(k) */
+	__u64 accumulation_bytes; /* the last a(k) */
+	__u64 epochs;             /* ingress: congestion epochs entered; egress: resyncs */
+	__u64 feedbacks;          /* ingress: feedback applied; egress: sent */
+	__u64 controls;           /* ingress: sent; egress: received */
+	__u64 lost_bytes;         /* egress: lost inside the network, from the controls */
+	__u64 updated_ns;         /* CLOCK_MONOTONIC of the last update */
+	__u32 in_epoch;
+	__u32 pid;                /* the daemon */
+};
+
 #endif

@@ -392,6 +392,57 @@ pub struct MayEntryRaw {
     pub pad: u32,
 }
 
+/// `CSFQ_LOOP_MAX`: loops one pair of edges can run.
+pub const LOOP_MAX: usize = 16;
+
+/// `struct csfq_loop_config`: what both halves of the overlay loops are told.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LoopConfigRaw {
+    /// The UDP port control messages go to, network order.
+    pub control_port: u32,
+    /// Loops configured.
+    pub loops: u32,
+    /// Each loop's htb class at the ingress (`major << 16 | minor`).
+    pub classid: [u32; LOOP_MAX],
+}
+
+/// `struct csfq_loop_count`: a loop's packets and bytes at one edge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LoopCountRaw {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes (Ethernet frames).
+    pub bytes: u64,
+}
+
+/// `struct csfq_loop_state`: what a loop's daemon publishes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LoopStateRaw {
+    /// Ingress: `lambda`, bit/s.
+    pub lambda_bps: u64,
+    /// The last `mu(k)`, bit/s.
+    pub mu_bps: u64,
+    /// The last `a(k)`, bytes.
+    pub accumulation_bytes: u64,
+    /// Ingress: congestion epochs entered.
+    pub epochs: u64,
+    /// Ingress: feedback applied; egress: feedback sent.
+    pub feedbacks: u64,
+    /// Ingress: controls sent; egress: controls received.
+    pub controls: u64,
+    /// Egress: bytes lost inside the network, learned from the controls.
+    pub lost_bytes: u64,
+    /// `CLOCK_MONOTONIC` of the last update, ns.
+    pub updated_ns: u64,
+    /// In a congestion epoch (ingress).
+    pub in_epoch: u32,
+    /// The daemon's process id.
+    pub pid: u32,
+}
+
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
 unsafe impl aya::Pod for Count {}
 unsafe impl aya::Pod for WeightKey {}
@@ -403,6 +454,9 @@ unsafe impl aya::Pod for FlowKeyRaw {}
 unsafe impl aya::Pod for MayConfigRaw {}
 unsafe impl aya::Pod for MayStateRaw {}
 unsafe impl aya::Pod for MayEntryRaw {}
+unsafe impl aya::Pod for LoopConfigRaw {}
+unsafe impl aya::Pod for LoopCountRaw {}
+unsafe impl aya::Pod for LoopStateRaw {}
 
 #[cfg(test)]
 mod tests {
@@ -434,5 +488,8 @@ mod tests {
         assert_eq!(size_of::<MayConfigRaw>(), 88);
         assert_eq!(size_of::<MayStateRaw>(), 48);
         assert_eq!(size_of::<MayEntryRaw>(), 32);
+        assert_eq!(size_of::<LoopConfigRaw>(), 8 + 4 * LOOP_MAX);
+        assert_eq!(size_of::<LoopCountRaw>(), 16);
+        assert_eq!(size_of::<LoopStateRaw>(), 72);
     }
 }

@@ -657,7 +657,7 @@ pub enum AttachOutcome {
     Updated,
 }
 
-fn dir(dev: &str, role: Role) -> PathBuf {
+pub(crate) fn dir(dev: &str, role: Role) -> PathBuf {
     Path::new(BPFFS)
         .join("csfq")
         .join(scope())
@@ -665,13 +665,13 @@ fn dir(dev: &str, role: Role) -> PathBuf {
         .join(role.name())
 }
 
-fn preflight(what: &'static str, dev: &str) -> Result<(), DpError> {
+pub(crate) fn preflight(what: &'static str, dev: &str) -> Result<(), DpError> {
     crate::require(what)?;
     ifindex(dev)?;
     ensure_bpffs()
 }
 
-fn ifindex(dev: &str) -> Result<u32, DpError> {
+pub(crate) fn ifindex(dev: &str) -> Result<u32, DpError> {
     let c = CString::new(dev).map_err(|_| DpError::NoSuchInterface(dev.to_string()))?;
     // SAFETY: a valid NUL-terminated string.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
@@ -714,14 +714,14 @@ fn pin_map(ebpf: &mut aya::Ebpf, name: &str, path: &Path) -> Result<(), DpError>
         .map_err(|e| DpError::kernel(format!("pinning {}", path.display()), e))
 }
 
-fn open_pinned(path: &Path) -> Result<Map, DpError> {
+pub(crate) fn open_pinned(path: &Path) -> Result<Map, DpError> {
     let data = MapData::from_pin(path)
         .map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))?;
     Map::from_map_data(data).map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))
 }
 
 /// Loads, attaches and pins `role`'s program, or removes everything it made on failure.
-fn attach(
+pub(crate) fn attach(
     dev: &str,
     role: Role,
     ingress: bool,
@@ -868,7 +868,7 @@ fn live(dev: &str, d: &Path) -> bool {
 }
 
 /// Whether `d` holds the pins of a live link on `dev`; stale pins are removed.
-fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
+pub(crate) fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
     if !d.exists() {
         return Ok(false);
     }
@@ -885,8 +885,10 @@ fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
 
 fn pin_name(map: &str) -> &str {
     match map {
-        "edge_config" | "core_config" | "may_config" => "config",
-        "core_state" | "may_state" => "state",
+        "edge_config" | "core_config" | "may_config" | "loop_config" => "config",
+        "core_state" | "may_state" | "loop_state" => "state",
+        "loop_prefixes" => "prefixes",
+        "loop_counts" => "counts",
         "may_flows" => "flows",
         other => other,
     }
@@ -899,7 +901,7 @@ pub const DEFAULT_FLOWS: u32 = 65_536;
 /// the pins and then write them; two at once could each find nothing attached, and the
 /// loser's clean-up would remove the winner's pins (and so its program) after the winner
 /// had reported success. Held until the returned file is dropped.
-fn change_lock() -> Result<fs::File, DpError> {
+pub(crate) fn change_lock() -> Result<fs::File, DpError> {
     let dir = Path::new("/run/lock");
     let path = if dir.is_dir() {
         dir.join("csfq-dp.lock")
@@ -1079,7 +1081,7 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
     Ok(AttachOutcome::Attached)
 }
 
-fn remove_pins(d: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_pins(d: &Path) -> std::io::Result<()> {
     // The link first: removing its pin detaches the program.
     let link = d.join("link");
     if link.exists() {
@@ -1117,6 +1119,12 @@ pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
                 path: d.clone(),
                 source,
             })?;
+            if role == Role::LoopIngress {
+                // The shaper a loop ingress left (it removes it itself when it stops).
+                if let Ok(mut tc) = crate::htb::Tc::open(ifindex(dev)?) {
+                    let _ = tc.del_root(crate::loops::HTB_MAJOR);
+                }
+            }
             removed.push(role);
         }
     }
@@ -1149,6 +1157,9 @@ pub struct InterfaceStats {
     /// MAY's state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub may: Option<MayStats>,
+    /// The overlay loops at this edge, as their daemon last published them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loops: Option<Vec<crate::loops::LoopStats>>,
 }
 
 /// MAY's state: `v`, the utilization and the table, as of its last packet.
@@ -1234,7 +1245,7 @@ pub struct CoreStats {
     pub trusted_ifindexes: Option<Vec<u32>>,
 }
 
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     // SAFETY: clock_gettime into a zeroed struct we own.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -1242,11 +1253,16 @@ fn monotonic_ns() -> u64 {
 }
 
 fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceStats, DpError> {
-    let counters = read_counters(&open_pinned(&d.join("counters"))?)?
-        .into_iter()
-        .map(|(c, v)| (c.name(), v.into()))
-        .collect();
-    let (mut edge, mut core, mut may) = (None, None, None);
+    // The loops' programs keep per-loop counts instead (in `loops`).
+    let counters = if d.join("counters").exists() {
+        read_counters(&open_pinned(&d.join("counters"))?)?
+            .into_iter()
+            .map(|(c, v)| (c.name(), v.into()))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let (mut edge, mut core, mut may, mut loops) = (None, None, None, None);
     match role {
         Role::Edge => {
             let cfg = open_pinned(&d.join("config"))?;
@@ -1311,6 +1327,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
             });
         }
         Role::May => may = Some(read_may(d)?),
+        Role::LoopIngress | Role::LoopEgress => loops = Some(crate::loops::read_stats(d)?),
     }
     Ok(InterfaceStats {
         scope: scope.to_string(),
@@ -1321,6 +1338,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
         edge,
         core,
         may,
+        loops,
     })
 }
 

@@ -6,19 +6,25 @@
 //!   probability `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)`.
 //! - `bpf/may.bpf.c` is MAY at a bottleneck, with no edge and no labels: a bounded table
 //!   of the flows that lost a packet, each dropped in proportion to its past drops.
+//! - `bpf/loop.bpf.c` is the packet half of the edge-to-edge overlay loops: at the ingress
+//!   it puts each loop's packets into the loop's htb class, at the egress it counts them
+//!   and stamps the control messages; [`loops`] runs the two daemons around it and
+//!   [`htb`] drives the shaper over rtnetlink.
 //!
 //! Their arithmetic is [`csfq_algo::fixed`]'s and [`csfq_algo::may_fixed`]'s, and the
 //! tables are generated from it at build time; `testdata/csfq-fixed-vectors.csv` and
 //! `testdata/may-fixed-vectors.csv` keep the two equal (see the tests).
 //!
-//! [`attach_edge`], [`attach_core`], [`attach_may`], [`detach`] and [`stats`] are what
-//! `csfq dp` runs;
+//! [`attach_edge`], [`attach_core`], [`attach_may`], [`loops::run_ingress`],
+//! [`loops::run_egress`], [`detach`] and [`stats`] are what `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 
 pub mod abi;
 pub mod bench;
 mod dataplane;
+pub mod htb;
 mod loader;
+pub mod loops;
 pub mod units;
 
 pub use dataplane::{
@@ -63,7 +69,7 @@ fn require(what: &'static str) -> Result<(), DpError> {
 
 /// Which program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// Labels packets entering the island.
     Edge,
@@ -71,20 +77,32 @@ pub enum Role {
     Core,
     /// MAY at a bottleneck: drops in proportion to each flow's past drops, no labels.
     May,
+    /// An overlay loop's ingress edge: classifies into the loops' shapers.
+    LoopIngress,
+    /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
+    LoopEgress,
 }
 
 impl Role {
     /// Every role, in the order stats list them.
-    pub const ALL: [Role; 3] = [Role::Edge, Role::Core, Role::May];
+    pub const ALL: [Role; 5] = [
+        Role::Edge,
+        Role::Core,
+        Role::May,
+        Role::LoopIngress,
+        Role::LoopEgress,
+    ];
 }
 
 impl Role {
-    /// `edge` or `core`.
+    /// `edge`, `core`, `may`, `loop-ingress` or `loop-egress`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Edge => "edge",
             Role::Core => "core",
             Role::May => "may",
+            Role::LoopIngress => "loop-ingress",
+            Role::LoopEgress => "loop-egress",
         }
     }
 
@@ -93,6 +111,8 @@ impl Role {
             Role::Edge => "csfq_edge",
             Role::Core => "csfq_core",
             Role::May => "csfq_may",
+            Role::LoopIngress => "csfq_loop_in",
+            Role::LoopEgress => "csfq_loop_out",
         }
     }
 }

@@ -5,14 +5,15 @@ use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::{Ebpf, EbpfLoader};
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw,
-    MayEntryRaw, MayStateRaw, WeightKey,
+    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, LoopConfigRaw,
+    LoopCountRaw, MayConfigRaw, MayEntryRaw, MayStateRaw, WeightKey,
 };
 use crate::{DpError, Role, AVAILABLE};
 
 static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
 static CORE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o"));
 static MAY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/may.bpf.o"));
+static LOOP_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/loop.bpf.o"));
 static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
@@ -32,6 +33,7 @@ pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
         Role::Edge => EDGE_OBJ,
         Role::Core => CORE_OBJ,
         Role::May => MAY_OBJ,
+        Role::LoopIngress | Role::LoopEgress => LOOP_OBJ,
     };
     load_classifier(
         loader,
@@ -269,6 +271,58 @@ impl TestProgram {
         let n = r.data_size_out as usize;
         out.truncate(n);
         Ok((r.return_value as i32, out, r.duration.as_nanos() as u64))
+    }
+
+    /// Sets the overlay loops' configuration.
+    pub fn set_loop_config(&mut self, c: &LoopConfigRaw) -> Result<(), DpError> {
+        let mut a: Array<&mut MapData, LoopConfigRaw> =
+            Array::try_from(map(&mut self.ebpf, "loop_config")).expect("array");
+        a.set(0, c, 0)
+            .map_err(|e| DpError::kernel("writing the loops' configuration", e))
+    }
+
+    /// Makes destinations in `key` (IPv6 form) loop `index`'s.
+    pub fn add_loop_prefix(&mut self, key: WeightKey, index: u32) -> Result<(), DpError> {
+        let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
+            LpmTrie::try_from(map(&mut self.ebpf, "loop_prefixes")).expect("lpm trie");
+        insert_weight(&mut trie, &key, index)
+    }
+
+    /// Loop `index`'s packets and bytes counted so far.
+    pub fn loop_count(&self, index: u32) -> Result<LoopCountRaw, DpError> {
+        let a: Array<&MapData, LoopCountRaw> =
+            Array::try_from(self.ebpf.map("loop_counts").expect("loop_counts")).expect("array");
+        a.get(&index, 0)
+            .map_err(|e| DpError::kernel("reading a loop's count", e))
+    }
+
+    /// Runs the program once on `frame`; also returns the packet's priority
+    /// (`skb->priority`) as the program left it.
+    pub fn run_priority(&self, frame: &[u8]) -> Result<(i32, Vec<u8>, u32), DpError> {
+        // `struct __sk_buff` up to `ifindex`: priority at offset 32.
+        let ctx = [0u8; 44];
+        let mut ctx_out = [0u8; 512]; // the kernel writes the whole struct back
+        let prog: &SchedClassifier = self
+            .ebpf
+            .program(self.role.program())
+            .expect("program")
+            .try_into()
+            .expect("classifier");
+        let mut out = vec![0u8; frame.len() + 256];
+        let opts = TestRunOptions {
+            data_in: Some(frame),
+            data_out: Some(&mut out),
+            ctx_in: Some(&ctx),
+            ctx_out: Some(&mut ctx_out),
+            repeat: 1,
+            ..Default::default()
+        };
+        let r = prog
+            .test_run(opts)
+            .map_err(|e| DpError::kernel("BPF_PROG_TEST_RUN", e))?;
+        out.truncate(r.data_size_out as usize);
+        let prio = u32::from_ne_bytes(ctx_out[32..36].try_into().expect("4 bytes"));
+        Ok((r.return_value as i32, out, prio))
     }
 
     /// The counters, summed over CPUs.

@@ -1,0 +1,199 @@
+//! What a loop daemon attaches and pins, and what `csfq dp stats` reads back.
+
+use std::path::Path;
+
+use aya::maps::{Array, LpmTrie, MapData};
+
+use super::{invalid, LoopSpec, HTB_MAJOR};
+use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
+use crate::dataplane::{
+    attach, change_lock, dir, existing, monotonic_ns, open_pinned, remove_pins,
+};
+use crate::htb::Tc;
+use crate::{loader, DpError, Role};
+
+/// What a daemon made, removed when it stops (also on an error or a panic).
+pub(super) struct Made {
+    pub(super) dev: String,
+    pub(super) role: Role,
+    pub(super) htb: Option<Tc>,
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        let _lock = change_lock();
+        let _ = remove_pins(&dir(&self.dev, self.role));
+        if let Some(tc) = &mut self.htb {
+            let _ = tc.del_root(HTB_MAJOR);
+        }
+    }
+}
+
+/// Refuses if a daemon of `role` has its program on `dev` (stale pins are removed).
+pub(super) fn refuse_running(dev: &str, role: Role) -> Result<(), DpError> {
+    let d = dir(dev, role);
+    if existing(dev, &d)? {
+        let st = read_states(&d).ok().and_then(|s| s.first().copied());
+        let running =
+            st.is_some_and(|s| monotonic_ns().saturating_sub(s.updated_ns) < 1_000_000_000);
+        return Err(invalid(
+            "dev",
+            format!(
+                "a {} daemon {} on {dev}{}; {}",
+                role.name(),
+                if running {
+                    "runs"
+                } else {
+                    "was stopped without cleaning up"
+                },
+                st.map(|s| format!(" (pid {})", s.pid)).unwrap_or_default(),
+                if running {
+                    "stop it first".to_string()
+                } else {
+                    format!("remove what it left with `csfq dp detach --dev {dev}`")
+                }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Loads `program` with the loops' configuration and prefixes, attaches it to `dev`
+/// (egress side for the ingress edge) and pins its maps; refuses if a daemon of this role
+/// runs on `dev` already.
+pub(super) fn attach_loop(
+    dev: &str,
+    role: Role,
+    loops: &[LoopSpec],
+    cfg: &LoopConfigRaw,
+) -> Result<(), DpError> {
+    refuse_running(dev, role)?;
+    let mut ebpf = loader::load(role, None)?;
+    {
+        let mut a: Array<&mut MapData, LoopConfigRaw> =
+            Array::try_from(loader::map(&mut ebpf, "loop_config")).expect("array");
+        a.set(0, cfg, 0)
+            .map_err(|e| DpError::kernel("writing the loops' configuration", e))?;
+    }
+    {
+        let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
+            LpmTrie::try_from(loader::map(&mut ebpf, "loop_prefixes")).expect("lpm trie");
+        for (i, l) in loops.iter().enumerate() {
+            let k = l.key();
+            trie.insert(
+                &aya::maps::lpm_trie::Key::new(k.prefixlen, k.addr),
+                i as u32,
+                0,
+            )
+            .map_err(|e| DpError::kernel("writing a loop's prefix", e))?;
+        }
+    }
+    attach(
+        dev,
+        role,
+        role == Role::LoopEgress,
+        ebpf,
+        &["loop_config", "loop_prefixes", "loop_counts", "loop_state"],
+    )
+}
+
+pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) {
+    let Ok(mut m) = open_pinned(&d.join("state")) else {
+        return;
+    };
+    let Ok(mut a) = Array::<&mut MapData, LoopStateRaw>::try_from(&mut m) else {
+        return;
+    };
+    for (i, s) in states.iter().enumerate() {
+        let _ = a.set(i as u32, s, 0);
+    }
+}
+
+/// The states a daemon published (one per configured loop).
+pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, DpError> {
+    let cfg = open_pinned(&d.join("config"))?;
+    let c: Array<&MapData, LoopConfigRaw> = Array::try_from(&cfg).expect("array");
+    let n = c
+        .get(&0, 0)
+        .map_err(|e| DpError::kernel("reading the loops' configuration", e))?
+        .loops;
+    let st = open_pinned(&d.join("state"))?;
+    let s: Array<&MapData, LoopStateRaw> = Array::try_from(&st).expect("array");
+    (0..n.min(LOOP_MAX as u32))
+        .map(|i| {
+            s.get(&i, 0)
+                .map_err(|e| DpError::kernel("reading a loop's state", e))
+        })
+        .collect()
+}
+
+/// One loop at one edge, for `csfq dp stats` and the exporter.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoopStats {
+    /// Its index (the order of `--loop`).
+    pub index: u32,
+    /// Ingress: its shaper's rate `lambda`, bit/s (0 at the egress).
+    pub lambda_bps: u64,
+    /// The last `mu(k)`, bit/s.
+    pub mu_bps: u64,
+    /// The last `a(k)`, bytes.
+    pub accumulation_bytes: u64,
+    /// Ingress: congestion epochs entered; egress: re-synchronizations (an accumulation
+    /// below zero moved the reference).
+    pub epochs: u64,
+    /// Ingress: in a congestion epoch now.
+    pub in_epoch: bool,
+    /// Ingress: feedback applied; egress: feedback sent.
+    pub feedbacks: u64,
+    /// Ingress: control messages sent; egress: received.
+    pub controls: u64,
+    /// Egress: bytes lost inside the network, learned from the controls.
+    pub lost_bytes: u64,
+    /// Packets and bytes of the loop counted at this edge (ingress: arrivals at its
+    /// shaper; egress: received).
+    pub packets: u64,
+    /// See `packets`.
+    pub bytes: u64,
+    /// The daemon's process id, and whether it still runs.
+    pub pid: u32,
+    /// Whether the daemon published within the last second.
+    pub daemon_running: bool,
+}
+
+pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, DpError> {
+    let states = read_states(d)?;
+    let counts = read_counts(d, states.len())?;
+    let now = monotonic_ns();
+    Ok(states
+        .iter()
+        .zip(counts)
+        .enumerate()
+        .map(|(i, (s, c))| LoopStats {
+            index: i as u32,
+            lambda_bps: s.lambda_bps,
+            mu_bps: s.mu_bps,
+            accumulation_bytes: s.accumulation_bytes,
+            epochs: s.epochs,
+            in_epoch: s.in_epoch != 0,
+            feedbacks: s.feedbacks,
+            controls: s.controls,
+            lost_bytes: s.lost_bytes,
+            packets: c.packets,
+            bytes: c.bytes,
+            pid: s.pid,
+            daemon_running: s.pid != 0 && now.saturating_sub(s.updated_ns) < 1_000_000_000,
+        })
+        .collect())
+}
+
+/// The loops' byte counts at this edge.
+pub(super) fn read_counts(d: &Path, n: usize) -> Result<Vec<LoopCountRaw>, DpError> {
+    let m = open_pinned(&d.join("counts"))?;
+    let a: Array<&MapData, LoopCountRaw> = Array::try_from(&m).expect("array");
+    (0..n as u32)
+        .map(|i| {
+            a.get(&i, 0)
+                .map_err(|e| DpError::kernel("reading a loop's count", e))
+        })
+        .collect()
+}
