@@ -2,7 +2,8 @@
 //! text format (OpenMetrics), read from the pinned maps at every scrape.
 //!
 //! Every series has the labels `netns` (the namespace's name; empty for the host),
-//! `interface` and `role` (`edge`, `core` or `may`):
+//! `interface` and `role` (`edge`, `core`, `may`, `loop-ingress` or `loop-egress`; the
+//! loops' series also `loop`, its index):
 //!
 //! | metric | type | what |
 //! |---|---|---|
@@ -18,6 +19,11 @@
 //! | `csfq_may_utilization` | gauge | the last interval's arrival rate over `C` |
 //! | `csfq_may_table_entries` | gauge | entries in MAY's table |
 //! | `csfq_may_table_live_entries` | gauge | of them, flows that lost a packet within `T0` |
+//! | `csfq_loop_rate_bits_per_second` | gauge | an overlay loop's shaper rate `lambda` (ingress) |
+//! | `csfq_loop_output_rate_bits_per_second` | gauge | its last `mu(k)` |
+//! | `csfq_loop_accumulation_bytes` | gauge | its last `a(k)` |
+//! | `csfq_loop_epochs_total` | counter | congestion epochs entered (ingress); resynchronizations (egress) |
+//! | `csfq_loop_daemon_up` | gauge | 1 while the loop's daemon publishes |
 //! | `csfq_edge_flows` | gauge | flows in the edge's table |
 //! | `csfq_edge_averaging_seconds` | gauge | the edge's `K` |
 //! | `csfq_dataplane_up` | gauge | 1 if the maps could be read |
@@ -115,6 +121,36 @@ const GAUGES: [Gauge; 12] = [
     },
 ];
 
+/// A gauge of an overlay loop, labeled by the loop's index.
+type LoopGauge = (
+    &'static str,
+    &'static str,
+    fn(&csfq_dp::loops::LoopStats) -> f64,
+);
+
+const LOOP_GAUGES: [LoopGauge; 4] = [
+    (
+        "csfq_loop_rate_bits_per_second",
+        "An overlay loop's shaper rate lambda at its ingress (0 at the egress)",
+        |l| l.lambda_bps as f64,
+    ),
+    (
+        "csfq_loop_output_rate_bits_per_second",
+        "An overlay loop's last output rate mu(k), measured at its egress",
+        |l| l.mu_bps as f64,
+    ),
+    (
+        "csfq_loop_accumulation_bytes",
+        "An overlay loop's last accumulation a(k): its bytes queued inside the network",
+        |l| l.accumulation_bytes as f64,
+    ),
+    (
+        "csfq_loop_daemon_up",
+        "1 while the overlay loop's daemon publishes its state",
+        |l| f64::from(u8::from(l.daemon_running)),
+    ),
+];
+
 /// Reads the maps at every scrape.
 #[derive(Debug)]
 struct Dataplane {
@@ -186,6 +222,35 @@ impl Collector for Dataplane {
                     ConstGauge::new(v).encode(family.encode_family(&labels(s))?)?;
                 }
             }
+        }
+        let loops = || {
+            stats.iter().flat_map(|s| {
+                s.loops.iter().flatten().map(move |l| {
+                    let mut lab = labels(s);
+                    lab.push(("loop", Cow::Owned(l.index.to_string())));
+                    (lab, l)
+                })
+            })
+        };
+        for (name, help, value) in &LOOP_GAUGES {
+            let mut family = encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                ConstGauge::new(0.0f64).metric_type(),
+            )?;
+            for (lab, l) in loops() {
+                ConstGauge::new(value(l)).encode(family.encode_family(&lab)?)?;
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "csfq_loop_epochs",
+            "Congestion epochs an overlay loop entered (ingress); resynchronizations (egress)",
+            None,
+            ConstCounter::new(0u64).metric_type(),
+        )?;
+        for (lab, l) in loops() {
+            ConstCounter::new(l.epochs).encode(family.encode_family(&lab)?)?;
         }
         Ok(())
     }
@@ -314,6 +379,7 @@ mod tests {
                 }),
                 core: None,
                 may: None,
+                loops: None,
             },
             InterfaceStats {
                 scope: "netns-c1".into(),
@@ -335,6 +401,7 @@ mod tests {
                     trusted_ifindexes: Some(vec![2]),
                 }),
                 may: None,
+                loops: None,
             },
             InterfaceStats {
                 scope: "netns-m1".into(),
@@ -359,6 +426,32 @@ mod tests {
                     table_live: 4,
                     table_size: 65536,
                 }),
+                loops: None,
+            },
+            InterfaceStats {
+                scope: "netns-e1".into(),
+                interface: "e1".into(),
+                role: Role::LoopIngress,
+                stale: false,
+                counters: BTreeMap::new(),
+                edge: None,
+                core: None,
+                may: None,
+                loops: Some(vec![csfq_dp::loops::LoopStats {
+                    index: 1,
+                    lambda_bps: 4_500_000,
+                    mu_bps: 4_800_000,
+                    accumulation_bytes: 3028,
+                    epochs: 7,
+                    in_epoch: true,
+                    feedbacks: 900,
+                    controls: 901,
+                    lost_bytes: 0,
+                    packets: 100,
+                    bytes: 150_000,
+                    pid: 42,
+                    daemon_running: true,
+                }]),
             },
         ])
     }
@@ -402,6 +495,11 @@ mod tests {
             "csfq_may_utilization{netns=\"m1\",interface=\"m1\",role=\"may\"} 1.5",
             "csfq_may_table_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 5.0",
             "csfq_may_table_live_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 4.0",
+            "csfq_loop_rate_bits_per_second{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 4500000.0",
+            "csfq_loop_output_rate_bits_per_second{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 4800000.0",
+            "csfq_loop_accumulation_bytes{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 3028.0",
+            "csfq_loop_daemon_up{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 1.0",
+            "csfq_loop_epochs_total{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 7",
             "# TYPE csfq_packets counter",
             "# EOF",
         ] {
