@@ -124,6 +124,11 @@ enum EdgeCommand {
             value_name = "5-tuple|host-pair|source"
         )]
         flow_key: csfq_dp::FlowKey,
+        /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns) or `coarse`
+        /// (bpf_ktime_get_coarse_ns: one jiffy's resolution, cheaper; its labels are within
+        /// half a percent of the fine clock's, README "The edge's clock").
+        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
+        clock: String,
         /// IPv4 that cannot carry a label (no DF, or a fragment): `pass` it (the cores
         /// judge all of it as one flow), `drop` it, or police all of it to a RATE in tc's
         /// units (e.g. 2mbit).
@@ -328,6 +333,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     unlabelable,
                     unlabelable_burst,
                     flow_key,
+                    clock,
                 },
         } => {
             let unlabelable = match (unlabelable, unlabelable_burst) {
@@ -356,6 +362,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 ingress: !egress,
                 unlabelable,
                 flow_key,
+                coarse_clock: clock == "coarse",
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -543,8 +550,13 @@ pub fn dp(args: Dp) -> Result<()> {
                     println!(
                         "An empty program costs {floor:.0} ns/packet by the same measure (the \
                          statistics' clock reads and the call): beyond it, the edge's own work \
-                         is {:.0} ns and the core's {:.0} ns per packet{}.",
+                         is {:.0} ns ({} with the coarse clock) and the core's {:.0} ns per \
+                         packet{}.",
                         edge - floor,
+                        alone("edge, coarse clock")
+                            .and_then(|c| c.edge_ns)
+                            .map(|e| format!("{:.0} ns", e - floor))
+                            .unwrap_or_else(|| "not measured".into()),
                         core - floor,
                         alone("may")
                             .and_then(|c| c.may_ns)
@@ -685,10 +697,11 @@ fn print_stats(st: &[InterfaceStats]) {
                 other => other.to_string(),
             };
             println!(
-                "  flows ({}) in table {}   K {} ms   unlabelable IPv4: {unlabelable}",
+                "  flows ({}) in table {}   K {} ms   {} clock   unlabelable IPv4: {unlabelable}",
                 e.flow_key,
                 e.flows,
-                e.k_ns as f64 / 1e6
+                e.k_ns as f64 / 1e6,
+                e.clock
             );
         }
         if s.counters.is_empty() {

@@ -376,6 +376,7 @@ mod tests {
                     police_rate_bps: 0,
                     police_burst_bytes: 0,
                     flow_key: "5-tuple",
+                    clock: "fine",
                 }),
                 core: None,
                 may: None,

@@ -481,9 +481,10 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         "without csfq the UDP should take most of the link: {plain:?}"
     );
 
-    // With csfq: the edge on the senders' interface, the core in front of the tbf.
+    // With csfq: the edge on the senders' interface, the core in front of the tbf. The
+    // edge reads the coarse clock here (the other tests' edges, the fine one).
     let mut net = Net::new("b");
-    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", "coarse"]);
     net.attach_core(&["--trusted-from", "c0"]);
     // Prometheus scrapes the exporter (in the host namespace; it reads every scope's
     // pins) once a second while the flows run.
@@ -529,6 +530,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         edge["counters"]["labeled"]["packets"].as_u64().unwrap() > 1000,
         "{edge}"
     );
+    assert_eq!(edge["edge"]["clock"], "coarse", "{edge}");
     assert!(
         core["counters"]["drop_csfq_prob"]["packets"]
             .as_u64()
@@ -1285,7 +1287,15 @@ fn dp_bench_reports_each_attached_program() {
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let rows = rows.as_array().expect("an array of cases");
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
-    let mut want = vec!["none", "empty", "edge", "core", "edge+core", "may"];
+    let mut want = vec![
+        "none",
+        "empty",
+        "edge",
+        "edge, coarse clock",
+        "core",
+        "edge+core",
+        "may",
+    ];
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
         want.extend(["2 CPUs: none", "2 CPUs: core"]);
     }

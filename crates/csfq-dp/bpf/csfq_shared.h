@@ -80,8 +80,13 @@ struct csfq_edge_config {
 	__u32 police_burst_bytes;   /* CSFQ_UNLABELABLE_POLICE: the bucket's depth (<= 2^30) */
 	__u32 unlabelable;          /* what to do with IPv4 that cannot carry a label */
 	__u32 flow_key;             /* what makes a flow: CSFQ_KEY_* */
-	__u32 pad;
+	__u32 clock;                /* CSFQ_CLOCK_*: which clock Eq. (3) reads */
 };
+
+/* The edge's clock: bpf_ktime_get_ns, or bpf_ktime_get_coarse_ns (one jiffy's resolution,
+ * a fraction of the cost; tests/coarse_clock.rs in csfq-algo gives the labels' error). */
+#define CSFQ_CLOCK_FINE 0
+#define CSFQ_CLOCK_COARSE 1
 
 /* What the edge counts as one flow. */
 #define CSFQ_KEY_FIVE_TUPLE 0 /* protocol, addresses and ports (the paper's flows) */

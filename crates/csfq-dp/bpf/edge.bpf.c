@@ -17,6 +17,17 @@
  */
 #include "csfq.h"
 
+/* The clock Eq. (3) reads: the test's, the coarse one, or the fine one. */
+static __always_inline __u64 edge_now(const struct csfq_edge_config *cfg)
+{
+	if (cfg->test_mode)
+		return cfg->test_now_ns;
+	if (cfg->clock == CSFQ_CLOCK_COARSE)
+		return bpf_ktime_get_coarse_ns();
+	return bpf_ktime_get_ns();
+}
+
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -118,7 +129,7 @@ static __always_inline int unlabelable(const struct csfq_edge_config *cfg, __u32
 		b = bpf_map_lookup_elem(&edge_police, &zero);
 		if (!b)
 			return TC_ACT_UNSPEC;
-		now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
+		now = edge_now(cfg);
 		bpf_spin_lock(&b->lock);
 		pass = police_admit(b, now, bytes, cfg->police_rate_bps, cfg->police_burst_bytes);
 		bpf_spin_unlock(&b->lock);
@@ -177,7 +188,7 @@ int csfq_edge(struct __sk_buff *skb)
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
-	now = cfg->test_mode ? cfg->test_now_ns : bpf_ktime_get_ns();
+	now = edge_now(cfg);
 	if (cfg->flow_key != CSFQ_KEY_FIVE_TUPLE) {
 		p.key.proto = 0;
 		p.key.sport = 0;

@@ -161,9 +161,14 @@ pub struct EdgeConfigRaw {
     pub unlabelable: u32,
     /// What makes a flow: [`KEY_FIVE_TUPLE`], [`KEY_HOST_PAIR`] or [`KEY_SOURCE`].
     pub flow_key: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Which clock: [`CLOCK_FINE`] or [`CLOCK_COARSE`].
+    pub clock: u32,
 }
+
+/// `CSFQ_CLOCK_FINE`: `bpf_ktime_get_ns`.
+pub const CLOCK_FINE: u32 = 0;
+/// `CSFQ_CLOCK_COARSE`: `bpf_ktime_get_coarse_ns`, one jiffy's resolution.
+pub const CLOCK_COARSE: u32 = 1;
 
 /// `CSFQ_KEY_FIVE_TUPLE`: protocol, addresses and ports (the paper's flows).
 pub const KEY_FIVE_TUPLE: u32 = 0;

@@ -50,7 +50,7 @@ use crate::{DpError, Role};
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
-    /// `none`, `empty`, `edge`, `core`, `edge+core` or `may`.
+    /// `none`, `empty`, `edge`, `edge, coarse clock`, `core`, `edge+core` or `may`.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -310,38 +310,41 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge, core, may)
-    let cases: [(&'static str, bool, bool, bool, bool); 6] = [
-        ("none", false, false, false, false),
-        ("empty", true, false, false, false),
-        ("edge", false, true, false, false),
-        ("core", false, false, true, false),
-        ("edge+core", false, true, true, false),
-        ("may", false, false, false, true),
+    // (name, empty, edge (0: none, 1: fine clock, 2: coarse clock), core, may)
+    let cases: [(&'static str, bool, u8, bool, bool); 7] = [
+        ("none", false, 0, false, false),
+        ("empty", true, 0, false, false),
+        ("edge", false, 1, false, false),
+        ("edge, coarse clock", false, 2, false, false),
+        ("core", false, 0, true, false),
+        ("edge+core", false, 1, true, false),
+        ("may", false, 0, false, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 4]; 6];
+    let mut cost = [[ProgCost::default(); 4]; 7];
     for _ in 0..repeat {
-        let mut this = [0f64; 6];
+        let mut this = [0f64; 7];
         for (i, &(_, empty, edge, core, may)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
             } else {
                 None
             };
-            if edge {
+            if edge > 0 {
                 attach_edge(
                     "va",
                     &EdgeSettings {
                         ingress: false,
+                        coarse_clock: edge == 2,
                         ..Default::default()
                     },
                 )?;
             }
+            let edge = edge > 0;
             if core {
                 attach_core("va", &CoreSettings::new(100_000_000_000))?;
             }
