@@ -126,7 +126,7 @@ enum EdgeCommand {
         flow_key: csfq_dp::FlowKey,
         /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns) or `coarse`
         /// (bpf_ktime_get_coarse_ns: one jiffy's resolution, cheaper; its labels are within
-        /// half a percent of the fine clock's, README "The edge's clock").
+        /// half a percent of the fine clock's; experimental, README "The edge's clock").
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
         clock: String,
         /// IPv4 that cannot carry a label (no DF, or a fragment): `pass` it (the cores

@@ -481,10 +481,9 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         "without csfq the UDP should take most of the link: {plain:?}"
     );
 
-    // With csfq: the edge on the senders' interface, the core in front of the tbf. The
-    // edge reads the coarse clock here (the other tests' edges, the fine one).
+    // With csfq: the edge on the senders' interface, the core in front of the tbf.
     let mut net = Net::new("b");
-    net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", "coarse"]);
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
     net.attach_core(&["--trusted-from", "c0"]);
     // Prometheus scrapes the exporter (in the host namespace; it reads every scope's
     // pins) once a second while the flows run.
@@ -530,7 +529,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         edge["counters"]["labeled"]["packets"].as_u64().unwrap() > 1000,
         "{edge}"
     );
-    assert_eq!(edge["edge"]["clock"], "coarse", "{edge}");
+    assert_eq!(edge["edge"]["clock"], "fine", "{edge}");
     assert!(
         core["counters"]["drop_csfq_prob"]["packets"]
             .as_u64()
@@ -2096,10 +2095,11 @@ fn an_assured_loop_keeps_its_rate_against_a_best_effort_udp_loop() {
     assert!(r.bottleneck_drops <= 100, "{} drops", r.bottleneck_drops);
 }
 
-/// A loop daemon the way operators stop (or lose) one: one per interface; SIGTERM stops it
-/// cleanly; SIGKILL leaves its program and htb, which stats show as not running, a new
-/// daemon refuses to run over, and `csfq dp detach` removes; an interface with a root
-/// qdisc of its own is refused and left as it was.
+/// A loop daemon the way operators stop (or lose) one: one per interface, and detach
+/// refuses while it runs; SIGTERM stops it cleanly; SIGKILL leaves its program and htb,
+/// which stats show as not running, a new daemon refuses to run over, and `csfq dp detach`
+/// removes; an interface with a root qdisc of its own is refused and left as it was; an
+/// egress configured unlike its ingress ignores the controls and says why.
 #[test]
 fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
     if !runnable("loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable") {
@@ -2135,6 +2135,8 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
         assert!(!o.status.success(), "{args:?} should fail");
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
+    // An egress whose interval is not the ingress's tau (10 ms) ignores its controls and
+    // says why.
     let egress = daemon(
         "r",
         &[
@@ -2145,6 +2147,8 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
             "10.77.3.2:7700",
             "--loop",
             "10.77.5.0/24",
+            "--interval",
+            "20ms",
         ],
     );
     let first = daemon("e", &ingress);
@@ -2156,6 +2160,9 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
         e.contains("daemon runs on e1") && e.contains("stop it first"),
         "{e}"
     );
+    // Nor does detach pull a running daemon's program from under it.
+    let e = stderr_of(&["detach", "--dev", "e1"]);
+    assert!(e.contains("runs on e1") && e.contains("kill"), "{e}");
     signal(&first, "KILL");
     let _ = first.wait_with_output();
     pause(1200);
@@ -2185,10 +2192,14 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
     // SIGTERM: the egress stops, says so, and leaves nothing.
     signal(&egress, "TERM");
     let o = egress.wait_with_output().expect("egress");
+    let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         o.status.success() && String::from_utf8_lossy(&o.stdout).contains("stopped"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        "{err}"
+    );
+    assert!(
+        err.contains("ignoring controls") && err.contains("--interval is 20 ms"),
+        "{err}"
     );
     let o = net.csfq("r", &["stats", "--json"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("loop-egress"));

@@ -214,7 +214,8 @@ struct csfq_loop_count {
 	__u64 bytes;
 };
 
-/* The control message's UDP payload, big-endian, as src/loops.rs encodes it. The egress
+/* The control message's UDP payload, big-endian, as src/loops/wire.rs encodes it (its
+ * first CSFQ_LOOP_MSG_LEN bytes; the sender's tau follows). The egress
  * program writes rx_bytes and rx_ns (the loop's bytes received before the message, and
  * when it arrived); the sender leaves the UDP checksum 0 so that the write needs no
  * checksum fix (a message with a checksum is left unstamped). */

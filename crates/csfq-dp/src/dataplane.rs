@@ -1119,6 +1119,25 @@ pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
     let mut removed = Vec::new();
     for role in Role::ALL {
         let d = dir(dev, role);
+        if d.exists() && matches!(role, Role::LoopIngress | Role::LoopEgress) {
+            // A running loop daemon owns these: pulled from under it, it would stop
+            // anyway, and its exit would remove what a new daemon had made meanwhile.
+            if let Some(l) = crate::loops::read_stats(&d)
+                .ok()
+                .and_then(|v| v.into_iter().find(|l| l.daemon_running))
+            {
+                return Err(DpError::Invalid {
+                    field: "dev",
+                    why: format!(
+                        "a {} daemon (pid {}) runs on {dev}: stop it (Ctrl-C, or kill {}); it \
+                         removes what it made",
+                        role.name(),
+                        l.pid,
+                        l.pid
+                    ),
+                });
+            }
+        }
         if d.exists() {
             // Opening the pinned link first checks it is a link before unpinning it.
             if let Ok(l) = PinnedLink::from_pin(d.join("link")) {

@@ -60,6 +60,8 @@ fn control(dst: [u8; 4], loop_index: u16, k: u64, check: u16) -> Vec<u8> {
             sent_bytes: 5000,
             lambda_bps: 1e6,
         },
+        tau_ns: 10_000_000,
+        tag: 0,
         rx_bytes: 0,
         rx_ns: 0,
     }

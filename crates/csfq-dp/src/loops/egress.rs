@@ -7,7 +7,7 @@ use csfq_algo::overlay::{Control, Egress};
 use csfq_algo::time::Nanos;
 
 use super::pins::{attach_loop, publish, read_counts, Made};
-use super::wire::{no_checksum, udp, wait, Message};
+use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{check_loops, check_period, pid, EgressSettings};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
 use crate::dataplane::{change_lock, dir, monotonic_ns, preflight};
@@ -49,10 +49,14 @@ pub fn run_egress(
     let mut fed = vec![0u64; n];
     let mut peer: Vec<Option<SocketAddr>> = vec![None; n];
     let mut states = vec![LoopStateRaw::default(); n];
+    precise_timers();
     let start = monotonic_ns();
-    let end = s.duration.map(|d| start + d.as_nanos() as u64);
+    let end = s
+        .duration
+        .map(|d| start.saturating_add(d.as_nanos().min(u64::MAX as u128) as u64));
     let mut next_report = start + 1_000_000_000;
     let mut buf = [0u8; 256];
+    let mut warned = std::collections::HashSet::new();
     let feed = |e: &mut Egress, fed: &mut u64, to: u64| {
         let mut delta = to.saturating_sub(*fed);
         *fed = (*fed).max(to);
@@ -74,8 +78,8 @@ pub fn run_egress(
                 .unwrap_or(u64::MAX)
                 .min(monotonic_ns() + 100_000_000),
         );
-        // The counts at this instant, then every control that arrived before it: a
-        // control stamped before the read is handled before any interval end it precedes.
+        // The counts at this instant, then every control that arrived before it, in the
+        // order they arrived (their stamps), interval ends between them.
         let now = monotonic_ns();
         let counts = read_counts(&d, n)?;
         let mut msgs: Vec<Arrived> = Vec::new();
@@ -83,11 +87,41 @@ pub fn run_egress(
             if let Some(Message::Control {
                 loop_index,
                 control,
+                tau_ns,
+                tag,
                 rx_bytes,
                 rx_ns,
             }) = Message::decode(&buf[..len])
             {
-                if (loop_index as usize) < n {
+                let l = loop_index as usize;
+                let mismatch = if l >= n {
+                    Some(format!(
+                        "a control for loop {l} from {from}, but this egress has {n} loop(s)"
+                    ))
+                } else if tau_ns != interval.0 {
+                    Some(format!(
+                        "loop {l}'s controls from {from} come every {} ms (its ingress's \
+                         --tau) but this egress's --interval is {} ms",
+                        tau_ns as f64 / 1e6,
+                        interval.0 as f64 / 1e6
+                    ))
+                } else if tag != s.loops[l].tag() {
+                    Some(format!(
+                        "loop {l} at the ingress {from} is not {}/{} (give both edges the \
+                         same --loop list, in the same order)",
+                        s.loops[l].prefix, s.loops[l].len
+                    ))
+                } else {
+                    None
+                };
+                if let Some(why) = mismatch {
+                    // Ignored: a mismatched loop would measure another's bytes.
+                    if warned.insert(why.clone()) {
+                        progress(&format!("ignoring controls: {why}"));
+                    }
+                    continue;
+                }
+                {
                     // Unstamped (the message had a checksum): its arrival is now.
                     let (rx, t) = if rx_ns == 0 {
                         (counts[loop_index as usize].bytes, now)
@@ -125,7 +159,14 @@ pub fn run_egress(
                     peer[l] = Some(m.4);
                     answers.extend(control(&mut egress[l], &mut fed[l], m));
                 }
-                feed(&mut egress[l], &mut fed[l], counts[l].bytes);
+                // R at the interval's end: the count read on waking, which is late by the
+                // wake-up's latency, bounded by the stamp of any control that arrived after
+                // the end (the count only grows). Several ends passed in one wake, with no
+                // control between them, share the count: a daemon late by more than an
+                // interval mismeasures mu for those.
+                let after = mine.iter().filter(|m| m.0 > t_end).map(|m| m.3).min();
+                let r_end = after.map_or(counts[l].bytes, |r| r.min(counts[l].bytes));
+                feed(&mut egress[l], &mut fed[l], r_end);
                 if let (Some(fb), Some(p)) = (egress[l].on_interval_end(Nanos(t_end)), peer[l]) {
                     answers.push((
                         p,
@@ -158,7 +199,7 @@ pub fn run_egress(
                 }
             }
         }
-        publish(&d, &states);
+        publish(&d, &states)?;
         if now >= next_report {
             next_report += 1_000_000_000;
             let line: Vec<String> = states

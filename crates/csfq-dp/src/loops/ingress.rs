@@ -7,14 +7,14 @@ use csfq_algo::overlay::{Ingress, Service};
 use csfq_algo::time::Nanos;
 
 use super::pins::{attach_loop, publish, refuse_running, Made};
-use super::wire::{no_checksum, udp, wait, Message};
+use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{classid, pid, IngressSettings, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
 use crate::dataplane::{change_lock, dir, monotonic_ns, preflight};
 use crate::htb::Tc;
 use crate::{DpError, Role};
 
-/// The most ticks a late daemon catches up on at once (a second's worth at 10 ms).
+/// The most controls a late daemon sends at once (a second's worth at 10 ms).
 const MAX_CATCH_UP: u64 = 100;
 
 /// Runs the ingress daemon until `stop` is set or the duration ends; everything it made
@@ -73,6 +73,7 @@ pub fn run_ingress(
             Ok(u)
         })
         .collect::<Result<Vec<_>, DpError>>()?;
+    precise_timers();
     let start = monotonic_ns();
     let mut ingress: Vec<Ingress> = params
         .iter()
@@ -82,13 +83,15 @@ pub fn run_ingress(
     let mut controls = vec![0u64; s.loops.len()];
     let mut states = vec![LoopStateRaw::default(); s.loops.len()];
     let tau = params[0].tau.0;
-    let end = s.duration.map(|d| start + d.as_nanos() as u64);
+    let end = s
+        .duration
+        .map(|d| start.saturating_add(d.as_nanos().min(u64::MAX as u128) as u64));
     let mut next_tick = start + tau;
     let mut next_report = start + 1_000_000_000;
     let mut buf = [0u8; 256];
     let refs: Vec<&UdpSocket> = socks.iter().collect();
     while !stop.load(Ordering::Relaxed) && end.is_none_or(|e| monotonic_ns() < e) {
-        wait(&refs, next_tick);
+        wait(&refs, next_tick.min(monotonic_ns() + 100_000_000));
         for (i, u) in socks.iter().enumerate() {
             while let Ok(n) = u.recv(&mut buf) {
                 let Some(Message::Feedback {
@@ -110,24 +113,38 @@ pub fn run_ingress(
         }
         let now = monotonic_ns();
         if now < next_tick {
+            // A heartbeat for `csfq dp stats`, whatever tau is.
+            for st in &mut states {
+                st.updated_ns = now;
+                st.pid = pid();
+            }
+            publish(&d, &states)?;
             continue;
         }
-        // One control per tick due, late ones included: the egress numbers its intervals
-        // by the controls, so a tick skipped would shift every later control one interval
-        // late, read as a standing accumulation of mu * tau for good (a daemon slowed by a
-        // busy machine held both loops at their floor that way). Late ones arrive late and
-        // show a transient accumulation instead. After a stall of more than a second the
-        // rest are skipped: that shift is then the egress's to correct.
+        // Every tick due is counted (the controller's `k`), late ones included: the egress
+        // numbers its intervals by the controls, so a tick skipped would shift every later
+        // control an interval late, read as a standing accumulation of mu * tau for good (a
+        // daemon slowed by a busy machine held both loops at their floor that way). Of a
+        // long stall's ticks only the last second's are sent; the egress takes the others
+        // as lost controls.
         let mut due = 0u64;
         while next_tick <= now {
             next_tick += tau;
             due += 1;
         }
-        let due = due.min(MAX_CATCH_UP);
         let stats = made.htb.as_mut().expect("htb").class_stats()?;
         for (i, u) in socks.iter().enumerate() {
             let Some(&(_, cs)) = stats.iter().find(|(id, _)| *id == classid(i)) else {
-                continue;
+                return Err(DpError::Invalid {
+                    field: "dev",
+                    why: format!(
+                        "loop {i}'s htb class {:x}:{:x} is gone from {} (removed by someone \
+                         else?); stopping",
+                        HTB_MAJOR,
+                        0x10 + i,
+                        s.dev
+                    ),
+                });
             };
             let mut delta = cs.bytes.saturating_sub(departed[i]);
             departed[i] = departed[i].max(cs.bytes);
@@ -136,13 +153,18 @@ pub fn run_ingress(
                 ingress[i].on_send(b, Nanos(now));
                 delta -= b as u64;
             }
-            for _ in 0..due {
+            for j in 0..due {
                 let mut c = ingress[i].tick(Nanos(now));
+                if due - j > MAX_CATCH_UP {
+                    continue; // counted, not sent
+                }
                 // Sent into the network before this message: what the shaper released.
                 c.sent_bytes = departed[i];
                 let m = Message::Control {
                     loop_index: i as u16,
                     control: c,
+                    tau_ns: tau,
+                    tag: s.loops[i].tag(),
                     rx_bytes: 0,
                     rx_ns: 0,
                 };
@@ -162,7 +184,7 @@ pub fn run_ingress(
                 ..states[i]
             };
         }
-        publish(&d, &states);
+        publish(&d, &states)?;
         if now >= next_report {
             next_report += 1_000_000_000;
             let line: Vec<String> = states

@@ -82,6 +82,22 @@ impl FromStr for LoopSpec {
             .ok()
             .filter(|&l| l <= max)
             .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
+        // The kernel's prefix match reads only the first `len` bits: `10.0.6.1/24` would
+        // silently be `10.0.6.0/24`, and replace a loop given that way.
+        let octets = match prefix {
+            IpAddr::V4(a) => a.octets().to_vec(),
+            IpAddr::V6(a) => a.octets().to_vec(),
+        };
+        let host_bits = octets.iter().enumerate().any(|(i, &b)| {
+            let keep = (len as usize).saturating_sub(8 * i).min(8);
+            b & !(0xffu8.checked_shl(8 - keep as u32).unwrap_or(0)) != 0
+        });
+        if host_bits {
+            return Err(format!(
+                "`{net}` has bits set past its prefix length (as `ip route` refuses); give \
+                 the network's address"
+            ));
+        }
         let (mut assured, mut gamma, mut leased, mut on_ingress) = (None, None, None, None);
         for p in parts {
             let (k, v) = p
@@ -89,8 +105,14 @@ impl FromStr for LoopSpec {
                 .ok_or_else(|| format!("`{p}`: {expected}"))?;
             let rate = || {
                 crate::units::parse_rate(v)
-                    .map(|r| r as f64)
                     .map_err(|e| format!("`{v}`: {e}"))
+                    .and_then(|r| {
+                        if r == 0 {
+                            Err(format!("`{k}={v}`: a rate above 0"))
+                        } else {
+                            Ok(r as f64)
+                        }
+                    })
             };
             match k {
                 "assured" => assured = Some(rate()?),
@@ -137,6 +159,17 @@ impl FromStr for LoopSpec {
 }
 
 impl LoopSpec {
+    /// A byte that tells loops apart (FNV-1a of the prefix and its length), carried by
+    /// each control so that an egress listing the loops in another order notices.
+    pub fn tag(&self) -> u8 {
+        let k = self.key();
+        let mut h: u32 = 0x811c_9dc5;
+        for b in k.addr.iter().chain(&k.prefixlen.to_le_bytes()) {
+            h = (h ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+        }
+        (h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) as u8
+    }
+
     fn key(&self) -> WeightKey {
         match self.prefix {
             IpAddr::V4(a) => {
@@ -300,6 +333,9 @@ mod tests {
             "10.0.6.0/24,assured=4mbit,backoff=ingress",
             "10.0.6.0/24,assured=4mbit,gamma=1.5",
             "10.0.6.0/24,weight=2",
+            "10.0.6.1/24",
+            "2001:db8::1/32",
+            "10.0.6.0/24,assured=0",
         ] {
             assert!(bad.parse::<LoopSpec>().is_err(), "{bad}");
         }

@@ -97,16 +97,21 @@ pub(super) fn attach_loop(
     )
 }
 
-pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) {
-    let Ok(mut m) = open_pinned(&d.join("state")) else {
-        return;
+pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> {
+    let gone = |_| DpError::Invalid {
+        field: "dev",
+        why: format!(
+            "this daemon's pins in {} are gone (csfq dp detach?); stopping",
+            d.display()
+        ),
     };
-    let Ok(mut a) = Array::<&mut MapData, LoopStateRaw>::try_from(&mut m) else {
-        return;
-    };
+    let mut m = open_pinned(&d.join("state")).map_err(gone)?;
+    let mut a = Array::<&mut MapData, LoopStateRaw>::try_from(&mut m).expect("array");
     for (i, s) in states.iter().enumerate() {
-        let _ = a.set(i as u32, s, 0);
+        a.set(i as u32, s, 0)
+            .map_err(|e| DpError::kernel("publishing a loop's state", e))?;
     }
+    Ok(())
 }
 
 /// The states a daemon published (one per configured loop).

@@ -8,7 +8,9 @@ use csfq_algo::overlay::{Control, Feedback};
 use crate::dataplane::monotonic_ns;
 use crate::DpError;
 
-pub(super) const MSG_LEN: usize = 48;
+/// A message's length: the 48 bytes `bpf/csfq_shared.h` lays out (the program's part),
+/// then the sender's `tau`, ns.
+pub(super) const MSG_LEN: usize = 56;
 pub(super) const MAGIC: u32 = 0x4353_464c;
 pub(super) const KIND_CONTROL: u8 = 1;
 pub(super) const KIND_FEEDBACK: u8 = 2;
@@ -22,6 +24,11 @@ pub enum Message {
         loop_index: u16,
         /// What the ingress sent.
         control: Control,
+        /// The ingress's `tau`, ns: the egress's interval must be the same.
+        tau_ns: u64,
+        /// [`LoopSpec::tag`](super::LoopSpec::tag) of the loop's prefix at the ingress: the
+        /// egress must list the same loop at this index.
+        tag: u8,
         /// Written by the egress program: the loop's bytes received before it (0: not
         /// stamped).
         rx_bytes: u64,
@@ -46,11 +53,15 @@ impl Message {
             Message::Control {
                 loop_index,
                 control,
+                tau_ns,
+                tag,
                 rx_bytes,
                 rx_ns,
             } => {
                 b[4] = KIND_CONTROL;
+                b[5] = tag;
                 b[6..8].copy_from_slice(&loop_index.to_be_bytes());
+                b[48..56].copy_from_slice(&tau_ns.to_be_bytes());
                 [
                     control.k,
                     control.sent_bytes,
@@ -95,6 +106,8 @@ impl Message {
                     sent_bytes: w(1),
                     lambda_bps: w(2) as f64,
                 },
+                tau_ns: w(5),
+                tag: b[5],
                 rx_bytes: w(3),
                 rx_ns: w(4),
             }),
@@ -162,6 +175,13 @@ pub(super) fn no_checksum(s: &UdpSocket, v6: bool) -> Result<(), DpError> {
     }
 }
 
+/// Asks the kernel to wake this thread's timers within 1 us of their time (the default
+/// slack is 50 us): interval ends are read when the daemon wakes.
+pub(super) fn precise_timers() {
+    // SAFETY: prctl with integer arguments; a failure only leaves the default slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+}
+
 /// Waits until one of `socks` is readable or `deadline` (monotonic ns) passes.
 pub(super) fn wait(socks: &[&UdpSocket], deadline: u64) {
     let now = monotonic_ns();
@@ -209,6 +229,8 @@ mod tests {
                 sent_bytes: 123_456,
                 lambda_bps: 4_000_000.0,
             },
+            tau_ns: 10_000_000,
+            tag: 0xa5,
             rx_bytes: 99,
             rx_ns: 1_000,
         };
@@ -238,12 +260,14 @@ mod tests {
                 sent_bytes: 0,
                 lambda_bps: 0.0,
             },
+            tau_ns: 0,
+            tag: 0,
             rx_bytes: 0x0102_0304_0506_0708,
             rx_ns: 0x1112_1314_1516_1718,
         }
         .encode();
         assert_eq!(m[32..40], 0x0102_0304_0506_0708u64.to_be_bytes());
         assert_eq!(m[40..48], 0x1112_1314_1516_1718u64.to_be_bytes());
-        assert_eq!(MSG_LEN, 48);
+        assert_eq!(MSG_LEN, 48 + 8);
     }
 }
