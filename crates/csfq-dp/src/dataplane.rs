@@ -162,6 +162,75 @@ pub fn enter_netns(name: &str) -> Result<(), DpError> {
     Ok(())
 }
 
+/// An address prefix as the programs match it (longest prefix; IPv4 as ::ffff:a.b.c.d).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefix {
+    /// The network's address.
+    pub addr: IpAddr,
+    /// Its length in bits.
+    pub len: u8,
+}
+
+impl FromStr for Prefix {
+    type Err = String;
+
+    /// `ADDR/LEN`, e.g. `10.0.1.0/24` or `2001:db8::/32`. Bits past the length are
+    /// refused (as `ip route` refuses them): the kernel's match reads only the first `len`
+    /// bits, so `10.0.1.1/24` would silently be `10.0.1.0/24`, and replace an entry given
+    /// that way.
+    fn from_str(net: &str) -> Result<Self, String> {
+        let expected = "expected ADDR/LEN, e.g. 10.0.1.0/24";
+        let (addr, len) = net
+            .split_once('/')
+            .ok_or_else(|| format!("`{net}`: {expected}"))?;
+        let addr: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("`{addr}` is not an IP address; {expected}"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let len: u8 = len
+            .parse()
+            .ok()
+            .filter(|&l| l <= max)
+            .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
+        let octets = match addr {
+            IpAddr::V4(a) => a.octets().to_vec(),
+            IpAddr::V6(a) => a.octets().to_vec(),
+        };
+        let host_bits = octets.iter().enumerate().any(|(i, &b)| {
+            let keep = (len as usize).saturating_sub(8 * i).min(8);
+            b & !(0xffu8.checked_shl(8 - keep as u32).unwrap_or(0)) != 0
+        });
+        if host_bits {
+            return Err(format!(
+                "`{net}` has bits set past its prefix length; give the network's address"
+            ));
+        }
+        Ok(Prefix { addr, len })
+    }
+}
+
+impl Prefix {
+    /// The programs' key for it.
+    pub fn key(&self) -> WeightKey {
+        match self.addr {
+            IpAddr::V4(a) => {
+                let mut addr = [0u8; 16];
+                addr[10] = 0xff;
+                addr[11] = 0xff;
+                addr[12..].copy_from_slice(&a.octets());
+                WeightKey {
+                    prefixlen: 96 + self.len as u32,
+                    addr,
+                }
+            }
+            IpAddr::V6(a) => WeightKey {
+                prefixlen: self.len as u32,
+                addr: a.octets(),
+            },
+        }
+    }
+}
+
 /// A weight class of the edge: flows whose source address is in `prefix/len` get labels
 /// `rate / weight` (weighted CSFQ, paper Section 2.4).
 #[derive(Debug, Clone, PartialEq)]
@@ -183,26 +252,15 @@ impl FromStr for WeightClass {
         let (net, w) = s
             .split_once('=')
             .ok_or_else(|| format!("`{s}`: {expected}"))?;
-        let (addr, len) = net
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}`: {expected}"))?;
-        let prefix: IpAddr = addr
-            .parse()
-            .map_err(|_| format!("`{addr}` is not an IP address; {expected}"))?;
-        let max = if prefix.is_ipv4() { 32 } else { 128 };
-        let len: u8 = len
-            .parse()
-            .ok()
-            .filter(|&l| l <= max)
-            .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
+        let p: Prefix = net.parse()?;
         let weight: f64 = w
             .parse()
             .ok()
             .filter(|w: &f64| *w >= 0.001 && *w <= 1e6)
             .ok_or_else(|| format!("`{w}` is not a weight in [0.001, 1e6]"))?;
         Ok(WeightClass {
-            prefix,
-            len,
+            prefix: p.addr,
+            len: p.len,
             weight,
         })
     }
@@ -210,22 +268,11 @@ impl FromStr for WeightClass {
 
 impl WeightClass {
     fn key(&self) -> WeightKey {
-        match self.prefix {
-            IpAddr::V4(a) => {
-                let mut addr = [0u8; 16];
-                addr[10] = 0xff;
-                addr[11] = 0xff;
-                addr[12..].copy_from_slice(&a.octets());
-                WeightKey {
-                    prefixlen: 96 + self.len as u32,
-                    addr,
-                }
-            }
-            IpAddr::V6(a) => WeightKey {
-                prefixlen: self.len as u32,
-                addr: a.octets(),
-            },
+        Prefix {
+            addr: self.prefix,
+            len: self.len,
         }
+        .key()
     }
 }
 

@@ -235,14 +235,14 @@ impl TestProgram {
         // test set `ingress_ifindex` (offset 36).
         let mut ctx = [0u8; 44];
         ctx[36..40].copy_from_slice(&ingress_ifindex.to_ne_bytes());
-        self.run_with(frame, 1, Some(&ctx))
+        self.run_with(frame, 1, Some(&ctx), None)
             .map(|(r, out, _)| (r, out))
     }
 
     /// Runs the program `repeat` times on `frame`; also returns the kernel's mean time per
     /// run, ns.
     pub fn run_repeat(&self, frame: &[u8], repeat: u32) -> Result<(i32, Vec<u8>, u64), DpError> {
-        self.run_with(frame, repeat, None)
+        self.run_with(frame, repeat, None, None)
     }
 
     fn run_with(
@@ -250,6 +250,7 @@ impl TestProgram {
         frame: &[u8],
         repeat: u32,
         ctx: Option<&[u8]>,
+        ctx_out: Option<&mut [u8]>,
     ) -> Result<(i32, Vec<u8>, u64), DpError> {
         let prog: &SchedClassifier = self
             .ebpf
@@ -262,6 +263,7 @@ impl TestProgram {
             data_in: Some(frame),
             data_out: Some(&mut out),
             ctx_in: ctx,
+            ctx_out,
             repeat,
             ..Default::default()
         };
@@ -299,30 +301,11 @@ impl TestProgram {
     /// Runs the program once on `frame`; also returns the packet's priority
     /// (`skb->priority`) as the program left it.
     pub fn run_priority(&self, frame: &[u8]) -> Result<(i32, Vec<u8>, u32), DpError> {
-        // `struct __sk_buff` up to `ifindex`: priority at offset 32.
-        let ctx = [0u8; 44];
-        let mut ctx_out = [0u8; 512]; // the kernel writes the whole struct back
-        let prog: &SchedClassifier = self
-            .ebpf
-            .program(self.role.program())
-            .expect("program")
-            .try_into()
-            .expect("classifier");
-        let mut out = vec![0u8; frame.len() + 256];
-        let opts = TestRunOptions {
-            data_in: Some(frame),
-            data_out: Some(&mut out),
-            ctx_in: Some(&ctx),
-            ctx_out: Some(&mut ctx_out),
-            repeat: 1,
-            ..Default::default()
-        };
-        let r = prog
-            .test_run(opts)
-            .map_err(|e| DpError::kernel("BPF_PROG_TEST_RUN", e))?;
-        out.truncate(r.data_size_out as usize);
+        // `struct __sk_buff` up to `ifindex` in; all of it back: priority at offset 32.
+        let mut ctx_out = [0u8; 512];
+        let (r, out, _) = self.run_with(frame, 1, Some(&[0u8; 44]), Some(&mut ctx_out))?;
         let prio = u32::from_ne_bytes(ctx_out[32..36].try_into().expect("4 bytes"));
-        Ok((r.return_value as i32, out, prio))
+        Ok((r, out, prio))
     }
 
     /// The counters, summed over CPUs.

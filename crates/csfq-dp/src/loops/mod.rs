@@ -42,7 +42,7 @@ use csfq_algo::overlay::{LoopParams, Service};
 use csfq_algo::time::Nanos;
 
 use crate::abi::{WeightKey, LOOP_MAX};
-use crate::DpError;
+use crate::{DpError, Prefix};
 
 /// The htb root's major number at the ingress (`cf:`); loop `i`'s class is `cf:(10 + i)`.
 pub const HTB_MAJOR: u16 = 0xcf;
@@ -69,35 +69,11 @@ impl FromStr for LoopSpec {
         let expected = "expected PREFIX/LEN[,assured=RATE[,gamma=G][,backoff=mu|lambda]] or \
              PREFIX/LEN,leased=RATE, e.g. 10.0.6.0/24,assured=4mbit";
         let mut parts = s.split(',');
-        let net = parts.next().unwrap_or_default();
-        let (addr, len) = net
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}`: {expected}"))?;
-        let prefix: IpAddr = addr
-            .parse()
-            .map_err(|_| format!("`{addr}` is not an IP address; {expected}"))?;
-        let max = if prefix.is_ipv4() { 32 } else { 128 };
-        let len: u8 = len
-            .parse()
-            .ok()
-            .filter(|&l| l <= max)
-            .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
-        // The kernel's prefix match reads only the first `len` bits: `10.0.6.1/24` would
-        // silently be `10.0.6.0/24`, and replace a loop given that way.
-        let octets = match prefix {
-            IpAddr::V4(a) => a.octets().to_vec(),
-            IpAddr::V6(a) => a.octets().to_vec(),
-        };
-        let host_bits = octets.iter().enumerate().any(|(i, &b)| {
-            let keep = (len as usize).saturating_sub(8 * i).min(8);
-            b & !(0xffu8.checked_shl(8 - keep as u32).unwrap_or(0)) != 0
-        });
-        if host_bits {
-            return Err(format!(
-                "`{net}` has bits set past its prefix length (as `ip route` refuses); give \
-                 the network's address"
-            ));
-        }
+        let Prefix { addr: prefix, len } = parts
+            .next()
+            .unwrap_or_default()
+            .parse::<Prefix>()
+            .map_err(|e| format!("{e}; {expected}"))?;
         let (mut assured, mut gamma, mut leased, mut on_ingress) = (None, None, None, None);
         for p in parts {
             let (k, v) = p
@@ -171,22 +147,11 @@ impl LoopSpec {
     }
 
     fn key(&self) -> WeightKey {
-        match self.prefix {
-            IpAddr::V4(a) => {
-                let mut addr = [0u8; 16];
-                addr[10] = 0xff;
-                addr[11] = 0xff;
-                addr[12..].copy_from_slice(&a.octets());
-                WeightKey {
-                    prefixlen: 96 + self.len as u32,
-                    addr,
-                }
-            }
-            IpAddr::V6(a) => WeightKey {
-                prefixlen: self.len as u32,
-                addr: a.octets(),
-            },
+        Prefix {
+            addr: self.prefix,
+            len: self.len,
         }
+        .key()
     }
 }
 
@@ -324,6 +289,19 @@ mod tests {
             "10.0.6.0/24".parse::<LoopSpec>().unwrap().service,
             Service::BestEffort
         );
+        // Prefixes (shared with the edge's weight classes): no bits past the length.
+        for good in ["0.0.0.0/0", "::/0", "10.0.0.128/25", "2001:db8:8000::/33"] {
+            assert!(good.parse::<Prefix>().is_ok(), "{good}");
+        }
+        for bad in [
+            "10.0.0.64/25",
+            "2001:db8:4000::/33",
+            "10.0.0.1/33",
+            "10.0.0.1",
+        ] {
+            assert!(bad.parse::<Prefix>().is_err(), "{bad}");
+        }
+        assert!("10.0.1.1/24=2".parse::<crate::WeightClass>().is_err());
         for bad in [
             "10.0.6.0",
             "10.0.6.0/33",
