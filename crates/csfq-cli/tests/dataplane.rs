@@ -99,6 +99,19 @@ impl Net {
         Command::new(CSFQ).args(&a).output().expect("csfq runs")
     }
 
+    /// Starts `csfq dp --netns NS loop ARGS...` in namespace `n`, its output kept.
+    fn loop_daemon(&self, n: &str, args: &[&str]) -> Child {
+        let ns = self.ns(n);
+        let mut a = vec!["dp", "--netns", ns.as_str(), "loop"];
+        a.extend_from_slice(args);
+        Command::new(CSFQ)
+            .args(&a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("csfq dp loop")
+    }
+
     /// The namespaces for `tag`, which no other test may use: tests run at once, and a
     /// net's drop removes every namespace and pin of its prefix.
     fn new(tag: &str) -> Net {
@@ -1827,7 +1840,6 @@ fn loops_run(net: &mut Net, tcp_loop: Option<&str>, secs: u32) -> LoopRun {
             (
                 "r",
                 vec![
-                    "loop",
                     "egress",
                     "--dev",
                     "r0",
@@ -1844,7 +1856,6 @@ fn loops_run(net: &mut Net, tcp_loop: Option<&str>, secs: u32) -> LoopRun {
             (
                 "e",
                 vec![
-                    "loop",
                     "ingress",
                     "--dev",
                     "e1",
@@ -1861,17 +1872,7 @@ fn loops_run(net: &mut Net, tcp_loop: Option<&str>, secs: u32) -> LoopRun {
                 ],
             ),
         ] {
-            let ns = net.ns(n);
-            let mut a = vec!["dp", "--netns", ns.as_str()];
-            a.extend_from_slice(&args);
-            daemons.push(
-                Command::new(CSFQ)
-                    .args(&a)
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("csfq dp loop"),
-            );
+            daemons.push(net.loop_daemon(n, &args));
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
     }
@@ -2106,17 +2107,7 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
         return;
     }
     let net = loop_net("j");
-    let daemon = |n: &str, args: &[&str]| {
-        let ns = net.ns(n);
-        let mut a = vec!["dp", "--netns", ns.as_str(), "loop"];
-        a.extend_from_slice(args);
-        Command::new(CSFQ)
-            .args(&a)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("csfq dp loop")
-    };
+    let daemon = |n: &str, args: &[&str]| net.loop_daemon(n, args);
     let ingress = [
         "ingress",
         "--dev",
