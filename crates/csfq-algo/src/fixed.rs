@@ -201,11 +201,19 @@ pub struct FixedCoreParams {
 }
 
 /// The core's aggregate state (SPEC Section 1), all integers.
+///
+/// With the histogram estimator the per-packet state is kept per lane (one per CPU in the
+/// dataplane, which runs packets on many CPUs at once without a lock): each lane counts
+/// its own packets' labels, largest label and bytes, and the window's end merges them
+/// (sum of histograms, largest of the largest labels). The merge is exact, so any spread
+/// of the same packets over lanes gives the same `alpha` and the same verdicts as one
+/// lane. The paper's estimator tests `A >= C` on every packet and keeps one state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FixedCore {
-    /// `A`.
+    /// `A`: Eq. (3) over every arrival with the paper's estimator; with the histogram
+    /// estimator, the last window's average over all lanes (only reported).
     pub arrival: FixedRate,
-    /// `F`.
+    /// `F`, as `A`, of the packets not dropped by Eq. (2).
     pub accepted: FixedRate,
     /// `alpha`, bits/s (0: not dropping).
     pub alpha_bps: u64,
@@ -213,17 +221,30 @@ pub struct FixedCore {
     pub congested: bool,
     /// Window start, ns.
     pub start_ns: u64,
-    /// Largest label in the current uncongested window, bits/s.
+    /// Largest label in the current uncongested window, bits/s (paper's estimator).
     pub max_label_bps: u64,
     /// Overflow decreases left until the next update of `alpha`.
     pub overflow_left: u32,
-    /// The window's labels ([`Estimator::Histogram`]; allocated by [`FixedCore::new`]).
-    pub histogram: Option<Box<LabelHistogram>>,
+    /// The lanes' window state ([`Estimator::Histogram`]; made by [`FixedCore::new`]).
+    pub lanes: Vec<Lane>,
     /// Unlabeled traffic (label code 0: no edge priced it, or the packet has no carrier)
     /// as one flow, Eq. (3) with `K_alpha`: its rate, through the carrier, is the label
     /// it is judged by. Unknown is never free: together, unlabeled packets get about one
-    /// fair share. (Beyond the paper.)
+    /// fair share. (Beyond the paper.) Shared by the lanes.
     pub unlabeled: FixedRate,
+}
+
+/// One lane's part of the current window (histogram estimator).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lane {
+    /// The labels of the lane's packets.
+    pub histogram: Box<LabelHistogram>,
+    /// Their largest label, bits/s.
+    pub max_label_bps: u64,
+    /// Their bytes.
+    pub arrived_bytes: u64,
+    /// The bytes of those not dropped by Eq. (2).
+    pub accepted_bytes: u64,
 }
 
 /// One packet arriving at a core.
@@ -252,10 +273,21 @@ pub enum FixedVerdict {
 }
 
 impl FixedCore {
-    /// A core in its initial state for `p` (with the histogram its estimator needs).
+    /// A core in its initial state for `p`, with one lane.
     pub fn new(p: &FixedCoreParams) -> Self {
+        Self::with_lanes(p, 1)
+    }
+
+    /// A core in its initial state for `p` whose packets arrive on `lanes` lanes (at
+    /// least one).
+    pub fn with_lanes(p: &FixedCoreParams, lanes: usize) -> Self {
+        let n = if p.estimator == Estimator::Histogram {
+            lanes.max(1)
+        } else {
+            0
+        };
         FixedCore {
-            histogram: (p.estimator == Estimator::Histogram).then(Box::default),
+            lanes: vec![Lane::default(); n],
             ..Default::default()
         }
     }
@@ -276,6 +308,18 @@ impl FixedCore {
     /// One arrival: the drop decision with the 32-bit random `a.draw`, then `estimate_alpha`.
     #[inline]
     pub fn on_arrival(&mut self, t: &ExpTables, p: &FixedCoreParams, a: &Arrival) -> FixedVerdict {
+        self.on_arrival_on(t, p, a, 0)
+    }
+
+    /// [`FixedCore::on_arrival`] on lane `lane` (taken modulo the lanes).
+    #[inline]
+    pub fn on_arrival_on(
+        &mut self,
+        t: &ExpTables,
+        p: &FixedCoreParams,
+        a: &Arrival,
+        lane: usize,
+    ) -> FixedVerdict {
         let given = a.label_bps;
         let mut a = *a;
         // Label code 0 (what a packet no edge labeled carries: rates up to the carrier's
@@ -285,7 +329,7 @@ impl FixedCore {
         }
         let prob = self.drop_probability_q32(a.label_bps);
         let dropped = prob > 0 && a.draw < prob;
-        self.estimate_alpha(t, p, &a, dropped);
+        self.estimate_alpha(t, p, &a, dropped, lane);
         if dropped {
             return FixedVerdict::Drop;
         }
@@ -297,23 +341,38 @@ impl FixedCore {
         }
     }
 
-    fn estimate_alpha(&mut self, t: &ExpTables, p: &FixedCoreParams, arr: &Arrival, dropped: bool) {
+    fn estimate_alpha(
+        &mut self,
+        t: &ExpTables,
+        p: &FixedCoreParams,
+        arr: &Arrival,
+        dropped: bool,
+        lane: usize,
+    ) {
         let (now, label, queue_bytes) = (arr.now_ns, arr.label_bps, arr.queue_bytes);
-        let a = self.arrival.update(t, now, arr.bytes, p.k_alpha_ns);
-        if !dropped {
-            self.accepted.update(t, now, arr.bytes, p.k_alpha_ns);
-        }
         if p.estimator == Estimator::Histogram {
-            let h = self.histogram.get_or_insert_with(Box::default);
-            h.add(label, arr.bytes);
-            self.max_label_bps = self.max_label_bps.max(label);
+            let n = self.lanes.len().max(1);
+            if self.lanes.is_empty() {
+                self.lanes.push(Lane::default());
+            }
+            let l = &mut self.lanes[lane % n];
+            l.histogram.add(label, arr.bytes);
+            l.max_label_bps = l.max_label_bps.max(label);
+            l.arrived_bytes += arr.bytes as u64;
+            if !dropped {
+                l.accepted_bytes += arr.bytes as u64;
+            }
             if self.alpha_bps == 0 && queue_bytes >= p.threshold_bytes {
-                self.alpha_bps = self.max_label_bps; // the paper's restart
+                self.alpha_bps = self.window_max_label(); // the paper's restart
             }
             if now >= self.start_ns + p.k_c_ns {
                 self.end_histogram_window(p, now, queue_bytes);
             }
             return;
+        }
+        let a = self.arrival.update(t, now, arr.bytes, p.k_alpha_ns);
+        if !dropped {
+            self.accepted.update(t, now, arr.bytes, p.k_alpha_ns);
         }
         if self.alpha_bps == 0 {
             if queue_bytes < p.threshold_bytes {
@@ -364,14 +423,45 @@ impl FixedCore {
         }
     }
 
-    /// [`crate::csfq::FairShareEstimator`]'s end of a histogram window, in integers.
+    /// The largest label of the current window over all lanes.
+    fn window_max_label(&self) -> u64 {
+        self.lanes
+            .iter()
+            .map(|l| l.max_label_bps)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// [`crate::csfq::FairShareEstimator`]'s end of a histogram window, in integers: the
+    /// lanes merged, solved, and emptied for the next window.
     fn end_histogram_window(&mut self, p: &FixedCoreParams, now: u64, queue_bytes: u32) {
-        let h = self.histogram.as_deref_mut().expect("added to above");
-        let solved = h.end_window(p.capacity_bps, now.saturating_sub(self.start_ns), p.k_c_ns);
+        let max_label = self.window_max_label();
+        let window_ns = now.saturating_sub(self.start_ns);
+        let (first, rest) = self.lanes.split_first_mut().expect("one lane at least");
+        let (mut arrived, mut accepted) = (first.arrived_bytes, first.accepted_bytes);
+        for l in rest {
+            first.histogram.absorb(&l.histogram);
+            arrived += l.arrived_bytes;
+            accepted += l.accepted_bytes;
+            l.histogram.clear();
+            (l.max_label_bps, l.arrived_bytes, l.accepted_bytes) = (0, 0, 0);
+        }
+        let solved = first
+            .histogram
+            .end_window(p.capacity_bps, window_ns, p.k_c_ns);
+        (
+            first.max_label_bps,
+            first.arrived_bytes,
+            first.accepted_bytes,
+        ) = (0, 0, 0);
+        if window_ns > 0 {
+            self.arrival.rate_bps = window_rate(arrived, window_ns);
+            self.accepted.rate_bps = window_rate(accepted, window_ns);
+        }
         self.congested = solved.is_some();
         self.alpha_bps = match solved {
             Some(a) => a.min(p.capacity_bps),
-            None if queue_bytes >= p.threshold_bytes => self.max_label_bps,
+            None if queue_bytes >= p.threshold_bytes => max_label,
             None => 0,
         };
         self.max_label_bps = 0;
@@ -387,6 +477,11 @@ impl FixedCore {
             self.alpha_bps = self.alpha_bps * 99 / 100;
         }
     }
+}
+
+/// `bytes` over `window_ns` in bits/s, to 1 us, as the dataplane computes it.
+pub fn window_rate(bytes: u64, window_ns: u64) -> u64 {
+    bytes.saturating_mul(8_000) / (window_ns / 1_000).max(1)
 }
 
 /// The label carrier of the dataplane: the 16-bit IPv4 Identification float.
@@ -810,6 +905,42 @@ mod tests {
     }
 
     proptest! {
+        /// The lanes' merge is exact: the same packets spread over 1 to 8 lanes in any way
+        /// give the same verdict and the same `alpha` after every packet as one lane (the
+        /// dataplane's per-CPU core against its single state), through congested and
+        /// uncongested windows, restarts and idle gaps.
+        #[test]
+        fn lanes_change_nothing(
+            lanes in 1usize..8,
+            seed in any::<u64>(),
+            packets in prop::collection::vec((1u64..600_000, 0u64..40_000_000, 0u32..64_000, any::<u32>(), 0usize..8), 1..600),
+        ) {
+            let p = FixedCoreParams {
+                capacity_bps: 10_000_000,
+                k_alpha_ns: 100_000_000,
+                k_c_ns: 20_000_000,
+                threshold_bytes: 16_000,
+                overflow_budget: 29,
+                estimator: Estimator::Histogram,
+            };
+            let (mut one, mut many) = (FixedCore::new(&p), FixedCore::with_lanes(&p, lanes));
+            let mut now = 1_000 + seed % 1_000_000;
+            for (i, &(gap, rate, q, draw, lane)) in packets.iter().enumerate() {
+                now += if i % 97 == 96 { 90_000_000 } else { gap };
+                let a = Arrival { now_ns: now, bytes: 200 + (draw % 1300), label_bps: carried(rate), queue_bytes: q, draw };
+                let v = one.on_arrival(tables(), &p, &a);
+                prop_assert_eq!(v, many.on_arrival_on(tables(), &p, &a, lane), "packet {}", i);
+                prop_assert_eq!(one.alpha_bps, many.alpha_bps, "packet {}", i);
+                prop_assert_eq!(one.congested, many.congested);
+                prop_assert_eq!(one.arrival.rate_bps, many.arrival.rate_bps);
+                prop_assert_eq!(one.accepted.rate_bps, many.accepted.rate_bps);
+                if i % 50 == 49 && v != FixedVerdict::Drop {
+                    one.on_overflow();
+                    many.on_overflow();
+                }
+            }
+        }
+
         /// The Q0.32 drop probability is `1 - alpha/label` within 2^-30, also for labels
         /// beyond 2^32 bit/s, where it is computed on scaled-down operands.
         #[test]

@@ -111,6 +111,16 @@ impl LabelHistogram {
         self.total
     }
 
+    /// Adds `other`'s counts to this one's, as if its packets had been counted here (the
+    /// dataplane's merge of its CPUs' histograms at the end of a window).
+    pub fn absorb(&mut self, other: &LabelHistogram) {
+        for (b, o) in self.bins.iter_mut().zip(&other.bins) {
+            b.bytes += o.bytes;
+            b.inv = b.inv.wrapping_add(o.inv);
+        }
+        self.total += other.total;
+    }
+
     /// Empties the histogram.
     pub fn clear(&mut self) {
         *self = Self::default();
