@@ -771,6 +771,25 @@ fn pin_map(ebpf: &mut aya::Ebpf, name: &str, path: &Path) -> Result<(), DpError>
         .map_err(|e| DpError::kernel(format!("pinning {}", path.display()), e))
 }
 
+/// A pinned map seen as the type this csfq reads it as, or an error: a pin whose layout
+/// differs (made by another version of csfq, still attached across an upgrade) is refused,
+/// never read.
+pub(crate) fn typed<M, T>(m: M, path: &Path) -> Result<T, DpError>
+where
+    T: TryFrom<M, Error = aya::maps::MapError>,
+{
+    T::try_from(m).map_err(|e| {
+        DpError::kernel(
+            format!(
+                "reading {} (pinned by another version of csfq? `csfq dp detach --dev IF` \
+                 it, with `--netns NAME` if it is in one, and attach again)",
+                path.display()
+            ),
+            e,
+        )
+    })
+}
+
 pub(crate) fn open_pinned(path: &Path) -> Result<Map, DpError> {
     let data = MapData::from_pin(path)
         .map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))?;
@@ -1021,11 +1040,11 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
             }
         }
         let mut cfg = open_pinned(&d.join("config"))?;
-        let mut a: Array<&mut MapData, EdgeConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        let mut a: Array<&mut MapData, EdgeConfigRaw> = typed(&mut cfg, &d.join("config"))?;
         a.set(0, raw, 0)
             .map_err(|e| DpError::kernel("writing the edge configuration", e))?;
         let mut w = open_pinned(&d.join("weights"))?;
-        let mut trie = LpmTrie::try_from(&mut w).expect("lpm trie");
+        let mut trie = typed(&mut w, &d.join("weights"))?;
         for c in &s.weights {
             insert_weight(&mut trie, &c.key(), milli(c.weight))?;
         }
@@ -1059,7 +1078,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
         let mut cfg = open_pinned(&d.join("config"))?;
-        let mut a: Array<&mut MapData, CoreConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        let mut a: Array<&mut MapData, CoreConfigRaw> = typed(&mut cfg, &d.join("config"))?;
         a.set(0, raw, 0)
             .map_err(|e| DpError::kernel("writing the core configuration", e))?;
         return Ok(AttachOutcome::Updated);
@@ -1120,7 +1139,7 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
             }
         }
         let mut cfg = open_pinned(&d.join("config"))?;
-        let mut a: Array<&mut MapData, MayConfigRaw> = Array::try_from(&mut cfg).expect("array");
+        let mut a: Array<&mut MapData, MayConfigRaw> = typed(&mut cfg, &d.join("config"))?;
         a.set(0, raw, 0)
             .map_err(|e| DpError::kernel("writing the MAY configuration", e))?;
         return Ok(AttachOutcome::Updated);
@@ -1344,7 +1363,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
     match role {
         Role::Edge => {
             let cfg = open_pinned(&d.join("config"))?;
-            let a: Array<&MapData, EdgeConfigRaw> = Array::try_from(&cfg).expect("array");
+            let a: Array<&MapData, EdgeConfigRaw> = typed(&cfg, &d.join("config"))?;
             let c = a
                 .get(&0, 0)
                 .map_err(|e| DpError::kernel("reading the edge configuration", e))?;
@@ -1383,12 +1402,12 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
         }
         Role::Core => {
             let cfg = open_pinned(&d.join("config"))?;
-            let a: Array<&MapData, CoreConfigRaw> = Array::try_from(&cfg).expect("array");
+            let a: Array<&MapData, CoreConfigRaw> = typed(&cfg, &d.join("config"))?;
             let c = a
                 .get(&0, 0)
                 .map_err(|e| DpError::kernel("reading the core configuration", e))?;
             let st = open_pinned(&d.join("state"))?;
-            let s: Array<&MapData, CoreStateRaw> = Array::try_from(&st).expect("array");
+            let s: Array<&MapData, CoreStateRaw> = typed(&st, &d.join("state"))?;
             let s = s
                 .get(&0, BPF_F_LOCK)
                 .map_err(|e| DpError::kernel("reading the core state", e))?;
@@ -1427,12 +1446,12 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
 
 fn read_may(d: &Path) -> Result<MayStats, DpError> {
     let cfg = open_pinned(&d.join("config"))?;
-    let a: Array<&MapData, MayConfigRaw> = Array::try_from(&cfg).expect("array");
+    let a: Array<&MapData, MayConfigRaw> = typed(&cfg, &d.join("config"))?;
     let c = a
         .get(&0, 0)
         .map_err(|e| DpError::kernel("reading the MAY configuration", e))?;
     let st = open_pinned(&d.join("state"))?;
-    let s: Array<&MapData, MayStateRaw> = Array::try_from(&st).expect("array");
+    let s: Array<&MapData, MayStateRaw> = typed(&st, &d.join("state"))?;
     let s = s
         .get(&0, BPF_F_LOCK)
         .map_err(|e| DpError::kernel("reading the MAY state", e))?;
@@ -1499,8 +1518,26 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
         for (dev, dp) in entries(&sp) {
             for role in Role::ALL {
                 let d = dp.join(role.name());
-                if d.join("link").exists() {
-                    out.push(read_one(&scope, &dev, role, &d)?);
+                if !d.join("link").exists() {
+                    continue;
+                }
+                match read_one(&scope, &dev, role, &d) {
+                    Ok(one) => out.push(one),
+                    // What is attached nowhere is shown as stale even if this version
+                    // cannot read its maps (`detach --stale` removes it); a live one that
+                    // cannot be read is an error.
+                    Err(_) if stale(&d) => out.push(InterfaceStats {
+                        scope: scope.clone(),
+                        interface: dev.clone(),
+                        role,
+                        stale: true,
+                        counters: BTreeMap::new(),
+                        edge: None,
+                        core: None,
+                        may: None,
+                        loops: None,
+                    }),
+                    Err(e) => return Err(e),
                 }
             }
         }

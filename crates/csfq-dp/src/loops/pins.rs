@@ -7,7 +7,7 @@ use aya::maps::{Array, LpmTrie, MapData};
 use super::{invalid, LoopSpec, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
 use crate::dataplane::{
-    attach, change_lock, dir, existing, monotonic_ns, open_pinned, remove_pins,
+    attach, change_lock, dir, existing, monotonic_ns, open_pinned, remove_pins, typed,
 };
 use crate::htb::Tc;
 use crate::{loader, DpError, Role};
@@ -106,7 +106,7 @@ pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> 
         ),
     };
     let mut m = open_pinned(&d.join("state")).map_err(gone)?;
-    let mut a = Array::<&mut MapData, LoopStateRaw>::try_from(&mut m).expect("array");
+    let mut a = typed::<_, Array<&mut MapData, LoopStateRaw>>(&mut m, &d.join("state"))?;
     for (i, s) in states.iter().enumerate() {
         a.set(i as u32, s, 0)
             .map_err(|e| DpError::kernel("publishing a loop's state", e))?;
@@ -117,13 +117,13 @@ pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> 
 /// The states a daemon published (one per configured loop).
 pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, DpError> {
     let cfg = open_pinned(&d.join("config"))?;
-    let c: Array<&MapData, LoopConfigRaw> = Array::try_from(&cfg).expect("array");
+    let c: Array<&MapData, LoopConfigRaw> = typed(&cfg, &d.join("config"))?;
     let n = c
         .get(&0, 0)
         .map_err(|e| DpError::kernel("reading the loops' configuration", e))?
         .loops;
     let st = open_pinned(&d.join("state"))?;
-    let s: Array<&MapData, LoopStateRaw> = Array::try_from(&st).expect("array");
+    let s: Array<&MapData, LoopStateRaw> = typed(&st, &d.join("state"))?;
     (0..n.min(LOOP_MAX as u32))
         .map(|i| {
             s.get(&i, 0)
@@ -194,7 +194,7 @@ pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, DpError> {
 /// The loops' byte counts at this edge.
 pub(super) fn read_counts(d: &Path, n: usize) -> Result<Vec<LoopCountRaw>, DpError> {
     let m = open_pinned(&d.join("counts"))?;
-    let a: Array<&MapData, LoopCountRaw> = Array::try_from(&m).expect("array");
+    let a: Array<&MapData, LoopCountRaw> = typed(&m, &d.join("counts"))?;
     (0..n as u32)
         .map(|i| {
             a.get(&i, 0)
