@@ -481,7 +481,7 @@ impl FixedCore {
 
 /// `bytes` over `window_ns` in bits/s, to 1 us, as the dataplane computes it.
 pub fn window_rate(bytes: u64, window_ns: u64) -> u64 {
-    bytes.saturating_mul(8_000) / (window_ns / 1_000).max(1)
+    bytes.saturating_mul(8_000_000) / (window_ns / 1_000).max(1)
 }
 
 /// The label carrier of the dataplane: the 16-bit IPv4 Identification float.
@@ -837,6 +837,15 @@ mod tests {
             committed, now,
             "the model changed: regenerate the vectors and update the dataplane"
         );
+    }
+
+    /// A window's average: 1250 bytes in 1 ms is 10 Mbit/s; the window counts to 1 us.
+    #[test]
+    fn window_rate_in_bits_per_second() {
+        assert_eq!(window_rate(1250, 1_000_000), 10_000_000);
+        assert_eq!(window_rate(1250, 1_000_999), 10_000_000);
+        assert_eq!(window_rate(125, 999), 1_000_000_000); // under 1 us: as 1 us
+        assert_eq!(window_rate(u64::MAX, 1), u64::MAX);
     }
 
     /// The core's test for unlabeled traffic, `label <= unit`, is the carrier's code 0.

@@ -564,12 +564,23 @@ pub fn dp(args: Dp) -> Result<()> {
                             .unwrap_or_default()
                     );
                 }
-                if let Some(c) = alone("2 CPUs: core") {
+                if let (Some(c), Some(l)) = (alone("2 CPUs: core"), alone("2 CPUs: edge+core")) {
                     println!(
                         "Two senders, each pinned to its own CPU, through one core: {:.3} of \
-                         the rate with no program on the same two CPUs ({:.3}-{:.3}), counted \
-                         at the far end. The core's state is one, under one spin lock.",
-                        c.ratio, c.ratio_min, c.ratio_max
+                         the rate with no program on the same two CPUs ({:.3}-{:.3}) with \
+                         unlabeled packets, {:.3} ({:.3}-{:.3}) with the edge before it; \
+                         counted at the far end. The core costs {} ns per labeled packet on \
+                         two CPUs against {} on one.",
+                        c.ratio,
+                        c.ratio_min,
+                        c.ratio_max,
+                        l.ratio,
+                        l.ratio_min,
+                        l.ratio_max,
+                        l.core_ns.map_or("-".into(), |n| format!("{n:.0}")),
+                        alone("edge+core")
+                            .and_then(|c| c.core_ns)
+                            .map_or("-".into(), |n| format!("{n:.0}")),
                     );
                 }
             }

@@ -792,7 +792,11 @@ fn check_scrapes(
         .iter()
         .filter(|s| value(s, "csfq_core_arrival_rate_bits_per_second").is_some_and(|a| a > c))
         .count();
-    assert!(arrivals >= 3, "A > C in {arrivals} of 5 scrapes");
+    let seen: Vec<_> = mid
+        .iter()
+        .map(|s| value(s, "csfq_core_arrival_rate_bits_per_second"))
+        .collect();
+    assert!(arrivals >= 3, "A > C in {arrivals} of 5 scrapes: {seen:?}");
     // After the run: the exporter's counters are `csfq dp stats`'s.
     for st in stats {
         let (iface, role) = (
@@ -1309,7 +1313,12 @@ fn dp_bench_reports_each_attached_program() {
         "may",
     ];
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
-        want.extend(["2 CPUs: none", "2 CPUs: core"]);
+        want.extend([
+            "2 CPUs: none",
+            "2 CPUs: core",
+            "2 CPUs: edge",
+            "2 CPUs: edge+core",
+        ]);
     }
     assert_eq!(cases, want);
     for r in rows {
@@ -1320,7 +1329,7 @@ fn dp_bench_reports_each_attached_program() {
         );
         for (field, attached) in [
             ("empty_ns", case == "empty"),
-            // "2 CPUs: none" has no program, "2 CPUs: core" the core.
+            // "2 CPUs: none" has no program; the other "2 CPUs" cases those they name.
             ("edge_ns", case.contains("edge")),
             ("core_ns", case.contains("core")),
             ("may_ns", case == "may"),

@@ -4,8 +4,11 @@
  * tc classifier on the egress of the bottleneck interface, in front of the tbf or htb that
  * sets the link's rate C.
  *
- * It keeps no per-flow state: only the aggregate arrival and accepted rates A and F
- * (Eq. 3), the fair share alpha and its window, shared by all CPUs under one spin lock.
+ * It keeps no per-flow state: only the fair share alpha and its window, shared by all
+ * CPUs, and the window's labels. With the histogram estimator (the default) each CPU
+ * counts its packets in its own lane (a per-CPU map) without a lock, and the CPU that
+ * ends a window merges the lanes and solves alpha; with the paper's estimator the
+ * aggregate arrival and accepted rates A and F (Eq. 3) are updated under one spin lock.
  * A packet labeled r is dropped with probability max(0, 1 - alpha/r) (Eq. 2) and otherwise
  * forwarded relabeled min(r, alpha). The buffer-overflow amendment (alpha *= 0.99 at most
  * overflow_budget times between two updates of alpha) is driven by a virtual queue drained
@@ -84,8 +87,22 @@ static __always_inline __u64 hist_lower_edge(__u32 bin)
 	return ((8 + (i & 7)) << (i >> 3)) >> 3;
 }
 
-/* label_histogram.rs LabelHistogram::add, with atomic adds: no lock needed. */
-static __always_inline void hist_add(struct csfq_core_state *st, __u64 label, __u32 bytes)
+/* label_histogram.rs mul_q24: x d / 2^24 for x < 2^32. */
+static __always_inline __u64 mul_q24(__u64 x, __u64 d)
+{
+	return x * (d >> HIST_INV_SHIFT) + ((x * (d & ((1ULL << HIST_INV_SHIFT) - 1))) >> HIST_INV_SHIFT);
+}
+
+/* Each CPU's lane (fixed.rs Lane): written by its CPU only, without a lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_core_lane);
+} core_lanes SEC(".maps");
+
+/* label_histogram.rs LabelHistogram::add, into this CPU's slot. */
+static __always_inline void slot_add(struct csfq_core_slot *sl, __u64 label, __u32 bytes, int dropped)
 {
 	__u32 b = hist_bin_of(label);
 	__u64 k = label / 1000;
@@ -93,19 +110,61 @@ static __always_inline void hist_add(struct csfq_core_state *st, __u64 label, __
 	/* hide b's range from clang so the mask stays: the verifier needs to see it */
 	asm volatile("" : "+r"(b));
 	b &= HIST_BINS - 1;
-	__sync_fetch_and_add(&st->hist[b].bytes, bytes);
+	sl->hist[b].bytes += bytes;
 	if (b > 0)
-		__sync_fetch_and_add(&st->hist[b].inv, (((__u64)bytes << HIST_INV_SHIFT) + k / 2) / k);
+		sl->hist[b].inv += (((__u64)bytes << HIST_INV_SHIFT) + k / 2) / k;
+	if (label > sl->max_label_bps)
+		sl->max_label_bps = label;
+	sl->arrived_bytes += bytes;
+	if (!dropped)
+		sl->accepted_bytes += bytes;
 }
 
-/* label_histogram.rs mul_q24: x d / 2^24 for x < 2^32. */
-static __always_inline __u64 mul_q24(__u64 x, __u64 d)
+static long clear_bin(__u32 i, void *data)
 {
-	return x * (d >> HIST_INV_SHIFT) + ((x * (d & ((1ULL << HIST_INV_SHIFT) - 1))) >> HIST_INV_SHIFT);
+	struct csfq_core_slot *sl = *(struct csfq_core_slot **)data;
+	__u32 j = i & (HIST_BINS - 1);
+
+	sl->hist[j].bytes = 0;
+	sl->hist[j].inv = 0;
+	return 0;
 }
 
-/* A window's histogram taken out of the shared state (per CPU: only the CPU that ends a
- * window uses it, between the two locked sections). */
+/* This CPU's slot for window `w`, emptied first if it still holds an older window's
+ * (already merged: that window ended at least K_c ago). */
+static __always_inline struct csfq_core_slot *own_slot(__u64 w)
+{
+	__u32 zero = 0;
+	struct csfq_core_lane *lane = bpf_map_lookup_elem(&core_lanes, &zero);
+	struct csfq_core_slot *sl;
+
+	if (!lane)
+		return 0;
+	sl = &lane->slot[w & 1];
+	if (sl->window != w) {
+		bpf_loop(HIST_BINS, clear_bin, &sl, 0);
+		sl->max_label_bps = 0;
+		sl->arrived_bytes = 0;
+		sl->accepted_bytes = 0;
+		sl->window = w;
+	}
+	return sl;
+}
+
+/* Slot `w & 1` of CPU `cpu` if it holds window `w`. */
+static __always_inline struct csfq_core_slot *slot_of(__u32 cpu, __u64 w)
+{
+	__u32 zero = 0;
+	struct csfq_core_lane *lane = bpf_map_lookup_percpu_elem(&core_lanes, &zero, cpu);
+	struct csfq_core_slot *sl;
+
+	if (!lane)
+		return 0;
+	sl = &lane->slot[w & 1];
+	return sl->window == w ? sl : 0;
+}
+
+/* A window's merged histogram (per CPU: only the CPU that ends a window uses it). */
 struct hist_snapshot {
 	struct csfq_hist_bin bin[HIST_BINS];
 };
@@ -117,28 +176,48 @@ struct {
 	__type(value, struct hist_snapshot);
 } core_hist_snapshot SEC(".maps");
 
-struct solve_ctx {
-	struct csfq_core_state *st;
+struct merge_ctx {
 	struct hist_snapshot *snap;
-	__u64 total, d, s, prev_x, prev_f, target, out;
-	__u32 found;
+	__u64 window, total, d, max_label, arrived, accepted;
 };
 
-/* Pass 1 (bpf_loop over bins): move each bin into the snapshot, zeroing it atomically. */
-static long take_bin(__u32 i, void *data)
+/* Pass 1 (bpf_loop over CPUs x bins): the lanes' slots for the window summed into the
+ * snapshot (fixed.rs end_histogram_window's absorb). */
+static long merge_bin(__u32 i, void *data)
 {
-	struct solve_ctx *c = data;
-	__u32 j = i & (HIST_BINS - 1);
-	__u64 bytes = __sync_lock_test_and_set(&c->st->hist[j].bytes, 0);
-	__u64 inv = __sync_lock_test_and_set(&c->st->hist[j].inv, 0);
+	struct merge_ctx *c = data;
+	__u32 cpu = i / HIST_BINS, j = i & (HIST_BINS - 1);
+	struct csfq_core_slot *sl = slot_of(cpu, c->window);
+	__u64 bytes = 0, inv = 0;
 
-	c->snap->bin[j].bytes = bytes;
-	c->snap->bin[j].inv = inv;
+	if (sl) {
+		bytes = sl->hist[j].bytes;
+		inv = sl->hist[j].inv;
+		if (j == 0) {
+			if (sl->max_label_bps > c->max_label)
+				c->max_label = sl->max_label_bps;
+			c->arrived += sl->arrived_bytes;
+			c->accepted += sl->accepted_bytes;
+		}
+	}
+	if (cpu == 0) {
+		c->snap->bin[j].bytes = bytes;
+		c->snap->bin[j].inv = inv;
+	} else {
+		c->snap->bin[j].bytes += bytes;
+		c->snap->bin[j].inv += inv;
+	}
 	c->total += bytes;
 	if (j > 0)
 		c->d += inv;
 	return 0;
 }
+
+struct solve_ctx {
+	struct hist_snapshot *snap;
+	__u64 s, d, prev_x, prev_f, target, out;
+	__u32 found;
+};
 
 /* Pass 2 (bpf_loop over bins 1..): label_histogram.rs LabelHistogram::solve's scan. */
 static long scan_bin(__u32 i, void *data)
@@ -168,23 +247,15 @@ static long scan_bin(__u32 i, void *data)
 	return 0;
 }
 
-/*
- * label_histogram.rs LabelHistogram::solve and clear: the alpha (bit/s) at which the
- * window's arrivals would have been `target` bytes; 0 if they were not more than that.
- * Called without the lock (bpf_loop is a helper).
- */
-static __always_inline __u64 hist_solve_and_clear(struct csfq_core_state *st, __u64 target)
+/* label_histogram.rs LabelHistogram::solve on the merged window: the alpha (bit/s) at
+ * which its arrivals would have been `target` bytes; 0 if they were not more than that. */
+static __always_inline __u64 hist_solve(struct merge_ctx *m, __u64 target)
 {
-	__u32 zero = 0;
-	struct solve_ctx c = { .st = st, .target = target };
+	struct solve_ctx c = { .snap = m->snap, .target = target, .d = m->d };
 
-	c.snap = bpf_map_lookup_elem(&core_hist_snapshot, &zero);
-	if (!c.snap)
+	if (m->total <= target)
 		return 0;
-	bpf_loop(HIST_BINS, take_bin, &c, 0);
-	if (c.total <= target)
-		return 0;
-	c.s = c.snap->bin[0].bytes;
+	c.s = m->snap->bin[0].bytes;
 	if (c.s >= target)
 		return 1000; /* unlabeled traffic alone fills the window */
 	c.prev_f = c.s;
@@ -192,65 +263,89 @@ static __always_inline __u64 hist_solve_and_clear(struct csfq_core_state *st, __
 	return c.found ? c.out : c.prev_x * 1000; /* labels beyond 3.7 Pbit/s */
 }
 
-/* What the lock holder saw at the end of a histogram window, for the solve after it. */
-struct window_end {
-	__u64 target;       /* C W, bytes */
-	__u64 fallback_bps; /* alpha if the window was not congested */
-	int stale;          /* the window was over twice K_c long: an idle gap */
-	int ended;
-};
-
-/*
- * fixed.rs FixedCore::end_histogram_window, first half (under the lock): a new window
- * starts now; what the solve needs is kept in `we`.
- */
-static __always_inline void close_histogram_window(struct csfq_core_state *st, const struct csfq_core_config *p,
-						   __u64 now, __u32 queue_bytes, struct window_end *we)
+static __always_inline __u32 lanes_of(const struct csfq_core_config *p)
 {
-	__u64 w = now > st->start_ns ? now - st->start_ns : 0;
+	__u32 n = p->nr_cpus;
 
-	we->ended = 1;
-	we->stale = w > 2 * p->k_c_ns;
-	/* csfq.rs target_bytes: C in kbit/s times the window (at most 2^31 ns). */
-	we->target = (p->capacity_bps / 1000) * (w < (1ULL << 31) ? w : (1ULL << 31)) / 8000000;
-	we->fallback_bps = queue_bytes >= p->threshold_bytes ? st->max_label_bps : 0;
-	st->max_label_bps = 0;
-	st->start_ns = now;
-	st->overflow_left = p->overflow_budget;
+	return n == 0 ? 1 : n > CSFQ_MAX_CPUS ? CSFQ_MAX_CPUS : n;
 }
 
-/* Second half (under the lock again): alpha from the solve. */
-static __always_inline void apply_histogram_window(struct csfq_core_state *st, const struct csfq_core_config *p,
-						   const struct window_end *we, __u64 a)
+/*
+ * fixed.rs FixedCore::end_histogram_window, by the CPU that claimed window `w`'s end (it
+ * moved start_ns from `start` to `now`): the next window is numbered, the lanes merged
+ * and solved, and alpha published. Packets the other CPUs add to window w while it reads
+ * their slots may be missed (at most the few in flight on each).
+ */
+static __always_inline void end_window(struct csfq_core_state *st, const struct csfq_core_config *p,
+				       __u64 w, __u64 start, __u64 now, __u32 queue_bytes)
 {
-	if (we->stale)
-		a = 0;
+	__u32 zero = 0;
+	struct merge_ctx m = { .window = w };
+	__u64 wlen = now - start, target, a, fallback;
+
+	WRITE_ONCE(st->window, w + 1);
+	m.snap = bpf_map_lookup_elem(&core_hist_snapshot, &zero);
+	if (!m.snap)
+		return;
+	bpf_loop(lanes_of(p) * HIST_BINS, merge_bin, &m, 0);
+	/* csfq.rs target_bytes: C in kbit/s times the window (at most 2^31 ns). */
+	target = (p->capacity_bps / 1000) * (wlen < (1ULL << 31) ? wlen : (1ULL << 31)) / 8000000;
+	/* label_histogram.rs end_window: a window over 2 K_c long had an idle gap */
+	a = wlen > 2 * p->k_c_ns ? 0 : hist_solve(&m, target);
+	fallback = queue_bytes >= p->threshold_bytes ? m.max_label : 0;
+	bpf_spin_lock(&st->lock);
 	st->congested = a > 0;
 	if (a > 0)
 		st->alpha_bps = a < p->capacity_bps ? a : p->capacity_bps;
 	else
-		st->alpha_bps = we->fallback_bps;
+		st->alpha_bps = fallback;
+	st->overflow_left = p->overflow_budget;
+	if (wlen > 0) {
+		/* fixed.rs window_rate */
+		__u64 us = wlen / 1000 > 0 ? wlen / 1000 : 1;
+
+		st->arrival.rate_bps = m.arrived * 8000000 / us;
+		st->accepted.rate_bps = m.accepted * 8000000 / us;
+	}
+	bpf_spin_unlock(&st->lock);
 }
 
-/* fixed.rs FixedCore::estimate_alpha (SPEC Section 1, Fig. 2 of the paper). */
+struct max_ctx {
+	__u64 window, max_label;
+};
+
+static long max_of_lane(__u32 cpu, void *data)
+{
+	struct max_ctx *c = data;
+	struct csfq_core_slot *sl = slot_of(cpu, c->window);
+
+	if (sl && sl->max_label_bps > c->max_label)
+		c->max_label = sl->max_label_bps;
+	return 0;
+}
+
+/* The paper's restart (fixed.rs estimate_alpha): alpha = 0 and a queue at the threshold
+ * set alpha to the window's largest label over all lanes. */
+static __always_inline void restart(struct csfq_core_state *st, const struct csfq_core_config *p, __u64 w)
+{
+	struct max_ctx c = { .window = w };
+
+	bpf_loop(lanes_of(p), max_of_lane, &c, 0);
+	bpf_spin_lock(&st->lock);
+	if (st->alpha_bps == 0)
+		st->alpha_bps = c.max_label;
+	bpf_spin_unlock(&st->lock);
+}
+
+/* fixed.rs FixedCore::estimate_alpha with the paper's estimator (SPEC Section 1, Fig. 2 of
+ * the paper), under the lock. */
 static __always_inline void estimate_alpha(struct csfq_core_state *st, const struct csfq_core_config *p,
-					   __u64 now, __u32 bytes, __u64 label, __u32 queue_bytes, int dropped,
-					   struct window_end *we)
+					   __u64 now, __u32 bytes, __u64 label, __u32 queue_bytes, int dropped)
 {
 	__u64 a = rate_update(&st->arrival, now, bytes, p->k_alpha_ns);
 
 	if (!dropped)
 		rate_update(&st->accepted, now, bytes, p->k_alpha_ns);
-	if (p->estimator == CSFQ_EST_HISTOGRAM) {
-		/* the packet is in the histogram already (hist_add, before the lock) */
-		if (label > st->max_label_bps)
-			st->max_label_bps = label;
-		if (st->alpha_bps == 0 && queue_bytes >= p->threshold_bytes)
-			st->alpha_bps = st->max_label_bps; /* the paper's restart */
-		if (now >= st->start_ns + p->k_c_ns)
-			close_histogram_window(st, p, now, queue_bytes, we);
-		return;
-	}
 	if (st->alpha_bps == 0) {
 		if (queue_bytes < p->threshold_bytes) {
 			if (label > st->max_label_bps)
@@ -327,18 +422,56 @@ __noinline __u64 unlabeled_price(__u64 now, __u32 bytes, __u64 k)
 	return price;
 }
 
+/* The virtual queue in front of the link at `now`, bytes: what is still to leave at C. */
+static __always_inline __u32 vq_bytes(const struct csfq_core_state *st, const struct csfq_core_config *p, __u64 now)
+{
+	__u64 finish = READ_ONCE(st->vq_finish_ns);
+
+	if (p->test_mode)
+		return p->test_queue_bytes;
+	return finish > now ? (finish - now) * p->capacity_bps / (8 * NSEC_PER_SEC) : 0;
+}
+
+/* fixed.rs FixedCsfqCore::enqueue: a full queue drops and decreases alpha (at most
+ * overflow_budget times between two updates of alpha; the lock only when it may). */
+static __always_inline void overflow(struct csfq_core_state *st)
+{
+	if (READ_ONCE(st->overflow_left) == 0)
+		return;
+	bpf_spin_lock(&st->lock);
+	if (st->overflow_left > 0) {
+		st->overflow_left -= 1;
+		st->alpha_bps = st->alpha_bps * 99 / 100;
+	}
+	bpf_spin_unlock(&st->lock);
+}
+
+/* An accepted packet joins the virtual queue, finish = max(finish, now) + its time at C,
+ * with one atomic: onto an empty queue, a compare-and-swap that starts it at `now`;
+ * behind a backlog (or when another CPU moved it in between), an add. */
+static __always_inline void vq_add(struct csfq_core_state *st, const struct csfq_core_config *p,
+				   __u64 now, __u32 bytes)
+{
+	__u64 svc = (__u64)bytes * 8 * NSEC_PER_SEC / p->capacity_bps;
+	__u64 old = READ_ONCE(st->vq_finish_ns);
+
+	if (old < now && __sync_val_compare_and_swap(&st->vq_finish_ns, old, now + svc) == old)
+		return;
+	__sync_fetch_and_add(&st->vq_finish_ns, svc);
+}
+
 /* fixed.rs FixedCore::on_arrival and FixedCsfqCore::enqueue for one packet of `bytes`
- * labeled `label` (bit/s, never 0 here) with the 32-bit random `draw`. */
-__noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
-			   struct core_decision *d)
+ * labeled `label` (bit/s, never 0 here) with the 32-bit random `draw`, with the paper's
+ * estimator: one state under the lock. */
+__noinline int core_decide_paper(__u64 now, __u32 bytes, __u64 label, __u32 draw,
+				 struct core_decision *d)
 {
 	__u32 zero = 0, queue_bytes, prob;
 	struct csfq_core_config *p;
 	struct csfq_core_state *st;
 	enum verdict v = FORWARD;
 	__u32 reason = 0;
-	struct window_end we = {};
-	__u64 out = 0, a;
+	__u64 out = 0;
 
 	if (!d)
 		return 0;
@@ -348,37 +481,20 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	st = bpf_map_lookup_elem(&core_state, &zero);
 	if (!p || !st || p->capacity_bps == 0)
 		return 0;
-	if (p->estimator == CSFQ_EST_HISTOGRAM)
-		hist_add(st, label, bytes);
 	bpf_spin_lock(&st->lock);
-	/* The virtual queue: bytes still to leave at C, from when it empties. */
-	if (p->test_mode)
-		queue_bytes = p->test_queue_bytes;
-	else if (st->vq_finish_ns > now)
-		queue_bytes = (st->vq_finish_ns - now) * p->capacity_bps / (8 * NSEC_PER_SEC);
-	else
-		queue_bytes = 0;
+	queue_bytes = vq_bytes(st, p, now);
 	prob = drop_probability_q32(st->alpha_bps, label);
 	if (prob > 0 && draw < prob) {
 		v = DROP;
 		reason = CSFQ_DROP_CSFQ_PROB;
 	}
-	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP, &we);
-	if (we.ended) {
-		/* The solve loops over the bins, which needs helper calls: not under the lock.
-		 * A new window has started, so no other CPU ends this one. */
-		bpf_spin_unlock(&st->lock);
-		a = hist_solve_and_clear(st, we.target);
-		bpf_spin_lock(&st->lock);
-		apply_histogram_window(st, p, &we, a);
-	}
+	estimate_alpha(st, p, now, bytes, label, queue_bytes, v == DROP);
 	if (v == FORWARD) {
 		out = label;
 		if (prob > 0 && st->alpha_bps > 0 && st->alpha_bps < label) {
 			out = st->alpha_bps;
 			v = RELABEL;
 		}
-		/* fixed.rs FixedCsfqCore::enqueue: a full queue drops and decreases alpha. */
 		if ((__u64)queue_bytes + bytes > p->limit_bytes) {
 			if (st->overflow_left > 0) {
 				st->overflow_left -= 1;
@@ -395,6 +511,64 @@ __noinline int core_decide(__u64 now, __u32 bytes, __u64 label, __u32 draw,
 	bpf_spin_unlock(&st->lock);
 	d->verdict = v;
 	d->reason = reason;
+	d->out = out;
+	return 0;
+}
+
+/* The same with the histogram estimator, without a lock per packet: fixed.rs
+ * FixedCore::on_arrival_on with this CPU as the lane. */
+__noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, __u32 draw,
+				 struct core_decision *d)
+{
+	__u32 zero = 0, queue_bytes, prob;
+	struct csfq_core_config *p;
+	struct csfq_core_state *st;
+	struct csfq_core_slot *sl;
+	enum verdict v = FORWARD;
+	__u64 w, start, alpha, out = label;
+
+	if (!d)
+		return 0;
+	d->verdict = FORWARD;
+	d->out = label;
+	p = bpf_map_lookup_elem(&core_config, &zero);
+	st = bpf_map_lookup_elem(&core_state, &zero);
+	if (!p || !st || p->capacity_bps == 0)
+		return 0;
+	w = READ_ONCE(st->window);
+	start = READ_ONCE(st->start_ns);
+	alpha = READ_ONCE(st->alpha_bps);
+	sl = own_slot(w);
+	if (!sl)
+		return 0;
+	queue_bytes = vq_bytes(st, p, now);
+	prob = drop_probability_q32(alpha, label);
+	if (prob > 0 && draw < prob)
+		v = DROP;
+	slot_add(sl, label, bytes, v == DROP);
+	if (alpha == 0 && queue_bytes >= p->threshold_bytes)
+		restart(st, p, w);
+	/* The CPU that moves the window's start ends it; the others go on. */
+	if (now >= start + p->k_c_ns && __sync_val_compare_and_swap(&st->start_ns, start, now) == start)
+		end_window(st, p, w, start, now, queue_bytes);
+	if (v == DROP) {
+		d->verdict = DROP;
+		d->reason = CSFQ_DROP_CSFQ_PROB;
+		return 0;
+	}
+	alpha = READ_ONCE(st->alpha_bps);
+	if (prob > 0 && alpha > 0 && alpha < label) {
+		out = alpha;
+		v = RELABEL;
+	}
+	if ((__u64)queue_bytes + bytes > p->limit_bytes) {
+		overflow(st);
+		v = DROP;
+		d->reason = CSFQ_DROP_OVERFLOW;
+	} else if (!p->test_mode) {
+		vq_add(st, p, now, bytes);
+	}
+	d->verdict = v;
 	d->out = out;
 	return 0;
 }
@@ -457,7 +631,10 @@ int csfq_core(struct __sk_buff *skb)
 		label = label_rate_of(pk.family, code);
 	else
 		label = label_rate_of(4, label_code_of(4, unlabeled_price(now, bytes, p->k_alpha_ns)));
-	core_decide(now, bytes, label, draw, &d);
+	if (p->estimator == CSFQ_EST_HISTOGRAM)
+		core_decide_lanes(now, bytes, label, draw, &d);
+	else
+		core_decide_paper(now, bytes, label, draw, &d);
 
 	switch (d.verdict) {
 	case DROP:

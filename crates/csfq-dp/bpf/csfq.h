@@ -30,6 +30,10 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 
+/* One load or store of a word other CPUs write or read without a lock. */
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
 /* Per-CPU packet and byte counters, indexed by enum csfq_counter. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -127,7 +127,12 @@ struct csfq_core_config {
 	__u32 estimator;        /* CSFQ_EST_PAPER or CSFQ_EST_HISTOGRAM */
 	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
+	__u32 nr_cpus;          /* possible CPUs: the lanes a window's end merges */
+	__u32 pad;
 };
+
+/* Lanes a window's end merges at most (the histogram estimator). */
+#define CSFQ_MAX_CPUS 4096
 
 /* How the core estimates alpha (csfq.rs Estimator). */
 #define CSFQ_EST_PAPER 0
@@ -142,19 +147,44 @@ struct csfq_hist_bin {
 	__u64 inv;   /* sum of bytes * 2^24 / label_kbps */
 };
 
+/*
+ * The core's shared state. With the histogram estimator a packet takes no lock: it reads
+ * alpha, the window's start and number, adds itself to its CPU's lane (struct
+ * csfq_core_lane) and to the virtual queue (one atomic add, on its own cache line); the
+ * CPU that ends a window merges the lanes. The lock is taken once per window, by a
+ * restart or an overflow decrease, and by unlabeled packets (their price). With the
+ * paper's estimator every packet updates A and F under the lock.
+ */
 struct csfq_core_state {
 	struct bpf_spin_lock lock;
 	__u32 congested;
 	__u64 alpha_bps;
 	__u64 start_ns;
-	__u64 max_label_bps;
+	__u64 max_label_bps;        /* paper's estimator */
 	__u32 overflow_left;        /* overflow decreases left until the next update */
 	__u32 pad;
-	struct fixed_rate arrival;  /* A */
-	struct fixed_rate accepted; /* F */
-	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
+	__u64 window;               /* histogram estimator: the current window's number */
+	struct fixed_rate arrival;  /* A (histogram estimator: the last window's average) */
+	struct fixed_rate accepted; /* F (likewise) */
 	struct fixed_rate unlabeled; /* unlabeled traffic as one flow: its price */
-	struct csfq_hist_bin hist[HIST_BINS]; /* the window's labels (atomic adds) */
+	__u64 pad2;
+	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties (own line) */
+	__u64 pad3[7];
+};
+
+/* One CPU's part of one window (fixed.rs Lane). */
+struct csfq_core_slot {
+	__u64 window;         /* the window it holds (a slot of another is stale) */
+	__u64 max_label_bps;
+	__u64 arrived_bytes;
+	__u64 accepted_bytes; /* not dropped by Eq. (2) */
+	struct csfq_hist_bin hist[HIST_BINS];
+};
+
+/* One CPU's lane: two slots, by the window's parity, so that the CPU ending window w
+ * reads slot w & 1 while the others fill the other for window w + 1. */
+struct csfq_core_lane {
+	struct csfq_core_slot slot[2];
 };
 
 /* MAY (may_fixed.rs FixedMayParams): Q16 and Q32 fixed point. */

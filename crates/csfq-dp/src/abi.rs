@@ -215,6 +215,10 @@ pub struct CoreConfigRaw {
     /// [`TRUST_LISTED`]: the interfaces (ifindexes) whose packets' labels count; 0 ends
     /// the list.
     pub trusted: [u32; MAX_TRUSTED],
+    /// Possible CPUs: the lanes a window's end merges (0: set by the loader).
+    pub nr_cpus: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 /// `CSFQ_TRUST_ANY`: labels count from every interface.
@@ -241,8 +245,9 @@ pub struct HistBin {
     pub inv: u64,
 }
 
-/// `struct csfq_core_state`: the core's aggregate state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `struct csfq_core_state`: the core's shared state (the histogram estimator's window
+/// counts are per CPU, in `core_lanes`, which user space does not read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct CoreStateRaw {
     /// `struct bpf_spin_lock` (reads as 0).
@@ -253,41 +258,26 @@ pub struct CoreStateRaw {
     pub alpha_bps: u64,
     /// Window start, ns.
     pub start_ns: u64,
-    /// Largest label of the current uncongested window, bit/s.
+    /// Largest label of the current uncongested window, bit/s (paper's estimator).
     pub max_label_bps: u64,
     /// Overflow decreases left until the next update of `alpha`.
     pub overflow_left: u32,
     /// Padding.
     pub pad: u32,
-    /// `A`.
+    /// The current window's number (histogram estimator).
+    pub window: u64,
+    /// `A` (histogram estimator: the last window's average over all CPUs).
     pub arrival: FixedRate,
-    /// `F`.
+    /// `F` (likewise).
     pub accepted: FixedRate,
-    /// When the virtual queue empties, ns (kernel monotonic clock).
-    pub vq_finish_ns: u64,
     /// Unlabeled traffic (label 0, or no label carrier) as one flow: its price.
     pub unlabeled: FixedRate,
-    /// The window's label histogram.
-    pub hist: [HistBin; HIST_BINS],
-}
-
-impl Default for CoreStateRaw {
-    fn default() -> Self {
-        CoreStateRaw {
-            lock: 0,
-            congested: 0,
-            alpha_bps: 0,
-            start_ns: 0,
-            max_label_bps: 0,
-            overflow_left: 0,
-            pad: 0,
-            arrival: FixedRate::default(),
-            accepted: FixedRate::default(),
-            vq_finish_ns: 0,
-            unlabeled: FixedRate::default(),
-            hist: [HistBin::default(); HIST_BINS],
-        }
-    }
+    /// Padding.
+    pub pad2: u64,
+    /// When the virtual queue empties, ns (kernel monotonic clock), on its own cache line.
+    pub vq_finish_ns: u64,
+    /// Padding to the end of that line.
+    pub pad3: [u64; 7],
 }
 
 /// `struct csfq_flow_key`: a flow's 5-tuple as the programs key it (addresses in network
@@ -487,8 +477,9 @@ mod tests {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
         assert_eq!(size_of::<EdgeConfigRaw>(), 48);
-        assert_eq!(size_of::<CoreConfigRaw>(), 128);
-        assert_eq!(size_of::<CoreStateRaw>(), 120 + 16 * HIST_BINS);
+        assert_eq!(size_of::<CoreConfigRaw>(), 136);
+        assert_eq!(size_of::<CoreStateRaw>(), 192);
+        assert_eq!(std::mem::offset_of!(CoreStateRaw, vq_finish_ns), 128);
         assert_eq!(size_of::<FlowKeyRaw>(), 40);
         assert_eq!(size_of::<MayConfigRaw>(), 88);
         assert_eq!(size_of::<MayStateRaw>(), 48);

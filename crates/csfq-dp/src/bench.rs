@@ -16,9 +16,11 @@
 //! run moves all six alike. The median ratio is reported with its spread.
 //!
 //! Scaling across CPUs (on a machine with two or more): two senders, each pinned to its own
-//! CPU, through the same veth, without a program (`2 CPUs: none`) and with the core
-//! (`2 CPUs: core`, its ratio against the former). The core keeps one state for the link,
-//! under one spin lock every packet takes, so this is where CPUs serialize. The rate is
+//! CPU, through the same veth, without a program (`2 CPUs: none`), with the core alone
+//! (`2 CPUs: core`: unlabeled packets, priced as one flow under the state's lock), with
+//! the edge (`2 CPUs: edge`) and with both (`2 CPUs: edge+core`: the core sees labeled
+//! packets, as in an island), each as a ratio to the first. A core's state is the link's,
+//! shared by every CPU that sends on it, so this is where CPUs could serialize. The rate is
 //! what the far end's receive counter saw (no receiving thread competes for the CPUs).
 //!
 //! The programs' own cost is read from the kernel: with BPF run-time statistics on
@@ -372,10 +374,16 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Two senders on two CPUs, to a port nobody listens on (the far end's counter counts
     // them; the kernel drops them there).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let scaling: [(&'static str, bool); 2] = [("2 CPUs: none", false), ("2 CPUs: core", true)];
-    let mut sc_pps = vec![Vec::new(); 2];
-    let mut sc_ratios = vec![Vec::new(); 2];
-    let mut sc_cost = [[ProgCost::default(); 4]; 2];
+    // (name, edge, core)
+    let scaling: [(&'static str, bool, bool); 4] = [
+        ("2 CPUs: none", false, false),
+        ("2 CPUs: core", false, true),
+        ("2 CPUs: edge", true, false),
+        ("2 CPUs: edge+core", true, true),
+    ];
+    let mut sc_pps = vec![Vec::new(); scaling.len()];
+    let mut sc_ratios = vec![Vec::new(); scaling.len()];
+    let mut sc_cost = [[ProgCost::default(); 4]; 4];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -385,13 +393,22 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             })
             .collect::<Result<Vec<_>, DpError>>()?;
         for _ in 0..repeat {
-            let mut this = [0f64; 2];
-            for (i, &(_, core)) in scaling.iter().enumerate() {
+            let mut this = [0f64; 4];
+            for (i, &(_, edge, core)) in scaling.iter().enumerate() {
+                if edge {
+                    attach_edge(
+                        "va",
+                        &EdgeSettings {
+                            ingress: false,
+                            ..Default::default()
+                        },
+                    )?;
+                }
                 if core {
                     attach_core("va", &CoreSettings::new(100_000_000_000))?;
                 }
                 this[i] = blast_parallel(&txs, &ns.b, "vb", secs)?;
-                if core {
+                if edge || core {
                     for (sum, add) in sc_cost[i].iter_mut().zip(costs("va")?) {
                         sum.ns += add.ns;
                         sum.runs += add.runs;
@@ -399,7 +416,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                     detach("va")?;
                 }
             }
-            for i in 0..2 {
+            for i in 0..scaling.len() {
                 sc_pps[i].push(this[i]);
                 sc_ratios[i].push(this[i] / this[0]);
             }
@@ -423,7 +440,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         .map(|(i, &(case, ..))| row(case, &mut pps[i], &mut ratios[i], cost[i]))
         .collect();
     if cpus >= 2 {
-        for (i, &(case, _)) in scaling.iter().enumerate() {
+        for (i, &(case, ..)) in scaling.iter().enumerate() {
             out.push(row(case, &mut sc_pps[i], &mut sc_ratios[i], sc_cost[i]));
         }
     }

@@ -531,8 +531,8 @@ fn core_judges_packets_without_df_as_unlabeled() {
     if !dataplane_or_skip("core_judges_packets_without_df_as_unlabeled") {
         return;
     }
-    replay_core_vectors_with("core", EST_PAPER, true);
-    replay_core_vectors_with("hcore", EST_HISTOGRAM, true);
+    replay_core_vectors_with("core", EST_PAPER, true, false);
+    replay_core_vectors_with("hcore", EST_HISTOGRAM, true, false);
 }
 
 /// A label counts only on packets received on a trusted interface. From any other, the core
@@ -644,16 +644,62 @@ fn core_overwrites_untrusted_ipv6_flow_labels() {
 }
 
 fn replay_core_vectors(kind: &str, estimator: u32) {
-    replay_core_vectors_with(kind, estimator, false);
+    replay_core_vectors_with(kind, estimator, false, false);
 }
 
-fn replay_core_vectors_with(kind: &str, estimator: u32, unlabeled_without_df: bool) {
+/// The histogram estimator keeps its window per CPU and merges the CPUs' lanes when a
+/// window ends: the vectors replayed with the packets spread over two CPUs, in runs of 1 to
+/// 8 packets on each, so that windows end on either and each window's packets are in
+/// both lanes, give the same drops, relabels and alpha as on one (as the model's lanes,
+/// `fixed::tests::lanes_change_nothing`).
+#[test]
+fn core_histogram_merges_its_cpus_lanes_exactly() {
+    if !dataplane_or_skip("core_histogram_merges_its_cpus_lanes_exactly") {
+        return;
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped core_histogram_merges_its_cpus_lanes_exactly: one CPU");
+        return;
+    }
+    replay_core_vectors_with("hcore", EST_HISTOGRAM, false, true);
+}
+
+/// Moves this thread to `cpu` (BPF_PROG_TEST_RUN runs the program on the caller's CPU).
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set),
+            0,
+            "pinning to CPU {cpu}"
+        );
+    }
+}
+
+fn replay_core_vectors_with(
+    kind: &str,
+    estimator: u32,
+    unlabeled_without_df: bool,
+    two_cpus: bool,
+) {
     let lines = raw_vectors(kind);
     assert_eq!(lines.len(), 1500);
     let mut p = TestProgram::load(Role::Core).unwrap();
     let mut q_in = 0u32;
     let (mut drops, mut relabels, mut unlabeled, mut unlabeled_in) = (0, 0, 0, 0);
+    let (mut cpu, mut left, mut on_second) = (0usize, 0u64, 0);
     for (i, l) in lines.iter().enumerate() {
+        if two_cpus {
+            if left == 0 {
+                cpu = 1 - cpu;
+                left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
+                pin_to(cpu);
+            }
+            left -= 1;
+            on_second += cpu;
+        }
         let num = |k: usize| -> u64 { l[k].parse().expect("number") };
         let (now, bytes, label, q_after, draw, alpha) = (
             num(0),
@@ -711,6 +757,10 @@ fn replay_core_vectors_with(kind: &str, estimator: u32, unlabeled_without_df: bo
         );
         q_in = q_after;
     }
+    assert!(
+        !two_cpus || (600..900).contains(&on_second),
+        "{on_second} of 1500 packets on the second CPU"
+    );
     assert!(
         drops > 100 && relabels > 100 && unlabeled_in > 100 && unlabeled > 10,
         "the vectors exercise all three: {drops} drops, {relabels} relabels, {unlabeled_in} \
