@@ -5,8 +5,8 @@
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
-//! Gbit/s): every packet pays for parsing, the lock and two rate updates, and none is
-//! dropped, so every configuration delivers all it is handed. MAY runs uncongested too
+//! Gbit/s): every packet pays for parsing, its CPU's lane and the virtual queue (alone,
+//! it sees unlabeled packets, priced under the lock), and none is dropped, so every configuration delivers all it is handed. MAY runs uncongested too
 //! (`C` = 100 Gbit/s, so `v` stays 0): every packet pays for parsing, its flow's lookup in
 //! the table (the one flow enters it within about a thousand packets), the fold and the
 //! drop decision.
