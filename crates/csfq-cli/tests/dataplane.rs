@@ -307,7 +307,7 @@ impl Net {
         }
         std::thread::sleep(std::time::Duration::from_millis(700));
         let t = secs.to_string();
-        let clients: Vec<Child> = ports
+        let clients: Vec<(u16, Child)> = ports
             .iter()
             .map(|&p| {
                 let ns = self.ns(if p == 5205 { udp_from } else { "s" });
@@ -329,20 +329,21 @@ impl Net {
                 if p == 5205 {
                     a.extend_from_slice(&["-u", "-b", udp_rate]);
                 }
-                Command::new("ip")
+                let child = Command::new("ip")
                     .args(&a)
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
                     .spawn()
-                    .expect("iperf3")
+                    .expect("iperf3");
+                (p, child)
             })
             .collect();
         let mut failed = None;
-        for c in clients {
+        for (p, c) in clients {
             let o = c.wait_with_output().expect("wait");
             if !o.status.success() {
                 failed = Some(format!(
-                    "an iperf3 client failed: {}: {}",
+                    "the iperf3 client to port {p} failed: {}: {}",
                     o.status,
                     String::from_utf8_lossy(&o.stderr)
                 ));
