@@ -146,22 +146,19 @@ static __always_inline struct csfq_core_slot *own_slot(__u64 w)
 		sl->max_label_bps = 0;
 		sl->arrived_bytes = 0;
 		sl->accepted_bytes = 0;
-		sl->window = w;
+		/* emptied before tagged: a merger that sees the tag sees the empty slot */
+		asm volatile("" ::: "memory");
+		WRITE_ONCE(sl->window, w);
 	}
 	return sl;
 }
 
-/* Slot `w & 1` of CPU `cpu` if it holds window `w`. */
-static __always_inline struct csfq_core_slot *slot_of(__u32 cpu, __u64 w)
+/* CPU `cpu`'s lane; 0 past the machine's last CPU id. */
+static __always_inline struct csfq_core_lane *lane_of(__u32 cpu)
 {
 	__u32 zero = 0;
-	struct csfq_core_lane *lane = bpf_map_lookup_percpu_elem(&core_lanes, &zero, cpu);
-	struct csfq_core_slot *sl;
 
-	if (!lane)
-		return 0;
-	sl = &lane->slot[w & 1];
-	return sl->window == w ? sl : 0;
+	return bpf_map_lookup_percpu_elem(&core_lanes, &zero, cpu);
 }
 
 /* A window's merged histogram (per CPU: only the CPU that ends a window uses it). */
@@ -178,29 +175,20 @@ struct {
 
 struct merge_ctx {
 	struct hist_snapshot *snap;
+	struct csfq_core_slot *sl; /* the CPU being merged */
 	__u64 window, total, d, max_label, arrived, accepted;
+	__u32 first, torn;
 };
 
-/* Pass 1 (bpf_loop over CPUs x bins): the lanes' slots for the window summed into the
- * snapshot (fixed.rs end_histogram_window's absorb). */
+/* Inner loop (bins): one CPU's slot added into the snapshot (fixed.rs absorb). */
 static long merge_bin(__u32 i, void *data)
 {
 	struct merge_ctx *c = data;
-	__u32 cpu = i / HIST_BINS, j = i & (HIST_BINS - 1);
-	struct csfq_core_slot *sl = slot_of(cpu, c->window);
-	__u64 bytes = 0, inv = 0;
+	struct csfq_core_slot *sl = c->sl;
+	__u32 j = i & (HIST_BINS - 1);
+	__u64 bytes = sl->hist[j].bytes, inv = sl->hist[j].inv;
 
-	if (sl) {
-		bytes = sl->hist[j].bytes;
-		inv = sl->hist[j].inv;
-		if (j == 0) {
-			if (sl->max_label_bps > c->max_label)
-				c->max_label = sl->max_label_bps;
-			c->arrived += sl->arrived_bytes;
-			c->accepted += sl->accepted_bytes;
-		}
-	}
-	if (cpu == 0) {
+	if (c->first) {
 		c->snap->bin[j].bytes = bytes;
 		c->snap->bin[j].inv = inv;
 	} else {
@@ -210,6 +198,42 @@ static long merge_bin(__u32 i, void *data)
 	c->total += bytes;
 	if (j > 0)
 		c->d += inv;
+	return 0;
+}
+
+static long clear_snapshot_bin(__u32 i, void *data)
+{
+	struct hist_snapshot *snap = *(struct hist_snapshot **)data;
+	__u32 j = i & (HIST_BINS - 1);
+
+	snap->bin[j].bytes = 0;
+	snap->bin[j].inv = 0;
+	return 0;
+}
+
+/* Outer loop (CPUs, to the first id past the machine's): each lane's slot for the window
+ * merged, if it holds that window. A slot re-tagged while it was read (its CPU already
+ * two windows on: a merge slower than K_c) makes the window torn. */
+static long merge_lane(__u32 cpu, void *data)
+{
+	struct merge_ctx *c = data;
+	struct csfq_core_lane *lane = lane_of(cpu);
+	struct csfq_core_slot *sl;
+
+	if (!lane)
+		return 1; /* stop */
+	sl = &lane->slot[c->window & 1];
+	if (READ_ONCE(sl->window) != c->window)
+		return 0;
+	c->sl = sl;
+	bpf_loop(HIST_BINS, merge_bin, c, 0);
+	c->first = 0;
+	if (sl->max_label_bps > c->max_label)
+		c->max_label = sl->max_label_bps;
+	c->arrived += sl->arrived_bytes;
+	c->accepted += sl->accepted_bytes;
+	if (READ_ONCE(sl->window) != c->window)
+		c->torn = 1;
 	return 0;
 }
 
@@ -263,51 +287,69 @@ static __always_inline __u64 hist_solve(struct merge_ctx *m, __u64 target)
 	return c.found ? c.out : c.prev_x * 1000; /* labels beyond 3.7 Pbit/s */
 }
 
-static __always_inline __u32 lanes_of(const struct csfq_core_config *p)
-{
-	__u32 n = p->nr_cpus;
-
-	return n == 0 ? 1 : n > CSFQ_MAX_CPUS ? CSFQ_MAX_CPUS : n;
-}
-
 /*
- * fixed.rs FixedCore::end_histogram_window, by the CPU that claimed window `w`'s end (it
- * moved start_ns from `start` to `now`): the next window is numbered, the lanes merged
- * and solved, and alpha published. Packets the other CPUs add to window w while it reads
- * their slots may be missed (at most the few in flight on each).
+ * fixed.rs FixedCore::end_histogram_window, by the CPU that claimed window `w`'s end (under
+ * the lock it moved the window's start from `start` to `now` and numbered the next): the
+ * lanes merged and solved without the lock, and alpha published under it, unless a later
+ * window's has been already or a slot changed under the merge. Packets the other CPUs add
+ * to window w while it reads their slots may be missed (at most the few in flight on
+ * each).
  */
 static __always_inline void end_window(struct csfq_core_state *st, const struct csfq_core_config *p,
 				       __u64 w, __u64 start, __u64 now, __u32 queue_bytes)
 {
 	__u32 zero = 0;
-	struct merge_ctx m = { .window = w };
-	__u64 wlen = now - start, target, a, fallback;
+	struct merge_ctx m = { .window = w, .first = 1 };
+	__u64 wlen = now - start, target, a, fallback, us;
 
-	WRITE_ONCE(st->window, w + 1);
 	m.snap = bpf_map_lookup_elem(&core_hist_snapshot, &zero);
 	if (!m.snap)
 		return;
-	bpf_loop(lanes_of(p) * HIST_BINS, merge_bin, &m, 0);
+	bpf_loop(CSFQ_MAX_CPUS, merge_lane, &m, 0);
+	if (m.first) /* no lane held the window */
+		bpf_loop(HIST_BINS, clear_snapshot_bin, &m.snap, 0);
 	/* csfq.rs target_bytes: C in kbit/s times the window (at most 2^31 ns). */
 	target = (p->capacity_bps / 1000) * (wlen < (1ULL << 31) ? wlen : (1ULL << 31)) / 8000000;
 	/* label_histogram.rs end_window: a window over 2 K_c long had an idle gap */
 	a = wlen > 2 * p->k_c_ns ? 0 : hist_solve(&m, target);
 	fallback = queue_bytes >= p->threshold_bytes ? m.max_label : 0;
+	us = wlen / 1000 > 0 ? wlen / 1000 : 1;
 	bpf_spin_lock(&st->lock);
-	st->congested = a > 0;
-	if (a > 0)
-		st->alpha_bps = a < p->capacity_bps ? a : p->capacity_bps;
-	else
-		st->alpha_bps = fallback;
-	st->overflow_left = p->overflow_budget;
-	if (wlen > 0) {
-		/* fixed.rs window_rate */
-		__u64 us = wlen / 1000 > 0 ? wlen / 1000 : 1;
-
-		st->arrival.rate_bps = m.arrived * 8000000 / us;
-		st->accepted.rate_bps = m.accepted * 8000000 / us;
+	if (!m.torn && w >= st->published) {
+		st->published = w + 1;
+		st->congested = a > 0;
+		if (a > 0)
+			st->alpha_bps = a < p->capacity_bps ? a : p->capacity_bps;
+		else
+			st->alpha_bps = fallback;
+		st->overflow_left = p->overflow_budget;
+		if (wlen > 0) {
+			/* fixed.rs window_rate, saturating */
+			st->arrival.rate_bps = m.arrived > ~0ULL / 8000000 ? ~0ULL : m.arrived * 8000000 / us;
+			st->accepted.rate_bps = m.accepted > ~0ULL / 8000000 ? ~0ULL : m.accepted * 8000000 / us;
+		}
 	}
 	bpf_spin_unlock(&st->lock);
+}
+
+/* Claims the end of the window if it is due at `now` (under the lock, so that one CPU ends
+ * each window even if it read the window's number and start apart): its number and start
+ * in `w` and `start`. */
+static __always_inline int claim_window(struct csfq_core_state *st, const struct csfq_core_config *p,
+					__u64 now, __u64 *w, __u64 *start)
+{
+	int claimed = 0;
+
+	bpf_spin_lock(&st->lock);
+	if (now >= st->start_ns + p->k_c_ns) {
+		*w = st->window;
+		*start = st->start_ns;
+		st->window = *w + 1;
+		st->start_ns = now;
+		claimed = 1;
+	}
+	bpf_spin_unlock(&st->lock);
+	return claimed;
 }
 
 struct max_ctx {
@@ -317,20 +359,24 @@ struct max_ctx {
 static long max_of_lane(__u32 cpu, void *data)
 {
 	struct max_ctx *c = data;
-	struct csfq_core_slot *sl = slot_of(cpu, c->window);
+	struct csfq_core_lane *lane = lane_of(cpu);
+	struct csfq_core_slot *sl;
 
-	if (sl && sl->max_label_bps > c->max_label)
+	if (!lane)
+		return 1; /* stop */
+	sl = &lane->slot[c->window & 1];
+	if (READ_ONCE(sl->window) == c->window && sl->max_label_bps > c->max_label)
 		c->max_label = sl->max_label_bps;
 	return 0;
 }
 
 /* The paper's restart (fixed.rs estimate_alpha): alpha = 0 and a queue at the threshold
  * set alpha to the window's largest label over all lanes. */
-static __always_inline void restart(struct csfq_core_state *st, const struct csfq_core_config *p, __u64 w)
+static __always_inline void restart(struct csfq_core_state *st, __u64 w)
 {
 	struct max_ctx c = { .window = w };
 
-	bpf_loop(lanes_of(p), max_of_lane, &c, 0);
+	bpf_loop(CSFQ_MAX_CPUS, max_of_lane, &c, 0);
 	bpf_spin_lock(&st->lock);
 	if (st->alpha_bps == 0)
 		st->alpha_bps = c.max_label;
@@ -547,9 +593,9 @@ __noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, __u32 draw
 		v = DROP;
 	slot_add(sl, label, bytes, v == DROP);
 	if (alpha == 0 && queue_bytes >= p->threshold_bytes)
-		restart(st, p, w);
-	/* The CPU that moves the window's start ends it; the others go on. */
-	if (now >= start + p->k_c_ns && __sync_val_compare_and_swap(&st->start_ns, start, now) == start)
+		restart(st, w);
+	/* The CPU that claims the window's end ends it; the others go on. */
+	if (now >= start + p->k_c_ns && claim_window(st, p, now, &w, &start))
 		end_window(st, p, w, start, now, queue_bytes);
 	if (v == DROP) {
 		d->verdict = DROP;

@@ -127,11 +127,10 @@ struct csfq_core_config {
 	__u32 estimator;        /* CSFQ_EST_PAPER or CSFQ_EST_HISTOGRAM */
 	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
-	__u32 nr_cpus;          /* possible CPUs: the lanes a window's end merges */
-	__u32 pad;
 };
 
-/* Lanes a window's end merges at most (the histogram estimator). */
+/* CPUs whose lanes a window's end merges at most (it stops at the first id past the
+ * machine's). */
 #define CSFQ_MAX_CPUS 4096
 
 /* How the core estimates alpha (csfq.rs Estimator). */
@@ -149,26 +148,29 @@ struct csfq_hist_bin {
 
 /*
  * The core's shared state. With the histogram estimator a packet takes no lock: it reads
- * alpha, the window's start and number, adds itself to its CPU's lane (struct
- * csfq_core_lane) and to the virtual queue (one atomic add, on its own cache line); the
- * CPU that ends a window merges the lanes. The lock is taken once per window, by a
- * restart or an overflow decrease, and by unlabeled packets (their price). With the
- * paper's estimator every packet updates A and F under the lock.
+ * alpha, the window's start and number (the first line), adds itself to its CPU's lane
+ * (struct csfq_core_lane) and to the virtual queue (one atomic, 64 bytes or more from
+ * anything else every packet touches, whatever the value's alignment). A window's end is
+ * claimed under the lock, merged without it, and published under it: once per window. The
+ * lock is also taken by a restart, an overflow decrease and every unlabeled packet (their
+ * price), and, with the paper's estimator, by every packet (A and F).
  */
 struct csfq_core_state {
-	struct bpf_spin_lock lock;
-	__u32 congested;
 	__u64 alpha_bps;
 	__u64 start_ns;
-	__u64 max_label_bps;        /* paper's estimator */
-	__u32 overflow_left;        /* overflow decreases left until the next update */
-	__u32 pad;
 	__u64 window;               /* histogram estimator: the current window's number */
+	__u64 published;            /* windows before this one have had their alpha published */
+	__u32 congested;
+	__u32 overflow_left;        /* overflow decreases left until the next update */
+	__u64 max_label_bps;        /* paper's estimator */
+	__u64 pad0[8];
+	struct bpf_spin_lock lock;
+	__u32 pad1;
 	struct fixed_rate arrival;  /* A (histogram estimator: the last window's average) */
 	struct fixed_rate accepted; /* F (likewise) */
 	struct fixed_rate unlabeled; /* unlabeled traffic as one flow: its price */
-	__u64 pad2;
-	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties (own line) */
+	__u64 pad2[8];
+	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
 	__u64 pad3[7];
 };
 

@@ -215,10 +215,6 @@ pub struct CoreConfigRaw {
     /// [`TRUST_LISTED`]: the interfaces (ifindexes) whose packets' labels count; 0 ends
     /// the list.
     pub trusted: [u32; MAX_TRUSTED],
-    /// Possible CPUs: the lanes a window's end merges (0: set by the loader).
-    pub nr_cpus: u32,
-    /// Padding.
-    pub pad: u32,
 }
 
 /// `CSFQ_TRUST_ANY`: labels count from every interface.
@@ -250,22 +246,26 @@ pub struct HistBin {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct CoreStateRaw {
-    /// `struct bpf_spin_lock` (reads as 0).
-    pub lock: u32,
-    /// In a congested window.
-    pub congested: u32,
     /// `alpha`, bit/s.
     pub alpha_bps: u64,
     /// Window start, ns.
     pub start_ns: u64,
-    /// Largest label of the current uncongested window, bit/s (paper's estimator).
-    pub max_label_bps: u64,
-    /// Overflow decreases left until the next update of `alpha`.
-    pub overflow_left: u32,
-    /// Padding.
-    pub pad: u32,
     /// The current window's number (histogram estimator).
     pub window: u64,
+    /// Windows before this one have had their `alpha` published.
+    pub published: u64,
+    /// In a congested window.
+    pub congested: u32,
+    /// Overflow decreases left until the next update of `alpha`.
+    pub overflow_left: u32,
+    /// Largest label of the current uncongested window, bit/s (paper's estimator).
+    pub max_label_bps: u64,
+    /// Padding: the lock on another cache line than the words every packet reads.
+    pub pad0: [u64; 8],
+    /// `struct bpf_spin_lock` (reads as 0).
+    pub lock: u32,
+    /// Padding.
+    pub pad1: u32,
     /// `A` (histogram estimator: the last window's average over all CPUs).
     pub arrival: FixedRate,
     /// `F` (likewise).
@@ -273,10 +273,10 @@ pub struct CoreStateRaw {
     /// Unlabeled traffic (label 0, or no label carrier) as one flow: its price.
     pub unlabeled: FixedRate,
     /// Padding.
-    pub pad2: u64,
-    /// When the virtual queue empties, ns (kernel monotonic clock), on its own cache line.
+    pub pad2: [u64; 8],
+    /// When the virtual queue empties, ns (kernel monotonic clock).
     pub vq_finish_ns: u64,
-    /// Padding to the end of that line.
+    /// Padding.
     pub pad3: [u64; 7],
 }
 
@@ -477,9 +477,13 @@ mod tests {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
         assert_eq!(size_of::<EdgeConfigRaw>(), 48);
-        assert_eq!(size_of::<CoreConfigRaw>(), 136);
-        assert_eq!(size_of::<CoreStateRaw>(), 192);
-        assert_eq!(std::mem::offset_of!(CoreStateRaw, vq_finish_ns), 128);
+        assert_eq!(size_of::<CoreConfigRaw>(), 128);
+        assert_eq!(size_of::<CoreStateRaw>(), 320);
+        // 64 bytes or more between what every packet reads, the lock, and the virtual
+        // queue every packet writes: never on one cache line, whatever the alignment.
+        assert_eq!(std::mem::offset_of!(CoreStateRaw, lock), 112);
+        assert_eq!(std::mem::offset_of!(CoreStateRaw, unlabeled), 168);
+        assert_eq!(std::mem::offset_of!(CoreStateRaw, vq_finish_ns), 256);
         assert_eq!(size_of::<FlowKeyRaw>(), 40);
         assert_eq!(size_of::<MayConfigRaw>(), 88);
         assert_eq!(size_of::<MayStateRaw>(), 48);

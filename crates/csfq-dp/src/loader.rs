@@ -107,17 +107,9 @@ pub(crate) fn set_edge_config(ebpf: &mut Ebpf, c: &EdgeConfigRaw) -> Result<(), 
         .map_err(|e| DpError::kernel("writing the edge configuration", e))
 }
 
-/// Writes the core's configuration, with the machine's possible CPUs when `c.nr_cpus` is 0.
 pub(crate) fn set_core_config(ebpf: &mut Ebpf, c: &CoreConfigRaw) -> Result<(), DpError> {
     let mut a: Array<&mut MapData, CoreConfigRaw> =
         Array::try_from(map(ebpf, "core_config")).expect("array");
-    let mut c = *c;
-    if c.nr_cpus == 0 {
-        c.nr_cpus = aya::util::nr_cpus()
-            .map_err(|(what, e)| DpError::kernel(what, e))?
-            .try_into()
-            .unwrap_or(u32::MAX);
-    }
     a.set(0, c, 0)
         .map_err(|e| DpError::kernel("writing the core configuration", e))
 }

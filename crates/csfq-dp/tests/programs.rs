@@ -657,11 +657,25 @@ fn core_histogram_merges_its_cpus_lanes_exactly() {
     if !dataplane_or_skip("core_histogram_merges_its_cpus_lanes_exactly") {
         return;
     }
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        eprintln!("skipped core_histogram_merges_its_cpus_lanes_exactly: one CPU");
+    if allowed_cpus().len() < 2 {
+        eprintln!("skipped core_histogram_merges_its_cpus_lanes_exactly: one CPU allowed");
         return;
     }
     replay_core_vectors_with("hcore", EST_HISTOGRAM, false, true);
+}
+
+/// The CPUs this thread may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills a cpu_set_t we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
 }
 
 /// Moves this thread to `cpu` (BPF_PROG_TEST_RUN runs the program on the caller's CPU).
@@ -690,12 +704,13 @@ fn replay_core_vectors_with(
     let mut q_in = 0u32;
     let (mut drops, mut relabels, mut unlabeled, mut unlabeled_in) = (0, 0, 0, 0);
     let (mut cpu, mut left, mut on_second) = (0usize, 0u64, 0);
+    let cpus = if two_cpus { allowed_cpus() } else { Vec::new() };
     for (i, l) in lines.iter().enumerate() {
         if two_cpus {
             if left == 0 {
                 cpu = 1 - cpu;
                 left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
-                pin_to(cpu);
+                pin_to(cpus[cpu]);
             }
             left -= 1;
             on_second += cpu;
