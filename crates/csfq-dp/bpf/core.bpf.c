@@ -153,12 +153,19 @@ static __always_inline struct csfq_core_slot *own_slot(__u64 w)
 	return sl;
 }
 
-/* CPU `cpu`'s lane; 0 past the machine's last CPU id. */
-static __always_inline struct csfq_core_lane *lane_of(__u32 cpu)
+/* CPU `cpu`'s slot if it holds window `w`, else 0; `*past` set past the machine's last
+ * CPU id. */
+static __always_inline struct csfq_core_slot *held_slot(__u32 cpu, __u64 w, int *past)
 {
 	__u32 zero = 0;
+	struct csfq_core_lane *lane = bpf_map_lookup_percpu_elem(&core_lanes, &zero, cpu);
+	struct csfq_core_slot *sl;
 
-	return bpf_map_lookup_percpu_elem(&core_lanes, &zero, cpu);
+	*past = !lane;
+	if (!lane)
+		return 0;
+	sl = &lane->slot[w & 1];
+	return READ_ONCE(sl->window) == w ? sl : 0;
 }
 
 /* A window's merged histogram (per CPU: only the CPU that ends a window uses it). */
@@ -217,14 +224,11 @@ static long clear_snapshot_bin(__u32 i, void *data)
 static long merge_lane(__u32 cpu, void *data)
 {
 	struct merge_ctx *c = data;
-	struct csfq_core_lane *lane = lane_of(cpu);
-	struct csfq_core_slot *sl;
+	int past;
+	struct csfq_core_slot *sl = held_slot(cpu, c->window, &past);
 
-	if (!lane)
-		return 1; /* stop */
-	sl = &lane->slot[c->window & 1];
-	if (READ_ONCE(sl->window) != c->window)
-		return 0;
+	if (!sl)
+		return past; /* 1 stops the loop */
 	c->sl = sl;
 	bpf_loop(HIST_BINS, merge_bin, c, 0);
 	c->first = 0;
@@ -359,15 +363,12 @@ struct max_ctx {
 static long max_of_lane(__u32 cpu, void *data)
 {
 	struct max_ctx *c = data;
-	struct csfq_core_lane *lane = lane_of(cpu);
-	struct csfq_core_slot *sl;
+	int past;
+	struct csfq_core_slot *sl = held_slot(cpu, c->window, &past);
 
-	if (!lane)
-		return 1; /* stop */
-	sl = &lane->slot[c->window & 1];
-	if (READ_ONCE(sl->window) == c->window && sl->max_label_bps > c->max_label)
+	if (sl && sl->max_label_bps > c->max_label)
 		c->max_label = sl->max_label_bps;
-	return 0;
+	return past; /* 1 stops the loop */
 }
 
 /* The paper's restart (fixed.rs estimate_alpha): alpha = 0 and a queue at the threshold
