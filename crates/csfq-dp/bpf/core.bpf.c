@@ -120,13 +120,14 @@ static __always_inline void slot_add(struct csfq_core_slot *sl, __u64 label, __u
 		sl->accepted_bytes += bytes;
 }
 
+/* bpf_loop over HIST_BINS: empties bin i of the histogram `data` points to the start of. */
 static long clear_bin(__u32 i, void *data)
 {
-	struct csfq_core_slot *sl = *(struct csfq_core_slot **)data;
+	struct csfq_hist_bin *bins = *(struct csfq_hist_bin **)data;
 	__u32 j = i & (HIST_BINS - 1);
 
-	sl->hist[j].bytes = 0;
-	sl->hist[j].inv = 0;
+	bins[j].bytes = 0;
+	bins[j].inv = 0;
 	return 0;
 }
 
@@ -142,7 +143,9 @@ static __always_inline struct csfq_core_slot *own_slot(__u64 w)
 		return 0;
 	sl = &lane->slot[w & 1];
 	if (sl->window != w) {
-		bpf_loop(HIST_BINS, clear_bin, &sl, 0);
+		struct csfq_hist_bin *bins = sl->hist;
+
+		bpf_loop(HIST_BINS, clear_bin, &bins, 0);
 		sl->max_label_bps = 0;
 		sl->arrived_bytes = 0;
 		sl->accepted_bytes = 0;
@@ -205,16 +208,6 @@ static long merge_bin(__u32 i, void *data)
 	c->total += bytes;
 	if (j > 0)
 		c->d += inv;
-	return 0;
-}
-
-static long clear_snapshot_bin(__u32 i, void *data)
-{
-	struct hist_snapshot *snap = *(struct hist_snapshot **)data;
-	__u32 j = i & (HIST_BINS - 1);
-
-	snap->bin[j].bytes = 0;
-	snap->bin[j].inv = 0;
 	return 0;
 }
 
@@ -310,8 +303,7 @@ static __always_inline void end_window(struct csfq_core_state *st, const struct 
 	if (!m.snap)
 		return;
 	bpf_loop(CSFQ_MAX_CPUS, merge_lane, &m, 0);
-	if (m.first) /* no lane held the window */
-		bpf_loop(HIST_BINS, clear_snapshot_bin, &m.snap, 0);
+	/* if no lane held the window, the snapshot is stale but unread: total is 0 */
 	/* csfq.rs target_bytes: C in kbit/s times the window (at most 2^31 ns). */
 	target = (p->capacity_bps / 1000) * (wlen < (1ULL << 31) ? wlen : (1ULL << 31)) / 8000000;
 	/* label_histogram.rs end_window: a window over 2 K_c long had an idle gap */
