@@ -1,6 +1,14 @@
-//! The event queue: integer-nanosecond time and a heap of events ordered by (time,
+//! The event queue: integer-nanosecond time and heaps of events ordered by (time,
 //! insertion order), so events at one instant run in the order they were scheduled and a
 //! run is the same at every seed-for-seed repetition.
+//!
+//! TCP's timers (a retransmission timeout per connection, a delayed ACK per receiver)
+//! wait in a heap of their own: there is one per flow and most are hundreds of
+//! milliseconds away, so they stay out of the way of the packets' events, which are taken
+//! far more often. The next event is the earlier of the two heaps' first, by the same key,
+//! so events run in the order one heap would give. A wire's packets are kept in order by
+//! the ports, each with the scheduling order it was given when sent
+//! ([`Events::reserve`]), and only its first is in a heap ([`Events::schedule_as`]).
 //!
 //! Components that are not the engine (hosts, overlay loops) do not touch the queue: they
 //! return [`Action`]s, which the engine carries out in order.
@@ -103,7 +111,10 @@ impl Ord for Event {
 /// The clock and the pending events.
 #[derive(Debug)]
 pub(crate) struct Events {
+    /// Every event but TCP's timers.
     heap: QuaternaryHeap<Event>,
+    /// Retransmission timeouts and delayed ACKs.
+    timers: QuaternaryHeap<Event>,
     next_seq: u64,
     now: Nanos,
     handled: u64,
@@ -113,6 +124,7 @@ impl Events {
     pub(crate) fn new() -> Self {
         Events {
             heap: QuaternaryHeap::with_capacity(1024),
+            timers: QuaternaryHeap::new(),
             next_seq: 0,
             now: Nanos::ZERO,
             handled: 0,
@@ -130,28 +142,50 @@ impl Events {
         self.handled
     }
 
-    /// Slots the heap has allocated.
+    /// Slots the heaps have allocated.
     pub(crate) fn capacity(&self) -> usize {
-        self.heap.capacity()
+        self.heap.capacity() + self.timers.capacity()
     }
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Nanos, kind: EventKind) {
+        let seq = self.reserve();
+        self.schedule_as(at, seq, kind);
+    }
+
+    /// The scheduling order of an event scheduled now, to be put in a heap later with
+    /// [`Events::schedule_as`] (a wire's later packets wait in their link's list, in
+    /// order, and only the first is in the heap).
+    #[inline]
+    pub(crate) fn reserve(&mut self) -> u64 {
         self.next_seq += 1;
-        self.heap.push(Event {
-            at,
-            seq: self.next_seq,
-            kind,
-        });
+        self.next_seq
+    }
+
+    /// Puts an event in its heap with the order [`Events::reserve`] gave it when it was
+    /// scheduled. It must not be earlier than the event being handled.
+    #[inline]
+    pub(crate) fn schedule_as(&mut self, at: Nanos, seq: u64, kind: EventKind) {
+        debug_assert!(at >= self.now && (1..=self.next_seq).contains(&seq));
+        let event = Event { at, seq, kind };
+        match kind {
+            EventKind::Rto(_) | EventKind::DelAck(_) => self.timers.push(event),
+            _ => self.heap.push(event),
+        }
     }
 
     /// The next event at or before `t`, with the clock moved to it.
     #[inline]
     pub(crate) fn next_until(&mut self, t: Nanos) -> Option<EventKind> {
-        if self.heap.peek().is_none_or(|e| e.at > t) {
+        let heap = match (self.heap.peek(), self.timers.peek()) {
+            (Some(e), Some(timer)) if timer.key() < e.key() => &mut self.timers,
+            (None, Some(_)) => &mut self.timers,
+            _ => &mut self.heap,
+        };
+        if heap.peek().is_none_or(|e| e.at > t) {
             return None;
         }
-        let ev = self.heap.pop().expect("peeked");
+        let ev = heap.pop().expect("peeked");
         self.now = ev.at;
         self.handled += 1;
         Some(ev.kind)
@@ -183,5 +217,96 @@ mod tests {
         assert_eq!(q.next_until(Nanos(25)), None);
         q.advance_to(Nanos(25));
         assert_eq!((q.now(), q.handled()), (Nanos(25), 3));
+    }
+
+    /// A timer scheduled before a packet event at the same instant runs first, one
+    /// scheduled after it runs after, though they wait in different heaps.
+    #[test]
+    fn timers_and_packets_interleave_by_scheduling_order() {
+        let mut q = Events::new();
+        q.schedule(Nanos(10), EventKind::Rto(1));
+        q.schedule(Nanos(10), EventKind::Arrive(2));
+        q.schedule(Nanos(10), EventKind::DelAck(3));
+        q.schedule(Nanos(5), EventKind::TxDone(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.next_until(Nanos(10))).collect();
+        assert_eq!(
+            order,
+            [
+                EventKind::TxDone(4),
+                EventKind::Rto(1),
+                EventKind::Arrive(2),
+                EventKind::DelAck(3)
+            ]
+        );
+    }
+
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, VecDeque};
+
+    proptest! {
+        /// Events scheduled at random (many at one instant), timers among them, and wires
+        /// whose packets wait in order with only the first in a heap, as the ports keep
+        /// them: every event runs in the order of one sorted map of (time, scheduling
+        /// order) holding all of them from the moment they were scheduled.
+        #[test]
+        fn heaps_and_wires_run_events_in_one_order(
+            ops in proptest::collection::vec((0u8..4, 0u64..4, 0usize..3), 1..400)
+        ) {
+            let mut q = Events::new();
+            let mut all: BTreeMap<(Nanos, u64), EventKind> = BTreeMap::new();
+            let mut wires: [VecDeque<(Nanos, u64, u32)>; 3] = Default::default();
+            let mut seq = 0u64;
+            let check_pop = |q: &mut Events,
+                             all: &mut BTreeMap<(Nanos, u64), EventKind>,
+                             wires: &mut [VecDeque<(Nanos, u64, u32)>; 3]| {
+                let got = q.next_until(Nanos(u64::MAX));
+                let want = all.pop_first();
+                assert_eq!(got, want.map(|(_, kind)| kind));
+                if let Some(((at, _), _)) = want {
+                    assert_eq!(q.now(), at);
+                }
+                if let Some(EventKind::Arrive(id)) = got {
+                    let w = wires.iter_mut().find(|w| w.front().is_some_and(|f| f.2 == id));
+                    let w = w.expect("an arrival is its wire's first packet");
+                    w.pop_front();
+                    if let Some(&(at, seq, next)) = w.front() {
+                        q.schedule_as(at, seq, EventKind::Arrive(next));
+                    }
+                }
+            };
+            for (id, (what, delay, link)) in ops.into_iter().enumerate() {
+                let id = id as u32;
+                let at = q.now() + Nanos(delay);
+                match what {
+                    0 | 1 => {
+                        let kind = match (what, id % 2) {
+                            (0, 0) => EventKind::Rto(id),
+                            (0, _) => EventKind::DelAck(id),
+                            _ => EventKind::Source(id),
+                        };
+                        q.schedule(at, kind);
+                        seq += 1;
+                        all.insert((at, seq), kind);
+                    }
+                    2 => {
+                        let w = &mut wires[link];
+                        let at = w.back().map_or(at, |b| at.max(b.0));
+                        let s = q.reserve();
+                        seq += 1;
+                        prop_assert_eq!(s, seq);
+                        all.insert((at, s), EventKind::Arrive(id));
+                        if w.is_empty() {
+                            q.schedule_as(at, s, EventKind::Arrive(id));
+                        }
+                        w.push_back((at, s, id));
+                    }
+                    _ => check_pop(&mut q, &mut all, &mut wires),
+                }
+            }
+            while !all.is_empty() {
+                check_pop(&mut q, &mut all, &mut wires);
+            }
+            prop_assert_eq!(q.next_until(Nanos(u64::MAX)), None);
+        }
     }
 }

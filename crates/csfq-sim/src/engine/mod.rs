@@ -197,7 +197,7 @@ impl Simulation {
     fn handle(&mut self, kind: EventKind) {
         match kind {
             EventKind::Arrive(slot) => {
-                let p = self.ports.arrival(slot);
+                let p = self.ports.arrival(slot, &mut self.events);
                 self.forward(p);
             }
             EventKind::TxDone(port) => {

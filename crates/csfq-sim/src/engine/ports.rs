@@ -41,6 +41,28 @@ pub(super) struct Port {
     traced: bool,
     /// The port leaves a router: the first such port a packet meets is its edge.
     from_router: bool,
+    /// The slot of the last packet put on this port's wire ([`NONE`] if none yet), and
+    /// when it arrives: until then it is the wire's last, and the next is put behind it.
+    wire_tail: u32,
+    wire_tail_at: Nanos,
+}
+
+/// No slot.
+const NONE: u32 = u32::MAX;
+
+/// A packet on a wire. A link's packets arrive in the order they were sent, so they wait
+/// in a list in that order and only the first one's `Arrive` event is in the heap; each
+/// keeps the scheduling order it was given when sent, so the heap takes every `Arrive`
+/// exactly when it would if all were in it.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    packet: SimPacket,
+    at: Nanos,
+    seq: u64,
+    /// The next packet on the same wire ([`NONE`] if none).
+    next: u32,
+    /// The port that sent it; [`NONE`] once it has arrived and the slot is free.
+    port: u32,
 }
 
 /// What a router port records for its link's report: counters, and time series sampled
@@ -63,8 +85,9 @@ pub(super) struct Ports {
     pub(super) ports: Vec<Port>,
     /// The ports' random streams (see `Port::rng`).
     rngs: Vec<Pcg64Mcg>,
-    /// Packets propagating on links, indexed by the slot their `Arrive` event names.
-    in_flight: Vec<SimPacket>,
+    /// Packets propagating on links, each in its wire's list; an `Arrive` event names
+    /// the slot of its wire's first.
+    in_flight: Vec<InFlight>,
     free_slots: Vec<u32>,
     /// Packets put on a wire so far.
     pub(super) hops: u64,
@@ -95,6 +118,8 @@ impl Ports {
                 peak_packets: 0,
                 record: p.between_routers.then(Box::default),
                 traced: false,
+                wire_tail: NONE,
+                wire_tail_at: Nanos::ZERO,
             })
             .collect();
         // Schedulers get weights relative to the smallest, so every quantum is at least
@@ -186,11 +211,19 @@ impl Ports {
         self.in_flight.capacity()
     }
 
-    /// The packet that arrives at the end of its hop, its slot freed.
+    /// The packet that arrives at the end of its hop, its slot freed and the next packet
+    /// on its wire, if any, put in the heap.
     #[inline]
-    pub(super) fn arrival(&mut self, slot: u32) -> SimPacket {
+    pub(super) fn arrival(&mut self, slot: u32, events: &mut Events) -> SimPacket {
         self.free_slots.push(slot);
-        self.in_flight[slot as usize]
+        let w = &mut self.in_flight[slot as usize];
+        w.port = NONE;
+        let (packet, next) = (w.packet, w.next);
+        if next != NONE {
+            let n = &self.in_flight[next as usize];
+            events.schedule_as(n.at, n.seq, EventKind::Arrive(next));
+        }
+        packet
     }
 
     /// A packet reaches port `port_id` (its `local` and `enq` set): labeled if this is its
@@ -315,20 +348,52 @@ impl Ports {
         let tx = Nanos::transmission(p.size, def.rate_bps);
         p.hop += 1;
         let arrive = now + tx + def.delay;
+        // Is the wire's last packet still on it? It is if it arrives later than now; if
+        // it arrives now, its slot says whether it has yet (a slot freed, or taken by
+        // another port's packet, names no longer this port).
+        let port = &mut self.ports[port_id];
+        let tail = port.wire_tail;
+        let on_wire = tail != NONE
+            && (port.wire_tail_at > now
+                || (port.wire_tail_at == now
+                    && self.in_flight[tail as usize].port == port_id as u32));
+        // Links never change their delay or rate during a run, so this always holds; if
+        // it did not, the packet would wait in the heap on its own, not out of order.
+        let behind = on_wire && port.wire_tail_at <= arrive;
         // Packets on the wire wait in a slab; events carry only the slot, keeping heap
         // entries small.
+        let w = InFlight {
+            packet: p,
+            at: arrive,
+            seq: events.reserve(),
+            next: NONE,
+            port: port_id as u32,
+        };
         let slot = match self.free_slots.pop() {
             Some(slot) => {
-                self.in_flight[slot as usize] = p;
+                self.in_flight[slot as usize] = w;
                 slot
             }
             None => {
-                self.in_flight.push(p);
+                self.in_flight.push(w);
                 (self.in_flight.len() - 1) as u32
             }
         };
-        events.schedule(arrive, EventKind::Arrive(slot));
+        if behind {
+            // Behind the wire's last packet: a wire's packets arrive in the order they
+            // were sent (each starts after the last one's transmission, and all take the
+            // same delay).
+            self.in_flight[tail as usize].next = slot;
+        } else {
+            debug_assert!(
+                !on_wire,
+                "a packet would arrive before the one sent before it"
+            );
+            events.schedule_as(arrive, w.seq, EventKind::Arrive(slot));
+        }
         let port = &mut self.ports[port_id];
+        port.wire_tail = slot;
+        port.wire_tail_at = arrive;
         port.busy_until = now + tx;
         if !port.disc.is_empty() {
             port.txdone_pending = true;
