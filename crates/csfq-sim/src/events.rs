@@ -177,15 +177,16 @@ impl Events {
     /// The next event at or before `t`, with the clock moved to it.
     #[inline]
     pub(crate) fn next_until(&mut self, t: Nanos) -> Option<EventKind> {
-        let heap = match (self.heap.peek(), self.timers.peek()) {
-            (Some(e), Some(timer)) if timer.key() < e.key() => &mut self.timers,
-            (None, Some(_)) => &mut self.timers,
-            _ => &mut self.heap,
+        let (at, heap) = match (self.heap.peek(), self.timers.peek()) {
+            (Some(e), Some(timer)) if timer.key() < e.key() => (timer.at, &mut self.timers),
+            (Some(e), _) => (e.at, &mut self.heap),
+            (None, Some(timer)) => (timer.at, &mut self.timers),
+            (None, None) => return None,
         };
-        if heap.peek().is_none_or(|e| e.at > t) {
+        if at > t {
             return None;
         }
-        let ev = heap.pop().expect("peeked");
+        let ev = heap.pop()?;
         self.now = ev.at;
         self.handled += 1;
         Some(ev.kind)
