@@ -284,87 +284,6 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     }
 }
 
-#[test]
-fn reproduce_all_writes_the_report() {
-    let out = tmp("all");
-    // What an interrupted earlier run leaves: its staging directory, and an old report.
-    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
-    std::fs::write(out.join("report.md"), "an old report\n").unwrap();
-    let o = csfq(
-        &[
-            "reproduce",
-            "--all",
-            "--seeds",
-            "1-2",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &out,
-    );
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}");
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    // Everything was staged and published: no staging directory is left, the stale one
-    // is gone, and the report is the new one.
-    let staged: Vec<_> = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".partial-"))
-        .collect();
-    assert!(staged.is_empty(), "{staged:?}");
-    assert!(
-        md.starts_with("# csfq: the published experiments"),
-        "{}",
-        &md[..40]
-    );
-    for id in csfq_papers::experiments::EXPERIMENTS.iter().map(|e| e.id) {
-        assert!(stdout.contains(id), "{id} missing from the summary");
-        assert!(
-            md.contains(&format!("## {id}")),
-            "{id} missing from report.md"
-        );
-        assert!(
-            html.contains(&format!("{id}/{id}.svg")),
-            "{id} figure missing from report.html"
-        );
-        assert!(out.join(id).join(format!("{id}.svg")).exists());
-        assert!(out.join(id).join("results.csv").exists());
-    }
-    assert!(md.contains("**Verdict:**"));
-    // Two seeds: each verdict the mean of both, and the summary counts the ones that
-    // flip with the seed.
-    assert!(md.contains("--seeds 1-2"), "the command line in the report");
-    assert!(md.contains("mean of seeds 1-2"));
-    assert!(md.contains("of them flip with the seed"));
-    assert!(md.contains("\nIn all: "));
-    // The sensitivity section judges the verdicts again at other values of the papers'
-    // unstated parameters.
-    assert!(md.contains("## Sensitivity to unstated parameters"));
-    assert!(
-        md.contains("| RED/FRED max_p = 0.02 |"),
-        "csfq-fig3b's columns"
-    );
-    assert!(md.contains(" robust |"));
-    // The section beyond the papers: 5 scenarios x 5 schemes, figures for the 4 with a UDP.
-    assert!(md.contains("## CSFQ at scale"), "scale section missing");
-    let csv = std::fs::read_to_string(out.join("scale/results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 25, "{csv}");
-    for id in [
-        "scale-1000",
-        "scale-tcp-step",
-        "scale-udp-step",
-        "csfq-fig3b",
-    ] {
-        for what in ["udp", "alpha"] {
-            let f = format!("scale/{id}-{what}.svg");
-            assert!(out.join(&f).exists(), "{f}");
-            assert!(md.contains(&f), "{f} not in report.md");
-        }
-    }
-}
-
 /// `csfq dp` rejects bad units and weights before touching the kernel, saying what it
 /// expected, with clap's usage-error status.
 #[test]
@@ -853,16 +772,84 @@ fn a_trace_stops_at_its_limit_and_says_so() {
     );
 }
 
+/// What `reproduce --all --seeds 1-2` publishes in `out`, its summary `stdout`: every
+/// experiment in the report with its figure and results, verdicts over two seeds, the
+/// sensitivity section and the section at scale; no staging directory left.
+fn check_report_of_two_seeds(out: &Path, stdout: &str) {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // Everything was staged and published: no staging directory is left, the stale one
+    // is gone, and the report is the new one.
+    let staged: Vec<_> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".partial-"))
+        .collect();
+    assert!(staged.is_empty(), "{staged:?}");
+    assert!(
+        md.starts_with("# csfq: the published experiments"),
+        "{}",
+        &md[..40]
+    );
+    for id in csfq_papers::experiments::EXPERIMENTS.iter().map(|e| e.id) {
+        assert!(stdout.contains(id), "{id} missing from the summary");
+        assert!(
+            md.contains(&format!("## {id}")),
+            "{id} missing from report.md"
+        );
+        assert!(
+            html.contains(&format!("{id}/{id}.svg")),
+            "{id} figure missing from report.html"
+        );
+        assert!(out.join(id).join(format!("{id}.svg")).exists());
+        assert!(out.join(id).join("results.csv").exists());
+    }
+    assert!(md.contains("**Verdict:**"));
+    // Two seeds: each verdict the mean of both, and the summary counts the ones that
+    // flip with the seed.
+    assert!(md.contains("--seeds 1-2"), "the command line in the report");
+    assert!(md.contains("mean of seeds 1-2"));
+    assert!(md.contains("of them flip with the seed"));
+    assert!(md.contains("\nIn all: "));
+    // The sensitivity section judges the verdicts again at other values of the papers'
+    // unstated parameters.
+    assert!(md.contains("## Sensitivity to unstated parameters"));
+    assert!(
+        md.contains("| RED/FRED max_p = 0.02 |"),
+        "csfq-fig3b's columns"
+    );
+    assert!(md.contains(" robust |"));
+    // The section beyond the papers: 5 scenarios x 5 schemes, figures for the 4 with a UDP.
+    assert!(md.contains("## CSFQ at scale"), "scale section missing");
+    let csv = std::fs::read_to_string(out.join("scale/results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 25, "{csv}");
+    for id in [
+        "scale-1000",
+        "scale-tcp-step",
+        "scale-udp-step",
+        "csfq-fig3b",
+    ] {
+        for what in ["udp", "alpha"] {
+            let f = format!("scale/{id}-{what}.svg");
+            assert!(out.join(&f).exists(), "{f}");
+            assert!(md.contains(&f), "{f} not in report.md");
+        }
+    }
+}
+
 /// `reproduce --all` interrupted while it writes its experiments' files leaves nothing that
 /// looks like a result: no experiment directory and no report, only its hidden staging
 /// directory, which the next run removes, and the runs it finished, which the next run
-/// takes instead of simulating them again (then removes).
+/// takes instead of simulating them again (then removes), publishing the whole report.
+/// One test, over two seeds, so the suite simulates every experiment once, not once to
+/// interrupt and once more to publish.
 #[test]
-fn reproduce_all_interrupted_while_writing_publishes_nothing() {
+fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
     use std::os::unix::process::CommandExt as _;
     let out = tmp("all-sigint");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_csfq"));
-    cmd.args(["reproduce", "--all", "--seeds", "1", "--out"])
+    cmd.args(["reproduce", "--all", "--seeds", "1-2", "--out"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -889,7 +876,7 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing() {
             })
     };
     let t0 = std::time::Instant::now();
-    while !writing() && t0.elapsed().as_secs() < 900 {
+    while !writing() && t0.elapsed().as_secs() < 1800 {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(writing(), "the write phase never began");
@@ -914,8 +901,12 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing() {
     // publishes the report, and removes them.
     let kept = std::fs::read_dir(out.join(".runs")).map_or(0, |d| d.count());
     assert!(kept > 1000, "the finished runs should be kept: {kept}");
+    // What an interrupted earlier run leaves beside this one's: a staging directory, and an
+    // old report.
+    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
+    std::fs::write(out.join("report.md"), "an old report\n").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_csfq"))
-        .args(["reproduce", "--all", "--seeds", "1", "--out"])
+        .args(["reproduce", "--all", "--seeds", "1-2", "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -940,7 +931,7 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing() {
         reused >= kept && made == 0,
         "{reused} taken of {kept} kept, {made} simulated"
     );
-    assert!(out.join("report.md").exists());
+    check_report_of_two_seeds(&out, &String::from_utf8_lossy(&o.stdout));
     assert!(
         !out.join(".runs").exists(),
         "kept runs are removed once the report is out"
