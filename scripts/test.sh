@@ -7,16 +7,15 @@ cd "$(dirname "$0")/.."
 # Each step says how long it took (seconds since the start), so a slow machine shows where.
 step() { echo "scripts/test.sh: $1 done at ${SECONDS} s" >&2; }
 
-cargo test --workspace
-step "cargo test --workspace"
-# The per-packet benchmark, each case once: its driver checks that every discipline runs at
-# a congested link (packets conserved, the link busy) before it would be timed.
-cargo test -p csfq-algo --benches
-step "the benchmark's checks"
+# Every target in one build, so the dependencies are compiled once, with one set of
+# features: the libraries, the binaries and the integration tests, the examples (built), and
+# the per-packet benchmark, each case once (its driver checks that every discipline runs at
+# a congested link, packets conserved and the link busy, before it would be timed).
+cargo test --workspace --all-targets
+step "cargo test --workspace --all-targets"
+cargo test --workspace --doc
+step "the documentation's examples"
 
-# The Python tests compare the package with the `csfq` command built from this tree.
-cargo build --release -p csfq-cli
-step "the release build"
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 venv="$target/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
@@ -31,5 +30,7 @@ fi
 (cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
     CARGO_TARGET_DIR="$target" maturin develop --release -q)
 step "the Python package's build"
-CSFQ_BIN="$target/release/csfq" "$venv/bin/python" -m pytest -q python/tests
+# The Python tests compare the package with the `csfq` command built from this tree: the
+# one the first step built (the test profile: optimized, with debug assertions).
+CSFQ_BIN="$target/debug/csfq" "$venv/bin/python" -m pytest -q python/tests
 step "the Python tests"
