@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 step() { echo "scripts/test.sh: $1 done at ${SECONDS} s" >&2; }
 
 # Every target in one build, so the dependencies are compiled once, with one set of
-# features: the libraries, the binaries and the integration tests, the examples (built), and
-# the per-packet benchmark, each case once (its driver checks that every discipline runs at
-# a congested link, packets conserved and the link busy, before it would be timed).
+# features: the libraries, the binaries and the integration tests, the examples (compiled
+# as tests), and the per-packet benchmark, each case once (its driver checks that every
+# discipline runs at a congested link, packets conserved and the link busy, before it would
+# be timed).
 cargo test --workspace --all-targets
 step "cargo test --workspace --all-targets"
 cargo test --workspace --doc
@@ -32,5 +33,9 @@ fi
 step "the Python package's build"
 # The Python tests compare the package with the `csfq` command built from this tree: the
 # one the first step built (the test profile: optimized, with debug assertions).
+if [ ! -x "$target/debug/csfq" ]; then
+    echo "scripts/test.sh: $target/debug/csfq was not built" >&2
+    exit 1
+fi
 CSFQ_BIN="$target/debug/csfq" "$venv/bin/python" -m pytest -q python/tests
 step "the Python tests"

@@ -20,11 +20,17 @@ SCENARIOS = REPO / "scenarios"
 
 
 def csfq_bin() -> str:
-    """The `csfq` command built from this tree (CSFQ_BIN, else target/{release,debug})."""
-    for c in [os.environ.get("CSFQ_BIN"), REPO / "target/release/csfq", REPO / "target/debug/csfq"]:
-        if c and pathlib.Path(c).is_file():
-            return str(c)
-    pytest.fail("no csfq binary: build it with `cargo build --release` or set CSFQ_BIN")
+    """The `csfq` command built from this tree: CSFQ_BIN (scripts/test.sh sets it), else the
+    newer of target/release/csfq and target/debug/csfq."""
+    given = os.environ.get("CSFQ_BIN")
+    if given:
+        if not pathlib.Path(given).is_file():
+            pytest.fail(f"CSFQ_BIN={given} is not a file")
+        return given
+    built = [p for p in (REPO / "target/release/csfq", REPO / "target/debug/csfq") if p.is_file()]
+    if not built:
+        pytest.fail("no csfq binary: build it with `cargo build --release` or set CSFQ_BIN")
+    return str(max(built, key=lambda p: p.stat().st_mtime))
 
 
 def three_udp(discipline="drr", rate=6.0):

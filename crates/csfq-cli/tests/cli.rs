@@ -862,7 +862,7 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
             Ok(())
         });
     }
-    let child = cmd.spawn().unwrap();
+    let mut child = cmd.spawn().unwrap();
     // The write phase has begun once an experiment's directory appears in the staging
     // directory.
     let writing = || {
@@ -877,6 +877,16 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
     };
     let t0 = std::time::Instant::now();
     while !writing() && t0.elapsed().as_secs() < 1800 {
+        // A run that ended (failed, or finished between two looks) is reported at once,
+        // not after the whole bound.
+        if child.try_wait().unwrap().is_some() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the run ended before its write phase was seen ({}): {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(writing(), "the write phase never began");
