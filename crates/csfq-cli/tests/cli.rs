@@ -848,6 +848,10 @@ fn check_report_of_two_seeds(out: &Path, stdout: &str) {
 fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
     use std::os::unix::process::CommandExt as _;
     let out = tmp("all-sigint");
+    // What an earlier interrupted run and an earlier report leave: a staging directory
+    // (removed when a run starts) and a report (which an interrupted run leaves as it was).
+    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
+    std::fs::write(out.join("report.md"), "an old report\n").unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_csfq"));
     cmd.args(["reproduce", "--all", "--seeds", "1-2", "--out"])
         .arg(&out)
@@ -863,18 +867,10 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
         });
     }
     let mut child = cmd.spawn().unwrap();
-    // The write phase has begun once an experiment's directory appears in the staging
-    // directory.
-    let writing = || {
-        std::fs::read_dir(&out)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                e.file_name().to_string_lossy().starts_with(".partial-")
-                    && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some())
-            })
-    };
+    // The write phase has begun once an experiment's directory appears in the run's own
+    // staging directory.
+    let stage = out.join(format!(".partial-{}", child.id()));
+    let writing = || std::fs::read_dir(&stage).is_ok_and(|mut d| d.next().is_some());
     let t0 = std::time::Instant::now();
     while !writing() && t0.elapsed().as_secs() < 1800 {
         // A run that ended (failed, or finished between two looks) is reported at once,
@@ -900,21 +896,28 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
         "the run finished before the interrupt: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // Nothing new is published, the old report is as it was, and the stale staging
+    // directory is gone; the run's own is left for the next run to remove.
     let published: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| !n.starts_with(".partial-") && n != ".runs")
         .collect();
-    assert!(published.is_empty(), "{published:?}");
+    assert_eq!(published, ["report.md"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        "an old report\n"
+    );
+    assert!(
+        !out.join(".partial-1").exists(),
+        "the stale staging directory"
+    );
+    assert!(stage.exists(), "the interrupted run's staging directory");
     // The runs it finished are kept: run again, it takes them instead of simulating them,
     // publishes the report, and removes them.
     let kept = std::fs::read_dir(out.join(".runs")).map_or(0, |d| d.count());
     assert!(kept > 1000, "the finished runs should be kept: {kept}");
-    // What an interrupted earlier run leaves beside this one's: a staging directory, and an
-    // old report.
-    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
-    std::fs::write(out.join("report.md"), "an old report\n").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_csfq"))
         .args(["reproduce", "--all", "--seeds", "1-2", "--out"])
         .arg(&out)
