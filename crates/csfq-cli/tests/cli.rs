@@ -839,7 +839,8 @@ fn check_report_of_two_seeds(out: &Path, stdout: &str) {
 }
 
 /// `reproduce --all` interrupted while it writes its experiments' files leaves nothing that
-/// looks like a result: no experiment directory and no report, only its hidden staging
+/// looks like a result: no experiment directory and no new report (an earlier one is left
+/// as it was), only its hidden staging
 /// directory, which the next run removes, and the runs it finished, which the next run
 /// takes instead of simulating them again (then removes), publishing the whole report.
 /// One test, over two seeds, so the suite simulates every experiment once, not once to
