@@ -596,11 +596,9 @@ pub fn maxmin(path: &Path, json: bool) -> Result<()> {
         .enumerate()
         .filter(|(_, p)| p.between_routers)
         .map(|(pi, _)| {
-            let used = topo
-                .flows
-                .iter()
+            let used = (0..topo.flows.len())
                 .zip(&alloc)
-                .filter(|(f, _)| f.fwd_ports().any(|p| p == pi))
+                .filter(|&(f, _)| topo.fwd_ports(f).any(|p| p == pi))
                 .map(|(_, a)| a)
                 .sum();
             (pi, used)

@@ -168,9 +168,9 @@ fn heterogeneous_delays_and_periodic_transfers() {
     let s = find("may-fig5").unwrap().scenario();
     let t = csfq_sim::Topology::build(&s).unwrap();
     let rtt = |f: usize| {
-        let d: u64 = t.flows[f]
-            .fwd_ports()
-            .chain(t.flows[f].rev_ports())
+        let d: u64 = t
+            .fwd_ports(f)
+            .chain(t.rev_ports(f))
             .map(|p| t.ports[p].delay.0)
             .sum();
         d as f64 / 1e6

@@ -103,9 +103,9 @@ fn per_flow_state_is_only_where_a_flow_is() {
         assert_eq!(topo.ports.len(), 6 + 4 * 100_000);
         let crossing = topo.port_flows().to_vec();
         let mut edge_flows = vec![0usize; topo.ports.len()];
-        for f in &topo.flows {
-            let edge = f
-                .fwd_ports()
+        for f in 0..topo.flows.len() {
+            let edge = topo
+                .fwd_ports(f)
                 .find(|&p| topo.nodes[topo.ports[p].from as usize].is_router());
             edge_flows[edge.unwrap()] += 1;
         }

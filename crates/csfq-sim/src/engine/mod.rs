@@ -86,7 +86,7 @@ impl Simulation {
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
         let hosts = Hosts::build(&topo, TcpParams::from(&s.tcp), s.seed, samples, |i| {
             ports
-                .edge(topo.flows[i].fwd_ports())
+                .edge(topo.fwd_ports(i))
                 .is_some_and(Discipline::is_tuf)
         });
         let loops = Loops::build(&topo, s);
@@ -276,8 +276,13 @@ impl Simulation {
         let hop = p.hop as usize;
         let next = match p.kind {
             Kind::Data => {
-                let def = &self.topo.flows[p.flow.index()];
-                if let Some(o) = def.overlay {
+                let f = p.flow.index();
+                let overlay = if self.topo.rides_overlay(f) {
+                    self.topo.flows[f].overlay
+                } else {
+                    None
+                };
+                if let Some(o) = overlay {
                     if p.hop == o.entry && !p.shaped {
                         // Into the loop's shaper queue; it sends the packet on later.
                         p.local = o.local;
@@ -293,12 +298,14 @@ impl Simulation {
                         self.loops.egress_data(o.id as usize, p.size);
                     }
                 }
-                def.fwd().get(hop).map(|h| (h.port as usize, h.local))
+                self.topo
+                    .hop(f, true, hop)
+                    .map(|h| (h.port as usize, h.local))
             }
-            Kind::Ack => {
-                let def = &self.topo.flows[p.flow.index()];
-                def.rev().get(hop).map(|h| (h.port as usize, h.local))
-            }
+            Kind::Ack => self
+                .topo
+                .hop(p.flow.index(), false, hop)
+                .map(|h| (h.port as usize, h.local)),
             Kind::Control => {
                 let def = &self.topo.loops[self.loops.of_message(&p)];
                 def.fwd.get(hop).map(|&port| (port, def.fwd_local[hop]))

@@ -136,7 +136,7 @@ impl Ports {
                 // ns-2's DRR hashes the source address: the flow's own sending host,
                 // numbered in flow order.
                 let bucket = csfq_algo::drr::ns2_bucket(i as u32, buckets);
-                for h in f.fwd() {
+                for h in topo.fwd(i) {
                     ports[h.port as usize]
                         .disc
                         .set_bucket(FlowId(h.local), bucket);
@@ -144,14 +144,18 @@ impl Ports {
             }
             // Disciplines know a flow by its index at their port.
             if weighted {
-                for h in f.fwd() {
+                for h in topo.fwd(i) {
                     ports[h.port as usize]
                         .disc
                         .set_scheduling_weight(FlowId(h.local), f.weight / min_weight);
                 }
             }
             // The flow's edge is the first router on its path: weights live there.
-            if let Some(h) = f.fwd().iter().find(|h| ports[h.port as usize].from_router) {
+            if let Some(h) = topo
+                .fwd(i)
+                .iter()
+                .find(|h| ports[h.port as usize].from_router)
+            {
                 let port = &mut ports[h.port as usize];
                 port.disc
                     .set_weight(FlowId(h.local), f.weight, &mut rngs[port.rng as usize]);

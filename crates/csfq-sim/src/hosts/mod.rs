@@ -199,7 +199,7 @@ impl Hosts {
                 .open_loop
                 .as_deref()
                 .map_or(tcp.segment_bytes, OpenLoopDef::packet_bytes);
-            let base = f.fwd().iter().fold(Nanos::ZERO, |t, h| {
+            let base = topo.fwd(i).iter().fold(Nanos::ZERO, |t, h| {
                 let p = &topo.ports[h.port as usize];
                 t + Nanos::transmission(data_bytes, p.rate_bps) + p.delay
             });

@@ -8,7 +8,8 @@ use rand::Rng;
 use super::loops::build_loops;
 use super::ACCESS_BUFFER_BYTES;
 use super::{
-    BuildError, CbrDef, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Topology,
+    BuildError, CbrDef, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Route,
+    Topology,
 };
 use crate::config::{
     Arrivals, DisciplineKind, FlowKind, FlowSpec, ScenarioFile, RLM_DEFAULT_BASE_KBPS,
@@ -46,6 +47,7 @@ impl Topology {
             ports.iter().map(|p| (p.from as usize, p.to as usize)),
         );
         let mut flows = Vec::new();
+        let (mut flow_routes, mut route_hops) = (Vec::new(), Vec::new());
         for (table, spec) in s.flows.iter().enumerate() {
             let spec = spec.get_ref();
             // Web tables draw their transfers' start gaps and sizes from a stream of their own.
@@ -175,32 +177,43 @@ impl Topology {
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
                     size_pkts,
-                    fwd_len: fwd.len() as u16,
-                    // Numbered by assign_local_ids once every flow is known.
-                    hops: fwd
-                        .iter()
-                        .chain(&rev)
-                        .map(|&p| Hop {
-                            port: p as u32,
-                            local: 0,
-                        })
-                        .collect(),
                     overlay,
                 });
+                flow_routes.push(Route {
+                    base: route_hops.len() as u32,
+                    fwd_len: fwd.len() as u16,
+                    len: (fwd.len() + rev.len()) as u16,
+                    overlay: overlay.is_some(),
+                });
+                // Numbered by assign_local_ids once every flow is known.
+                route_hops.extend(fwd.iter().chain(&rev).map(|&p| Hop {
+                    port: p as u32,
+                    local: 0,
+                }));
             }
         }
         let mut loops = loops;
-        let port_flows = assign_local_ids(&mut flows, &mut loops, ports.len());
+        let port_flows = assign_local_ids(
+            &mut flows,
+            &flow_routes,
+            &mut route_hops,
+            &mut loops,
+            ports.len(),
+        );
         // Grown one element at a time; the slack would stay for the whole run.
         nodes.shrink_to_fit();
         ports.shrink_to_fit();
         flows.shrink_to_fit();
+        flow_routes.shrink_to_fit();
+        route_hops.shrink_to_fit();
         Ok(Topology {
             nodes,
             ports,
             flows,
             loops,
             port_flows,
+            routes: flow_routes,
+            route_hops,
         })
     }
 }
@@ -242,7 +255,13 @@ fn open_loop(spec: &FlowSpec, j: u32, flow: usize) -> Result<Option<OpenLoopDef>
 /// per-flow state is as large as the flows that cross it, whatever the network's size; a
 /// flow whose data and ACKs cross one port has one number there. Each overlay loop's
 /// shaper numbers its flows likewise. Returns the count at each port.
-fn assign_local_ids(flows: &mut [FlowDef], loops: &mut [LoopDef], ports: usize) -> Vec<u32> {
+fn assign_local_ids(
+    flows: &mut [FlowDef],
+    routes: &[Route],
+    route_hops: &mut [Hop],
+    loops: &mut [LoopDef],
+    ports: usize,
+) -> Vec<u32> {
     let mut count = vec![0u32; ports];
     let mut shaper = vec![0u32; loops.len()];
     let mut number = |p: usize| {
@@ -250,13 +269,14 @@ fn assign_local_ids(flows: &mut [FlowDef], loops: &mut [LoopDef], ports: usize) 
         count[p] += 1;
         n
     };
-    for f in flows.iter_mut() {
-        let n = f.fwd_len as usize;
-        for i in 0..f.hops.len() {
-            let p = f.hops[i].port;
+    for (f, r) in flows.iter_mut().zip(routes) {
+        let n = r.fwd_len as usize;
+        let hops = &mut route_hops[r.base as usize..][..r.len as usize];
+        for i in 0..hops.len() {
+            let p = hops[i].port;
             // A port the data and the ACKs both cross numbers the flow once.
-            let seen = (i >= n).then(|| f.hops[..n].iter().find(|h| h.port == p));
-            f.hops[i].local = match seen.flatten() {
+            let seen = (i >= n).then(|| hops[..n].iter().find(|h| h.port == p));
+            hops[i].local = match seen.flatten() {
                 Some(h) => h.local,
                 None => number(p as usize),
             };
@@ -358,13 +378,13 @@ mod tests {
             }
             let s = ScenarioFile::parse(&text, std::path::Path::new("r.toml")).unwrap();
             let t = Topology::build(&s).unwrap();
-            for f in &t.flows {
-                let fwd: Vec<usize> = f.fwd_ports().collect();
+            for f in 0..t.flows.len() {
+                let fwd: Vec<usize> = t.fwd_ports(f).collect();
                 let (src, dst) = (t.ports[fwd[0]].from, t.ports[*fwd.last().unwrap()].to);
                 let (src, dst) = (src as usize, dst as usize);
                 assert_eq!(fwd, reference_path(&t, src, dst));
                 assert_eq!(
-                    f.rev_ports().collect::<Vec<_>>(),
+                    t.rev_ports(f).collect::<Vec<_>>(),
                     reference_path(&t, dst, src)
                 );
             }

@@ -95,7 +95,7 @@ impl Topology {
             f64::from(tcp.segment_bytes) * 8.0,
             f64::from(tcp.ack_bytes) * 8.0,
         );
-        for (d, f) in demands.iter_mut().zip(&self.flows) {
+        for (i, (d, f)) in demands.iter_mut().zip(&self.flows).enumerate() {
             if f.open_loop.is_none() && f.size_pkts.is_none() {
                 // A window per round trip, the round trip without queueing.
                 let trip = |ports: &[super::Hop], bits: f64| -> f64 {
@@ -107,7 +107,7 @@ impl Topology {
                         })
                         .sum()
                 };
-                let rtt = trip(f.fwd(), seg) + trip(f.rev(), ack);
+                let rtt = trip(self.fwd(i), seg) + trip(self.rev(i), ack);
                 if rtt > 0.0 {
                     d.demand = f64::from(tcp.max_window) * seg / rtt;
                 }
@@ -116,9 +116,9 @@ impl Topology {
         let carried = self.carried_bits(&caps, &demands);
         let mut ticks = 0.0;
         let mut hops = 0.0;
-        for (f, &carried) in self.flows.iter().zip(&carried) {
+        for (i, (f, &carried)) in self.flows.iter().zip(&carried).enumerate() {
             let active = f.stop.saturating_sub(f.start).as_secs_f64();
-            let (fwd, rev) = (f.fwd().len() as f64, f.rev().len() as f64);
+            let (fwd, rev) = (self.fwd(i).len() as f64, self.rev(i).len() as f64);
             // The flow's mean share while it is active.
             let share = if active > 0.0 && carried.is_finite() {
                 carried / active

@@ -99,11 +99,6 @@ pub struct FlowDef {
     pub weight: f64,
     /// Segments of a finite TCP transfer.
     pub size_pkts: Option<u32>,
-    /// The ports from source to destination ([`FlowDef::fwd`]), then those from
-    /// destination back to source ([`FlowDef::rev`]): one allocation per flow.
-    hops: Box<[Hop]>,
-    /// How many of `hops` are the forward path.
-    fwd_len: u16,
     /// The overlay loop that carries its data packets, if any.
     pub overlay: Option<LoopHops>,
 }
@@ -174,28 +169,6 @@ pub struct Hop {
     pub port: u32,
     /// The flow's index at that port.
     pub local: u32,
-}
-
-impl FlowDef {
-    /// Its data path, source to destination.
-    pub fn fwd(&self) -> &[Hop] {
-        &self.hops[..self.fwd_len as usize]
-    }
-
-    /// Its ACK path, destination back to source.
-    pub fn rev(&self) -> &[Hop] {
-        &self.hops[self.fwd_len as usize..]
-    }
-
-    /// The ports of its data path.
-    pub fn fwd_ports(&self) -> impl Iterator<Item = usize> + '_ {
-        self.fwd().iter().map(|h| h.port as usize)
-    }
-
-    /// The ports of its ACK path.
-    pub fn rev_ports(&self) -> impl Iterator<Item = usize> + '_ {
-        self.rev().iter().map(|h| h.port as usize)
-    }
 }
 
 impl FlowDef {
@@ -271,9 +244,66 @@ pub struct Topology {
     pub loops: Vec<LoopDef>,
     /// Flows each port carries.
     port_flows: Vec<u32>,
+    /// Where each flow's hops are in `route_hops` (12 bytes a flow): what a packet's next
+    /// hop is looked up by, so a hop reads a dense array and one hop, not the flow's record.
+    routes: Vec<Route>,
+    /// Every flow's ports from source to destination, then back (its data path, then its
+    /// ACK path), flow after flow: one allocation for all of them.
+    route_hops: Vec<Hop>,
+}
+
+/// Where a flow's hops are in [`Topology`]'s `route_hops`, and how many are forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub(crate) base: u32,
+    pub(crate) fwd_len: u16,
+    pub(crate) len: u16,
+    /// The flow's data rides an overlay loop (see [`FlowDef::overlay`]).
+    pub(crate) overlay: bool,
 }
 
 impl Topology {
+    /// Flow `f`'s data path, source to destination.
+    pub fn fwd(&self, f: usize) -> &[Hop] {
+        let r = self.routes[f];
+        &self.route_hops[r.base as usize..][..r.fwd_len as usize]
+    }
+
+    /// Flow `f`'s ACK path, destination back to source.
+    pub fn rev(&self, f: usize) -> &[Hop] {
+        let r = self.routes[f];
+        &self.route_hops[r.base as usize + r.fwd_len as usize..][..(r.len - r.fwd_len) as usize]
+    }
+
+    /// The ports of flow `f`'s data path.
+    pub fn fwd_ports(&self, f: usize) -> impl Iterator<Item = usize> + '_ {
+        self.fwd(f).iter().map(|h| h.port as usize)
+    }
+
+    /// The ports of flow `f`'s ACK path.
+    pub fn rev_ports(&self, f: usize) -> impl Iterator<Item = usize> + '_ {
+        self.rev(f).iter().map(|h| h.port as usize)
+    }
+
+    /// Flow `f`'s data (`fwd`) or ACK hop number `hop`, if its path has one.
+    #[inline]
+    pub(crate) fn hop(&self, f: usize, fwd: bool, hop: usize) -> Option<Hop> {
+        let r = self.routes[f];
+        let (start, end) = if fwd {
+            (0, r.fwd_len as usize)
+        } else {
+            (r.fwd_len as usize, r.len as usize)
+        };
+        let i = start + hop;
+        (i < end).then(|| self.route_hops[r.base as usize + i])
+    }
+
+    /// Flow `f`'s data rides an overlay loop.
+    #[inline]
+    pub(crate) fn rides_overlay(&self, f: usize) -> bool {
+        self.routes[f].overlay
+    }
+
     /// How many flows each port carries (data, ACKs or loop messages): the size of the
     /// per-flow state a stateful discipline there may hold, as packets name flows by their
     /// index among these (`Hop::local`; a loop's `fwd_local`, `rev_local`).
@@ -328,10 +358,11 @@ impl Topology {
         let flows = self
             .flows
             .iter()
-            .map(|f| MaxMinFlow {
+            .enumerate()
+            .map(|(i, f)| MaxMinFlow {
                 demand: f.demand_bps(),
                 weight: f.weight,
-                links: f.fwd_ports().collect(),
+                links: self.fwd_ports(i).collect(),
             })
             .collect();
         (caps, flows)
