@@ -1,4 +1,4 @@
-//! The edge's labels with a coarse clock (`bpf_ktime_get_coarse_ns`, which advances once a
+//! The edge's labels with a coarse clock (the kernel's tick counter, which advances once a
 //! jiffy: 4 ms at HZ = 250, 1 ms at HZ = 1000) against the fine one, in the integer model
 //! the program runs (`fixed::FixedRate`, Eq. 3).
 //!

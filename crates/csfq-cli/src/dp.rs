@@ -124,9 +124,9 @@ enum EdgeCommand {
             value_name = "5-tuple|host-pair|source"
         )]
         flow_key: csfq_dp::FlowKey,
-        /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns) or `coarse`
-        /// (bpf_ktime_get_coarse_ns: one jiffy's resolution, cheaper; its labels are within
-        /// half a percent of the fine clock's; experimental, README "The edge's clock").
+        /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's
+        /// tick counter: one tick's resolution, 1-4 ms, cheaper; its labels are within half
+        /// a percent of the fine clock's; experimental, README "The programs' clock").
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
         clock: String,
         /// IPv4 that cannot carry a label (no DF, or a fragment): `pass` it (the cores
@@ -200,6 +200,12 @@ enum CoreCommand {
         /// like.
         #[arg(long, conflicts_with = "trusted_from")]
         trust_any_label: bool,
+        /// The clock the core reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's
+        /// tick counter, cheaper; the virtual queue then drains once a tick, so a tick must
+        /// be at most a quarter of the limit's drain time, K_alpha and K_c; experimental,
+        /// README "The programs' clock").
+        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
+        clock: String,
     },
 }
 
@@ -378,6 +384,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     estimator,
                     trusted_from,
                     trust_any_label,
+                    clock,
                 },
         } => {
             let bytes = |what: &str, v: u64| {
@@ -401,6 +408,7 @@ pub fn dp(args: Dp) -> Result<()> {
             } else {
                 csfq_dp::CoreTrust::Interfaces(trusted_from)
             };
+            s.coarse_clock = clock == "coarse";
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
         }
         DpCommand::May {
@@ -563,6 +571,21 @@ pub fn dp(args: Dp) -> Result<()> {
                             .map(|m| format!(", MAY's {:.0} ns", m - floor))
                             .unwrap_or_default()
                     );
+                    if let (Some(fine), Some(coarse)) =
+                        (alone("edge+core"), alone("edge+core, coarse clocks"))
+                    {
+                        let beyond =
+                            |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.0}", v - floor));
+                        println!(
+                            "Edge and core together, beyond the empty program: the edge {} ns \
+                             and the core {} ns per labeled packet on the fine clock, {} and {} \
+                             on the coarse clock.",
+                            beyond(fine.edge_ns),
+                            beyond(fine.core_ns),
+                            beyond(coarse.edge_ns),
+                            beyond(coarse.core_ns),
+                        );
+                    }
                 }
                 if let (Some(c), Some(l)) = (alone("2 CPUs: core"), alone("2 CPUs: edge+core")) {
                     println!(
@@ -639,13 +662,14 @@ fn print_stats(st: &[InterfaceStats]) {
         println!("{} {}{scope}{stale}", s.role.name(), s.interface);
         if let Some(c) = &s.core {
             println!(
-                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} B",
+                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} B   {} clock",
                 mbps(c.capacity_bps),
                 mbps(c.arrival_bps),
                 mbps(c.accepted_bps),
                 mbps(c.alpha_bps),
                 if c.congested { "congested" } else { "uncongested" },
-                c.queue_bytes
+                c.queue_bytes,
+                c.clock
             );
             match &c.trusted_ifindexes {
                 None => println!("  labels trusted from every interface"),

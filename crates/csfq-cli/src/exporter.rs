@@ -397,6 +397,7 @@ mod tests {
                     arrival_bps: 12_000_000,
                     accepted_bps: 9_900_000,
                     alpha_bps: 2_000_000,
+                    clock: "fine",
                     congested: true,
                     queue_bytes: 4096,
                     trusted_ifindexes: Some(vec![2]),

@@ -299,6 +299,8 @@ impl Net {
             .map(|p| self.tmp.join(format!("srv{p}.json")))
             .collect();
         for (p, log) in ports.iter().zip(&logs) {
+            // iperf3 appends to its log: a second run on this network starts afresh.
+            let _ = std::fs::remove_file(log);
             let (p, log) = (p.to_string(), log.to_str().unwrap().to_string());
             self.spawn(
                 "r",
@@ -572,6 +574,45 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     let o = net.csfq("c", &["detach", "--dev", "c1"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
+
+    // Both on the coarse clock (the kernel's tick counter): the edge switched in place,
+    // keeping its flow table, a new core; the same shares by the same bounds.
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", "coarse"]);
+    net.attach_core(&["--trusted-from", "c0", "--clock", "coarse"]);
+    let coarse = net.traffic("10M", 8);
+    eprintln!(
+        "with csfq on the coarse clock, Mbit/s: {:?}",
+        coarse.iter().map(|r| r / 1e6).collect::<Vec<_>>()
+    );
+    let stats = Command::new(CSFQ)
+        .args(["dp", "stats", "--json"])
+        .output()
+        .unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
+    let clocks: Vec<&serde_json::Value> = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["scope"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("netns-{}", net.prefix))
+        })
+        .map(|s| &s[s["role"].as_str().unwrap()]["clock"])
+        .collect();
+    assert_eq!(clocks, ["coarse", "coarse"], "{stats}");
+    assert!(
+        coarse[4] <= 1.5 * FAIR_GOODPUT,
+        "coarse clock: UDP {} > 1.5 x fair share {FAIR_GOODPUT}: {coarse:?}",
+        coarse[4]
+    );
+    for (i, tcp) in coarse[..4].iter().enumerate() {
+        assert!(
+            *tcp >= 0.5 * FAIR_GOODPUT,
+            "coarse clock: TCP {i} {tcp} < half the fair share: {coarse:?}"
+        );
+    }
 }
 
 /// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
@@ -1311,6 +1352,7 @@ fn dp_bench_reports_each_attached_program() {
         "edge, coarse clock",
         "core",
         "edge+core",
+        "edge+core, coarse clocks",
         "may",
     ];
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
@@ -1319,6 +1361,7 @@ fn dp_bench_reports_each_attached_program() {
             "2 CPUs: core",
             "2 CPUs: edge",
             "2 CPUs: edge+core",
+            "2 CPUs: edge+core, coarse clocks",
         ]);
     }
     assert_eq!(cases, want);

@@ -21,6 +21,12 @@
  * flows under 1 kbit/s; and IPv4 that cannot carry a label) are judged as one flow whose
  * label is the rate of all of them, and count like any other in A, F, the histogram and
  * the virtual queue, as in the Rust model.
+ *
+ * The clock is the fine one (bpf_ktime_get_ns) or, as the operator chooses, the kernel's
+ * tick counter (csfq.h coarse_now: one load instead of a helper call); then the virtual
+ * queue drains once a tick, which the attach allows only where a tick is at most a
+ * quarter of the limit's drain time and of the windows. The random number a drop is
+ * decided by is drawn only for a packet labeled above alpha (histogram estimator).
  */
 #include "csfq.h"
 
@@ -37,6 +43,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct csfq_core_state);
 } core_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_clock);
+} core_clock SEC(".maps");
 
 enum verdict { FORWARD, RELABEL, DROP };
 
@@ -554,10 +567,16 @@ __noinline int core_decide_paper(__u64 now, __u32 bytes, __u64 label, __u32 draw
 	return 0;
 }
 
+/* The 32-bit random number a packet's drop is decided by: the test's, or the kernel's. */
+static __always_inline __u32 core_draw(const struct csfq_core_config *p)
+{
+	return p->test_mode ? p->test_draw : bpf_get_prandom_u32();
+}
+
 /* The same with the histogram estimator, without a lock per packet: fixed.rs
- * FixedCore::on_arrival_on with this CPU as the lane. */
-__noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, __u32 draw,
-				 struct core_decision *d)
+ * FixedCore::on_arrival_on with this CPU as the lane. The random number is drawn only
+ * for a packet that may be dropped (label above alpha). */
+__noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, struct core_decision *d)
 {
 	__u32 zero = 0, queue_bytes, prob;
 	struct csfq_core_config *p;
@@ -582,7 +601,7 @@ __noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, __u32 draw
 		return 0;
 	queue_bytes = vq_bytes(st, p, now);
 	prob = drop_probability_q32(alpha, label);
-	if (prob > 0 && draw < prob)
+	if (prob > 0 && core_draw(p) < prob)
 		v = DROP;
 	slot_add(sl, label, bytes, v == DROP);
 	if (alpha == 0 && queue_bytes >= p->threshold_bytes)
@@ -628,7 +647,7 @@ static __always_inline int trusted_from(const struct csfq_core_config *p, __u32 
 SEC("classifier")
 int csfq_core(struct __sk_buff *skb)
 {
-	__u32 zero = 0, bytes = skb->len, draw, why, carrier = 1, untrusted = 0, code;
+	__u32 zero = 0, bytes = skb->len, why, carrier = 1, untrusted = 0, code;
 	struct core_decision d = {};
 	struct csfq_core_config *p;
 	__u64 now, label;
@@ -659,10 +678,12 @@ int csfq_core(struct __sk_buff *skb)
 	}
 	if (p->test_mode) {
 		now = p->test_now_ns;
-		draw = p->test_draw;
 	} else {
-		now = bpf_ktime_get_ns();
-		draw = bpf_get_prandom_u32();
+		struct csfq_clock *c = 0;
+
+		if (p->clock == CSFQ_CLOCK_COARSE && p->tick_ns)
+			c = bpf_map_lookup_elem(&core_clock, &zero);
+		now = c ? coarse_now(c, p->tick_ns) : bpf_ktime_get_ns();
 	}
 	/* Unlabeled traffic is judged as one flow, by the rate of all of it (unknown is never
 	 * free), as an IPv4 label would carry it. */
@@ -671,9 +692,9 @@ int csfq_core(struct __sk_buff *skb)
 	else
 		label = label_rate_of(4, label_code_of(4, unlabeled_price(now, bytes, p->k_alpha_ns)));
 	if (p->estimator == CSFQ_EST_HISTOGRAM)
-		core_decide_lanes(now, bytes, label, draw, &d);
-	else
-		core_decide_paper(now, bytes, label, draw, &d);
+		core_decide_lanes(now, bytes, label, &d);
+	else /* the draw before the lock, which allows no helper calls */
+		core_decide_paper(now, bytes, label, core_draw(p), &d);
 
 	switch (d.verdict) {
 	case DROP:

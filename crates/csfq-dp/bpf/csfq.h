@@ -55,6 +55,26 @@ static __always_inline void count(__u32 which, __u32 bytes)
 /* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
 
 /* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */
+/*
+ * The coarse clock (CSFQ_CLOCK_COARSE): jiffies, which the verifier turns into one load,
+ * times the tick, plus the offset `c` holds (set by the first caller: the fine clock then
+ * minus jiffies x tick), so it lags the fine clock by less than a tick.
+ */
+static __always_inline __u64 coarse_now(struct csfq_clock *c, __u64 tick_ns)
+{
+	__u64 t = bpf_jiffies64() * tick_ns, off;
+
+	off = READ_ONCE(c->offset_ns);
+	if (off == 0) {
+		off = bpf_ktime_get_ns() - t;
+		off = off ? off : 1;
+		/* the first CPU's offset holds for every CPU */
+		__sync_val_compare_and_swap(&c->offset_ns, 0, off);
+		off = READ_ONCE(c->offset_ns);
+	}
+	return t + off;
+}
+
 static __always_inline __u32 log2_floor(__u64 x)
 {
 	__u32 e = 0;

@@ -81,12 +81,21 @@ struct csfq_edge_config {
 	__u32 unlabelable;          /* what to do with IPv4 that cannot carry a label */
 	__u32 flow_key;             /* what makes a flow: CSFQ_KEY_* */
 	__u32 clock;                /* CSFQ_CLOCK_*: which clock Eq. (3) reads */
+	__u64 tick_ns;              /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 
-/* The edge's clock: bpf_ktime_get_ns, or bpf_ktime_get_coarse_ns (one jiffy's resolution,
- * a fraction of the cost; tests/coarse_clock.rs in csfq-algo gives the labels' error). */
+/* A program's clock: bpf_ktime_get_ns, or the kernel's tick counter (jiffies: one load,
+ * one tick's resolution; tests/coarse_clock.rs in csfq-algo gives the labels' error) put
+ * on the same scale (struct csfq_clock). */
 #define CSFQ_CLOCK_FINE 0
 #define CSFQ_CLOCK_COARSE 1
+
+/* CSFQ_CLOCK_COARSE: the fine clock minus jiffies x tick, taken by the first packet that
+ * reads the coarse clock (0: not yet), so that the two clocks agree within a tick and a
+ * program can change clocks keeping its state. */
+struct csfq_clock {
+	__u64 offset_ns;
+};
 
 /* What the edge counts as one flow. */
 #define CSFQ_KEY_FIVE_TUPLE 0 /* protocol, addresses and ports (the paper's flows) */
@@ -127,6 +136,9 @@ struct csfq_core_config {
 	__u32 estimator;        /* CSFQ_EST_PAPER or CSFQ_EST_HISTOGRAM */
 	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
+	__u32 clock;            /* CSFQ_CLOCK_*: which clock the core reads */
+	__u32 pad;
+	__u64 tick_ns;          /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 
 /* CPUs whose lanes a window's end merges at most (it stops at the first id past the

@@ -17,13 +17,26 @@
  */
 #include "csfq.h"
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_clock);
+} edge_clock SEC(".maps");
+
 /* The clock Eq. (3) reads: the test's, the coarse one, or the fine one. */
 static __always_inline __u64 edge_now(const struct csfq_edge_config *cfg)
 {
+	__u32 zero = 0;
+	struct csfq_clock *c;
+
 	if (cfg->test_mode)
 		return cfg->test_now_ns;
-	if (cfg->clock == CSFQ_CLOCK_COARSE)
-		return bpf_ktime_get_coarse_ns();
+	if (cfg->clock == CSFQ_CLOCK_COARSE && cfg->tick_ns) {
+		c = bpf_map_lookup_elem(&edge_clock, &zero);
+		if (c)
+			return coarse_now(c, cfg->tick_ns);
+	}
 	return bpf_ktime_get_ns();
 }
 

@@ -163,11 +163,14 @@ pub struct EdgeConfigRaw {
     pub flow_key: u32,
     /// Which clock: [`CLOCK_FINE`] or [`CLOCK_COARSE`].
     pub clock: u32,
+    /// [`CLOCK_COARSE`]: the kernel's tick, ns.
+    pub tick_ns: u64,
 }
 
 /// `CSFQ_CLOCK_FINE`: `bpf_ktime_get_ns`.
 pub const CLOCK_FINE: u32 = 0;
-/// `CSFQ_CLOCK_COARSE`: `bpf_ktime_get_coarse_ns`, one jiffy's resolution.
+/// `CSFQ_CLOCK_COARSE`: the kernel's tick counter (jiffies), one tick's resolution, on the
+/// fine clock's scale.
 pub const CLOCK_COARSE: u32 = 1;
 
 /// `CSFQ_KEY_FIVE_TUPLE`: protocol, addresses and ports (the paper's flows).
@@ -215,6 +218,12 @@ pub struct CoreConfigRaw {
     /// [`TRUST_LISTED`]: the interfaces (ifindexes) whose packets' labels count; 0 ends
     /// the list.
     pub trusted: [u32; MAX_TRUSTED],
+    /// Which clock: [`CLOCK_FINE`] or [`CLOCK_COARSE`].
+    pub clock: u32,
+    /// Padding.
+    pub pad: u32,
+    /// [`CLOCK_COARSE`]: the kernel's tick, ns.
+    pub tick_ns: u64,
 }
 
 /// `CSFQ_TRUST_ANY`: labels count from every interface.
@@ -476,8 +485,8 @@ mod tests {
     fn layouts_match_the_c_header() {
         assert_eq!(size_of::<Count>(), 16);
         assert_eq!(size_of::<WeightKey>(), 20);
-        assert_eq!(size_of::<EdgeConfigRaw>(), 48);
-        assert_eq!(size_of::<CoreConfigRaw>(), 128);
+        assert_eq!(size_of::<EdgeConfigRaw>(), 56);
+        assert_eq!(size_of::<CoreConfigRaw>(), 144);
         assert_eq!(size_of::<CoreStateRaw>(), 320);
         // 64 bytes or more between what every packet reads, the lock, and the virtual
         // queue every packet writes: never on one cache line, whatever the alignment.

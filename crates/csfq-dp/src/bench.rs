@@ -1,25 +1,26 @@
 //! The dataplane's per-packet cost on a real path: UDP packets per second through a veth
 //! pair between two network namespaces, without a program, with an empty program, with the
-//! edge, with the core, with both, and with MAY, each reported as a ratio to the path
-//! without, measured in the same run.
+//! edge, with the core, with both (on the fine clock, then both on the coarse one), and
+//! with MAY, each reported as a ratio to the path without, measured in the same run.
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
-//! Gbit/s): every packet pays for parsing, its CPU's lane and the virtual queue (alone,
-//! it sees unlabeled packets, priced under the lock), and none is dropped, so every configuration delivers all it is handed. MAY runs uncongested too
-//! (`C` = 100 Gbit/s, so `v` stays 0): every packet pays for parsing, its flow's lookup in
-//! the table (the one flow enters it within about a thousand packets), the fold and the
-//! drop decision.
+//! Gbit/s, its windows 43 ms: [`bench_core`]): every packet pays for parsing, its CPU's
+//! lane and the virtual queue (alone, it sees unlabeled packets, priced under the lock),
+//! and none is dropped, so every configuration delivers all it is handed. MAY runs
+//! uncongested too (`C` = 100 Gbit/s, so `v` stays 0): every packet pays for parsing, its
+//! flow's lookup in the table (the one flow enters it within about a thousand packets),
+//! the fold and the drop decision.
 //!
-//! The cases are interleaved: each repetition measures all six in turn, and each ratio is
+//! The cases are interleaved: each repetition measures all eight in turn, and each ratio is
 //! taken against the `none` of its own repetition, so a machine that slows down over the
-//! run moves all six alike. The median ratio is reported with its spread.
+//! run moves all of them alike. The median ratio is reported with its spread.
 //!
 //! Scaling across CPUs (on a machine with two or more): two senders, each pinned to its own
 //! CPU, through the same veth, without a program (`2 CPUs: none`), with the core alone
 //! (`2 CPUs: core`: unlabeled packets, priced as one flow under the state's lock), with
 //! the edge (`2 CPUs: edge`) and with both (`2 CPUs: edge+core`: the core sees labeled
-//! packets, as in an island), each as a ratio to the first. A core's state is the link's,
+//! packets, as in an island; then both on the coarse clock), each as a ratio to the first. A core's state is the link's,
 //! shared by every CPU that sends on it, so this is where CPUs could serialize. The rate is
 //! what the far end's receive counter saw (no receiving thread competes for the CPUs).
 //!
@@ -52,7 +53,8 @@ use crate::{DpError, Role};
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
-    /// `none`, `empty`, `edge`, `edge, coarse clock`, `core`, `edge+core` or `may`.
+    /// `none`, `empty`, `edge`, `edge, coarse clock`, `core`, `edge+core`, `edge+core,
+    /// coarse clocks`, `may`, or one of the `2 CPUs: ` cases.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -312,24 +314,25 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge (0: none, 1: fine clock, 2: coarse clock), core, may)
-    let cases: [(&'static str, bool, u8, bool, bool); 7] = [
-        ("none", false, 0, false, false),
-        ("empty", true, 0, false, false),
-        ("edge", false, 1, false, false),
-        ("edge, coarse clock", false, 2, false, false),
-        ("core", false, 0, true, false),
-        ("edge+core", false, 1, true, false),
-        ("may", false, 0, false, true),
+    // (name, empty, edge, core, may); edge and core: 0 none, 1 fine clock, 2 coarse clock
+    let cases: [(&'static str, bool, u8, u8, bool); 8] = [
+        ("none", false, 0, 0, false),
+        ("empty", true, 0, 0, false),
+        ("edge", false, 1, 0, false),
+        ("edge, coarse clock", false, 2, 0, false),
+        ("core", false, 0, 1, false),
+        ("edge+core", false, 1, 1, false),
+        ("edge+core, coarse clocks", false, 2, 2, false),
+        ("may", false, 0, 0, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 4]; 7];
+    let mut cost = [[ProgCost::default(); 4]; 8];
     for _ in 0..repeat {
-        let mut this = [0f64; 7];
+        let mut this = [0f64; 8];
         for (i, &(_, empty, edge, core, may)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
@@ -347,9 +350,10 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 )?;
             }
             let edge = edge > 0;
-            if core {
-                attach_core("va", &CoreSettings::new(100_000_000_000))?;
+            if core > 0 {
+                attach_core("va", &bench_core(core == 2))?;
             }
+            let core = core > 0;
             if may {
                 attach_may("va", &MaySettings::new(100_000_000_000))?;
             }
@@ -374,16 +378,17 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Two senders on two CPUs, to a port nobody listens on (the far end's counter counts
     // them; the kernel drops them there).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // (name, edge, core)
-    let scaling: [(&'static str, bool, bool); 4] = [
-        ("2 CPUs: none", false, false),
-        ("2 CPUs: core", false, true),
-        ("2 CPUs: edge", true, false),
-        ("2 CPUs: edge+core", true, true),
+    // (name, edge, core, coarse clocks)
+    let scaling: [(&'static str, bool, bool, bool); 5] = [
+        ("2 CPUs: none", false, false, false),
+        ("2 CPUs: core", false, true, false),
+        ("2 CPUs: edge", true, false, false),
+        ("2 CPUs: edge+core", true, true, false),
+        ("2 CPUs: edge+core, coarse clocks", true, true, true),
     ];
     let mut sc_pps = vec![Vec::new(); scaling.len()];
     let mut sc_ratios = vec![Vec::new(); scaling.len()];
-    let mut sc_cost = [[ProgCost::default(); 4]; 4];
+    let mut sc_cost = [[ProgCost::default(); 4]; 5];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -393,19 +398,20 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             })
             .collect::<Result<Vec<_>, DpError>>()?;
         for _ in 0..repeat {
-            let mut this = [0f64; 4];
-            for (i, &(_, edge, core)) in scaling.iter().enumerate() {
+            let mut this = [0f64; 5];
+            for (i, &(_, edge, core, coarse)) in scaling.iter().enumerate() {
                 if edge {
                     attach_edge(
                         "va",
                         &EdgeSettings {
                             ingress: false,
+                            coarse_clock: coarse,
                             ..Default::default()
                         },
                     )?;
                 }
                 if core {
-                    attach_core("va", &CoreSettings::new(100_000_000_000))?;
+                    attach_core("va", &bench_core(coarse))?;
                 }
                 this[i] = blast_parallel(&txs, &ns.b, "vb", secs)?;
                 if edge || core {
@@ -445,6 +451,16 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         }
     }
     Ok(out)
+}
+
+/// The benchmark's core: uncongested (`C` = 100 Gbit/s), its limit 256 MiB, so that the
+/// limit's drain time (21.5 ms) and its windows (`K_alpha` = `K_c` = twice that) are long
+/// enough for the coarse clock (four ticks at 250 Hz) and the same for both clocks.
+fn bench_core(coarse_clock: bool) -> CoreSettings {
+    CoreSettings {
+        coarse_clock,
+        ..CoreSettings::with_limit(100_000_000_000, 256 << 20)
+    }
 }
 
 fn set_rcvbuf(s: &UdpSocket, bytes: i32) {

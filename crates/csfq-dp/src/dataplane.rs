@@ -301,10 +301,23 @@ pub struct EdgeSettings {
     pub unlabelable: Unlabelable,
     /// What makes a flow. Default: the 5-tuple.
     pub flow_key: FlowKey,
-    /// Read the coarse clock (`bpf_ktime_get_coarse_ns`, a jiffy's resolution) instead of
-    /// the fine one: cheaper, and within half a percent of the fine clock's labels from
-    /// 10 Mbit/s up (README, "The edge's clock"). Default: the fine clock.
+    /// Read the coarse clock (the kernel's tick counter, one tick's resolution: see
+    /// [`tick_ns`]) instead of the fine one: cheaper, and within half a percent of the fine
+    /// clock's labels from 10 Mbit/s up (README, "The programs' clock"). Default: the fine
+    /// clock.
     pub coarse_clock: bool,
+}
+
+/// The kernel's tick (a jiffy: 4 ms at 250 Hz), ns: the coarse clock's resolution, as
+/// `clock_getres(CLOCK_MONOTONIC_COARSE)` gives it.
+pub fn tick_ns() -> u64 {
+    // SAFETY: clock_getres into a zeroed struct we own.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 0; // the programs then read the fine clock
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// What the edge counts as one flow, to estimate its rate and label its packets.
@@ -406,6 +419,11 @@ pub struct CoreSettings {
     /// Whose labels count. Default [`CoreTrust::Any`]; `csfq dp core attach` makes the
     /// operator choose.
     pub trust: CoreTrust,
+    /// Read the coarse clock (the kernel's tick counter, see [`tick_ns`]) instead of the
+    /// fine one. The virtual queue then drains once a tick and looks up to one tick at `C`
+    /// fuller than it is, so it is refused unless a tick is at most a quarter of the
+    /// limit's drain time at `C`, of `K_alpha` and of `K_c`. Default: the fine clock.
+    pub coarse_clock: bool,
 }
 
 /// Whose labels the core believes. A label is only as good as the edge that wrote it: a
@@ -440,6 +458,7 @@ impl CoreSettings {
             overflow_budget: 29,
             estimator: csfq_algo::csfq::Estimator::Histogram,
             trust: CoreTrust::Any,
+            coarse_clock: false,
         }
     }
 
@@ -478,6 +497,31 @@ impl CoreSettings {
         if threshold > self.limit_bytes {
             return Err(invalid("threshold", "must not exceed the limit"));
         }
+        let tick = tick_ns();
+        if self.coarse_clock && tick == 0 {
+            return Err(invalid("clock", "the kernel's tick could not be read"));
+        }
+        if self.coarse_clock {
+            let drain_ns = u64::from(self.limit_bytes) * 8_000_000_000 / self.rate_bps;
+            for (field, what, v) in [
+                ("limit", "the limit's drain time at the rate", drain_ns),
+                ("k-alpha", "K_alpha", self.k_alpha_ns),
+                ("k-c", "K_c", self.k_c_ns),
+            ] {
+                if v < 4 * tick {
+                    return Err(invalid(
+                        field,
+                        &format!(
+                            "with the coarse clock, whose tick is {} us here, {what} \
+                             ({} us) must be at least four ticks: the virtual queue \
+                             drains once a tick (use the fine clock, or a larger value)",
+                            tick / 1000,
+                            v / 1000
+                        ),
+                    ));
+                }
+            }
+        }
         let mut trusted = [0u32; crate::abi::MAX_TRUSTED];
         if let CoreTrust::Interfaces(names) = &self.trust {
             if names.is_empty() || names.len() > crate::abi::MAX_TRUSTED {
@@ -510,6 +554,12 @@ impl CoreSettings {
                 CoreTrust::Interfaces(_) => crate::abi::TRUST_LISTED,
             },
             trusted,
+            clock: if self.coarse_clock {
+                CLOCK_COARSE
+            } else {
+                CLOCK_FINE
+            },
+            tick_ns: tick,
             ..Default::default()
         })
     }
@@ -700,6 +750,7 @@ impl EdgeSettings {
             } else {
                 CLOCK_FINE
             },
+            tick_ns: tick_ns(),
             ..Default::default()
         })
     }
@@ -1333,6 +1384,8 @@ pub struct CoreStats {
     pub accepted_bps: u64,
     /// `alpha`: the fair share, bit/s (0: not congested, nothing dropped).
     pub alpha_bps: u64,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
     /// In a congested window.
     pub congested: bool,
     /// The virtual queue now, bytes.
@@ -1422,6 +1475,11 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                 arrival_bps: s.arrival.rate_bps,
                 accepted_bps: s.accepted.rate_bps,
                 alpha_bps: s.alpha_bps,
+                clock: if c.clock == CLOCK_COARSE {
+                    "coarse"
+                } else {
+                    "fine"
+                },
                 congested: s.congested != 0,
                 queue_bytes,
                 trusted_ifindexes: (c.trust == crate::abi::TRUST_LISTED)
@@ -1568,4 +1626,51 @@ pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
         }
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The coarse clock's virtual queue drains once a tick, so the core refuses it unless a
+    /// tick is at most a quarter of the limit's drain time, `K_alpha` and `K_c`, naming the
+    /// setting; at 10 Mbit/s with 64 KB (52 ms to drain) it is taken, and written with the
+    /// tick.
+    #[test]
+    fn the_coarse_clock_needs_a_limit_and_windows_of_four_ticks() {
+        let tick = tick_ns();
+        assert!(tick > 0);
+        let ok = CoreSettings {
+            coarse_clock: true,
+            ..CoreSettings::new(10_000_000)
+        };
+        let raw = ok.raw().unwrap();
+        assert_eq!((raw.clock, raw.tick_ns), (CLOCK_COARSE, tick));
+        let field = |s: &CoreSettings| match s.raw() {
+            Err(DpError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        // The limit drains in just under four ticks.
+        let limit = (4 * tick * ok.rate_bps / 8_000_000_000 - 1) as u32;
+        let short = CoreSettings {
+            limit_bytes: limit,
+            ..ok.clone()
+        };
+        assert_eq!(field(&short), "limit");
+        assert!(CoreSettings {
+            coarse_clock: false,
+            ..short
+        }
+        .raw()
+        .is_ok());
+        let k = 4 * tick - 1;
+        assert_eq!(
+            field(&CoreSettings {
+                k_alpha_ns: k,
+                ..ok.clone()
+            }),
+            "k-alpha"
+        );
+        assert_eq!(field(&CoreSettings { k_c_ns: k, ..ok }), "k-c");
+    }
 }

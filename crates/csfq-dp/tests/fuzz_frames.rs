@@ -200,6 +200,7 @@ fn core_takes_any_frame() {
             estimator,
             trust,
             trusted: [7; MAX_TRUSTED],
+            ..Default::default()
         })
         .unwrap();
         run("core", &p, &[PASS, SHOT]);

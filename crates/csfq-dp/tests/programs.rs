@@ -9,9 +9,9 @@ use common::*;
 use csfq_algo::fixed::{decode_label, encode_label, tables, FixedEdge, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
 use csfq_dp::abi::{
-    CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, EST_HISTOGRAM, EST_PAPER, KEY_FIVE_TUPLE,
-    KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED, UNLABELABLE_DROP, UNLABELABLE_PASS,
-    UNLABELABLE_POLICE,
+    CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, CLOCK_COARSE, EST_HISTOGRAM, EST_PAPER,
+    KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED, UNLABELABLE_DROP,
+    UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use csfq_dp::{Role, TestProgram};
 
@@ -641,6 +641,56 @@ fn core_overwrites_untrusted_ipv6_flow_labels() {
     let (ret, out) = p.run_from(&frame, 7).unwrap();
     assert_eq!((ret, v6_label(&out)), (PASS, 1), "from a trusted interface");
     assert_eq!(count(&p, Counter::Untrusted), 1);
+}
+
+/// The coarse clock (the kernel's tick counter, `CSFQ_CLOCK_COARSE`) is on the fine clock's
+/// scale: the time the core reads with it, seen through the virtual queue it starts (an
+/// accepted packet onto an empty queue ends `now` plus its time at `C`), is within a tick
+/// of `CLOCK_MONOTONIC` read around each run (allowed one tick more, for a tick whose
+/// update of jiffies runs late), over runs 10 ms apart that cross several ticks.
+#[test]
+fn core_coarse_clock_is_within_a_tick_of_the_fine_clock() {
+    if !dataplane_or_skip("core_coarse_clock_is_within_a_tick_of_the_fine_clock") {
+        return;
+    }
+    let tick = csfq_dp::tick_ns();
+    assert!(tick >= 1_000_000, "a tick of {tick} ns: HZ above 1000?");
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    p.set_core_config(&CoreConfigRaw {
+        test_mode: 0,
+        limit_bytes: 64_000,
+        clock: CLOCK_COARSE,
+        tick_ns: tick,
+        ..core_config_with(EST_HISTOGRAM, 0, 0, 0)
+    })
+    .unwrap();
+    let mono = || {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime into a struct we own.
+        assert_eq!(
+            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) },
+            0
+        );
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    // 1000 bytes at 10 Mbit/s.
+    let svc = 800_000;
+    let frame = V4::default().frame();
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let before = mono();
+        let (ret, _) = p.run(&frame).unwrap();
+        let after = mono();
+        assert_eq!(ret, PASS);
+        let now = p.core_state().unwrap().vq_finish_ns - svc;
+        assert!(
+            now + 2 * tick > before && now < after + 2 * tick,
+            "coarse {now} against fine {before}..{after}, tick {tick}"
+        );
+    }
 }
 
 fn replay_core_vectors(kind: &str, estimator: u32) {
