@@ -52,13 +52,10 @@ static __always_inline void count(__u32 which, __u32 bytes)
 	}
 }
 
-/* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
-
-/* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */
 /*
  * The coarse clock (CSFQ_CLOCK_COARSE): jiffies, which the verifier turns into one load,
  * times the tick, plus the offset `c` holds (set by the first caller: the fine clock then
- * minus jiffies x tick), so it lags the fine clock by less than a tick.
+ * minus jiffies x tick), so it is within a tick of the fine clock, either way.
  */
 static __always_inline __u64 coarse_now(struct csfq_clock *c, __u64 tick_ns)
 {
@@ -75,6 +72,9 @@ static __always_inline __u64 coarse_now(struct csfq_clock *c, __u64 tick_ns)
 	return t + off;
 }
 
+/* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
+
+/* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */
 static __always_inline __u32 log2_floor(__u64 x)
 {
 	__u32 e = 0;

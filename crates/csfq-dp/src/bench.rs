@@ -455,11 +455,15 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
 
 /// The benchmark's core: uncongested (`C` = 100 Gbit/s), its limit 256 MiB, so that the
 /// limit's drain time (21.5 ms) and its windows (`K_alpha` = `K_c` = twice that) are long
-/// enough for the coarse clock (four ticks at 250 Hz) and the same for both clocks.
+/// enough for the coarse clock (four ticks at 250 Hz; more where the tick is longer) and
+/// the same for both clocks.
 fn bench_core(coarse_clock: bool) -> CoreSettings {
+    let rate = 100_000_000_000u64;
+    let four_ticks = 4 * crate::dataplane::tick_ns() * rate / 8_000_000_000 + 1;
+    let limit = four_ticks.clamp(256 << 20, 1 << 30) as u32;
     CoreSettings {
         coarse_clock,
-        ..CoreSettings::with_limit(100_000_000_000, 256 << 20)
+        ..CoreSettings::with_limit(rate, limit)
     }
 }
 

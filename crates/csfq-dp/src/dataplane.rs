@@ -690,6 +690,12 @@ impl MaySettings {
 
 impl EdgeSettings {
     fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
+        if self.coarse_clock && tick_ns() == 0 {
+            return Err(DpError::Invalid {
+                field: "clock",
+                why: "the kernel's tick could not be read".into(),
+            });
+        }
         if !(1_000..=1_000_000_000).contains(&self.k_ns) {
             return Err(DpError::Invalid {
                 field: "k",

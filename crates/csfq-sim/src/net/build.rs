@@ -180,9 +180,10 @@ impl Topology {
                     overlay,
                 });
                 flow_routes.push(Route {
-                    base: route_hops.len() as u32,
+                    base: u32::try_from(route_hops.len())
+                        .map_err(|_| BuildError::TooManyHops { flow: id })?,
                     fwd_len: fwd.len() as u16,
-                    len: (fwd.len() + rev.len()) as u16,
+                    rev_len: rev.len() as u16,
                     overlay: overlay.is_some(),
                 });
                 // Numbered by assign_local_ids once every flow is known.
@@ -271,7 +272,7 @@ fn assign_local_ids(
     };
     for (f, r) in flows.iter_mut().zip(routes) {
         let n = r.fwd_len as usize;
-        let hops = &mut route_hops[r.base as usize..][..r.len as usize];
+        let hops = &mut route_hops[r.base as usize..][..n + r.rev_len as usize];
         for i in 0..hops.len() {
             let p = hops[i].port;
             // A port the data and the ACKs both cross numbers the flow once.

@@ -229,6 +229,12 @@ pub enum BuildError {
         /// Hops.
         hops: usize,
     },
+    /// More hops in all the flows' paths than a route's 32-bit index reaches.
+    #[error("flow {flow}: the flows' paths hold more than 2^32 hops in all")]
+    TooManyHops {
+        /// Flow index.
+        flow: usize,
+    },
 }
 
 /// The network a scenario describes.
@@ -257,7 +263,7 @@ pub struct Topology {
 pub(crate) struct Route {
     pub(crate) base: u32,
     pub(crate) fwd_len: u16,
-    pub(crate) len: u16,
+    pub(crate) rev_len: u16,
     /// The flow's data rides an overlay loop (see [`FlowDef::overlay`]).
     pub(crate) overlay: bool,
 }
@@ -272,7 +278,7 @@ impl Topology {
     /// Flow `f`'s ACK path, destination back to source.
     pub fn rev(&self, f: usize) -> &[Hop] {
         let r = self.routes[f];
-        &self.route_hops[r.base as usize + r.fwd_len as usize..][..(r.len - r.fwd_len) as usize]
+        &self.route_hops[r.base as usize + r.fwd_len as usize..][..r.rev_len as usize]
     }
 
     /// The ports of flow `f`'s data path.
@@ -292,7 +298,7 @@ impl Topology {
         let (start, end) = if fwd {
             (0, r.fwd_len as usize)
         } else {
-            (r.fwd_len as usize, r.len as usize)
+            (r.fwd_len as usize, r.fwd_len as usize + r.rev_len as usize)
         };
         let i = start + hop;
         (i < end).then(|| self.route_hops[r.base as usize + i])
