@@ -475,6 +475,18 @@ impl Drop for Exporter {
     }
 }
 
+/// The attachments `csfq dp stats --json` shows in the namespaces of the network whose
+/// names start with `prefix`.
+fn of_net<'a>(stats: &'a serde_json::Value, prefix: &str) -> Vec<&'a serde_json::Value> {
+    let scope = format!("netns-{prefix}");
+    stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["scope"].as_str().unwrap().starts_with(&scope))
+        .collect()
+}
+
 /// 10 Mbit/s shared by 5 flows that all want more: 2 Mbit/s each on the wire; iperf3
 /// counts payload, about 95% of a full-size frame.
 const FAIR_GOODPUT: f64 = 2e6 * 0.95;
@@ -523,17 +535,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .unwrap();
     let after_stats = exporter.scrape();
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
-    let mine: Vec<&serde_json::Value> = stats
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| {
-            s["scope"]
-                .as_str()
-                .unwrap()
-                .starts_with(&format!("netns-{}", net.prefix))
-        })
-        .collect();
+    let mine = of_net(&stats, &net.prefix);
     eprintln!(
         "with csfq, Mbit/s: {:?}",
         fair.iter().map(|r| r / 1e6).collect::<Vec<_>>()
@@ -589,16 +591,8 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .output()
         .unwrap();
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
-    let clocks: Vec<&serde_json::Value> = stats
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| {
-            s["scope"]
-                .as_str()
-                .unwrap()
-                .starts_with(&format!("netns-{}", net.prefix))
-        })
+    let clocks: Vec<&serde_json::Value> = of_net(&stats, &net.prefix)
+        .into_iter()
         .map(|s| &s[s["role"].as_str().unwrap()]["clock"])
         .collect();
     assert_eq!(clocks, ["coarse", "coarse"], "{stats}");
