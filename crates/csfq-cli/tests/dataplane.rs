@@ -475,6 +475,22 @@ impl Drop for Exporter {
     }
 }
 
+/// Goodputs of four TCPs and a UDP (last, bit/s) as CSFQ should leave them: the UDP at
+/// most 1.5 times the fair share, each TCP at least half of it; `what` names the case.
+fn assert_held_to_share(what: &str, rates: &[f64]) {
+    assert!(
+        rates[4] <= 1.5 * FAIR_GOODPUT,
+        "{what}: UDP {} > 1.5 x fair share {FAIR_GOODPUT}: {rates:?}",
+        rates[4]
+    );
+    for (i, tcp) in rates[..4].iter().enumerate() {
+        assert!(
+            *tcp >= 0.5 * FAIR_GOODPUT,
+            "{what}: TCP {i} {tcp} < half the fair share: {rates:?}"
+        );
+    }
+}
+
 /// The attachments `csfq dp stats --json` shows in the namespaces of the network whose
 /// names start with `prefix`.
 fn of_net<'a>(stats: &'a serde_json::Value, prefix: &str) -> Vec<&'a serde_json::Value> {
@@ -556,17 +572,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         "{core}"
     );
     check_scrapes(&net.prefix, &scrapes, [&last_scrape, &after_stats], &mine);
-    let udp = fair[4];
-    assert!(
-        udp <= 1.5 * FAIR_GOODPUT,
-        "UDP {udp} > 1.5 x fair share {FAIR_GOODPUT}: {fair:?}"
-    );
-    for (i, tcp) in fair[..4].iter().enumerate() {
-        assert!(
-            *tcp >= 0.5 * FAIR_GOODPUT,
-            "TCP {i} {tcp} < half the fair share: {fair:?}"
-        );
-    }
+    assert_held_to_share("fine clock", &fair);
 
     // Detach removes only csfq's programs: the tbf stays.
     let o = net.csfq("c", &["detach", "--dev", "c1"]);
@@ -596,17 +602,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .map(|s| &s[s["role"].as_str().unwrap()]["clock"])
         .collect();
     assert_eq!(clocks, ["coarse", "coarse"], "{stats}");
-    assert!(
-        coarse[4] <= 1.5 * FAIR_GOODPUT,
-        "coarse clock: UDP {} > 1.5 x fair share {FAIR_GOODPUT}: {coarse:?}",
-        coarse[4]
-    );
-    for (i, tcp) in coarse[..4].iter().enumerate() {
-        assert!(
-            *tcp >= 0.5 * FAIR_GOODPUT,
-            "coarse clock: TCP {i} {tcp} < half the fair share: {coarse:?}"
-        );
-    }
+    assert_held_to_share("coarse clock", &coarse);
 }
 
 /// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
@@ -667,17 +663,7 @@ fn core_trusts_labels_only_from_the_edges_side() {
         *untrusted > 1000,
         "the attacker's packets counted untrusted"
     );
-    assert!(
-        held[4] <= 1.5 * FAIR_GOODPUT,
-        "attacker {} > 1.5 x fair share {FAIR_GOODPUT}: {held:?}",
-        held[4]
-    );
-    for (i, tcp) in held[..4].iter().enumerate() {
-        assert!(
-            *tcp >= 0.5 * FAIR_GOODPUT,
-            "TCP {i} {tcp} < half the fair share: {held:?}"
-        );
-    }
+    assert_held_to_share("attacker", held);
 }
 
 /// Two `csfq dp core attach` at once, five times: both succeed (one attaches, the other
