@@ -53,7 +53,7 @@ enum DpCommand {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 2.0)]
         secs: f64,
-        /// Interleaved repetitions of the six cases (the median is shown, with the range).
+        /// Interleaved repetitions of every case (the median is shown, with the range).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
         repeat: u32,
         /// As JSON.
