@@ -385,9 +385,9 @@ const TRIM_SECS: f64 = 2.0;
 /// A flow's goodput from its iperf3 server's JSON log, bit/s: over its one-second
 /// intervals from [`TRIM_SECS`] after its start to [`TRIM_SECS`] before its end of `secs`.
 /// The flows start apart (a TCP whose SYN was lost starts 1 s late), and over a whole run
-/// a flow would count seconds in which not all of them competed: a late UDP ran alone
-/// after the TCPs ended (3.06 Mbit/s against a share of 1.9, the five goodputs summing to
-/// more than the link carries). The middle also leaves out slow start.
+/// a flow would count seconds in which not all of them competed, as a late flow does at
+/// its end (a run once gave the UDP 3.06 Mbit/s against a share of 1.9, with the five
+/// goodputs summing to more than the link carries). The middle also leaves out slow start.
 fn goodput(log: &serde_json::Value, secs: u32) -> Result<f64, String> {
     let intervals = log["intervals"]
         .as_array()
