@@ -153,20 +153,13 @@ impl Net {
         std::thread::sleep(Duration::from_millis(700));
         let t = secs.to_string();
         let udp_rate = format!("{}M", LINK_MBPS);
-        // The UDP first: iperf3 announces a UDP test with one datagram and waits for the
-        // server's reply without sending it again (3.12), so a datagram lost behind TCPs
-        // that already fill the link would leave its flow failed. A TCP retries its
-        // handshake.
-        for (i, p) in ports.iter().enumerate().rev() {
+        for (i, p) in ports.iter().enumerate() {
             let port = p.to_string();
             let mut a = vec!["iperf3", "-c", "10.78.2.2", "-p", &port, "-t", &t];
             if i == TCP_FLOWS {
                 a.extend_from_slice(&["-u", "-b", &udp_rate]);
             }
             self.spawn("h", &a)?;
-            if i == TCP_FLOWS {
-                std::thread::sleep(Duration::from_millis(500));
-            }
         }
         // Every iperf3 ends by itself within the run and a few seconds; one that does not
         // (a client that never reached its server) is stopped, and its flow shows as
