@@ -108,7 +108,9 @@ enum EdgeCommand {
         /// The weight of flows no class matches.
         #[arg(long, default_value_t = 1.0)]
         default_weight: f64,
-        /// Flow-table size (the least recently seen flow is evicted when full)
+        /// Flow-table size, entries, rounded up to a multiple of 4 (a flow may take an
+        /// entry in two sets of four, evicting the least recently seen of their flows
+        /// when all eight are taken: size it at twice the flows or more)
         /// [default: 65536 on a new attach; an attached edge keeps its table, which
         /// cannot be resized in place].
         #[arg(long)]

@@ -28,7 +28,7 @@ enum csfq_counter {
 	                         * judged as unlabeled, forwarded as it came) */
 	CNT_PASS_TRUNCATED,     /* headers shorter than they claim */
 	CNT_WRITE_FAILED,       /* the label could not be written */
-	CNT_NEW_FLOW,           /* edge: a flow entered the table (the LRU evicts when full) */
+	CNT_NEW_FLOW,           /* edge: a flow entered the table */
 	CNT_DROP_POLICED,       /* edge: CSFQ_DROP_POLICED, IPv4 that cannot carry a label, over the rate the
 	                         * operator set for it (or all of it: unlabelable = drop) */
 	CNT_UNTRUSTED,          /* core: arrived on an interface not trusted to carry labels: its
@@ -38,6 +38,9 @@ enum csfq_counter {
 	CNT_DROP_MAY_SAMPLE,    /* MAY: CSFQ_DROP_MAY_SAMPLE, sampled into the table above u0 */
 	CNT_MAY_INSERTED,       /* MAY: a flow entered the table (packets only) */
 	CNT_MAY_EXPIRED,        /* MAY: an entry idle past T0 was removed (packets only) */
+	CNT_EVICTED,            /* edge: a new flow took the entry of its set's least recently
+	                         * seen flow (packets only); flows in the table are
+	                         * CNT_NEW_FLOW - CNT_EVICTED */
 	CSFQ_COUNTERS,
 };
 
@@ -52,6 +55,9 @@ struct fixed_rate {
 	__u64 last_ns;
 	__u64 pending_bytes;
 };
+
+/* Entries in each set of the edge's flow table (edge.bpf.c). */
+#define CSFQ_FLOW_WAYS 4
 
 /* A flow: the 5-tuple (ports 0 for protocols other than TCP and UDP). IPv4 addresses
  * in saddr[0] / daddr[0], network order. */

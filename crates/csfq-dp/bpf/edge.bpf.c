@@ -5,8 +5,9 @@
  *
  * Per flow (5-tuple) it estimates the arrival rate with Eq. (3) in fixed point and writes
  * the label r / w into every packet, overwriting whatever label the packet carried: a label
- * from outside the island is never trusted. The flow table is an LRU hash, so a full table
- * evicts the least recently seen flow and never refuses one.
+ * from outside the island is never trusted. The flow table is a flow cache of sets of four
+ * entries (below), two sets for each flow: a flow whose eight entries are all taken takes
+ * that of the least recently seen of their flows, so the table never refuses a flow.
  *
  * A flow is a 5-tuple (the paper's), or, as the operator chooses, a pair of hosts or a
  * sending host (`--flow-key`): one share per host, however many connections it opens.
@@ -49,28 +50,131 @@ struct {
 } edge_config SEC(".maps");
 
 /*
- * A flow's state. The kernel allows no spin lock in an LRU map's values, so two CPUs that
- * handle one flow at the same instant may interleave an update; RSS and per-socket
- * transmit keep a flow's packets on one CPU at a time, and a lost update costs one
- * packet's worth of estimate, never safety.
+ * A flow's state. Its packets update it without a lock, so two CPUs that handle one flow
+ * at the same instant may interleave an update; RSS and per-socket transmit keep a flow's
+ * packets on one CPU at a time, and a lost update costs one packet's worth of estimate,
+ * never safety. A new flow writes its entry (key, weight, estimate) under the entry's
+ * lock, so two new flows taking one entry at once leave it wholly to one of them (the
+ * other enters again with its next packet).
  */
 struct csfq_flow {
 	__u32 weight_milli;
-	__u32 pad;
+	struct bpf_spin_lock lock;
 	struct fixed_rate rate;
 };
 
+/*
+ * The flow table: a flow cache, as line-rate routers keep one. An array of entries in sets
+ * of CSFQ_FLOW_WAYS; a flow's key hashes (seeded, csfq_flow_hash) to two sets, its first
+ * and its second, and the flow is in one of their eight entries or in none. A flow in
+ * neither takes the first empty entry of its first set, else of its second, else the
+ * entry of the least recently seen of the eight flows there (the smallest `last_ns`, the
+ * first such in that order on a tie), which is evicted. A lookup is a hash and at most
+ * eight key comparisons in one array, with no helper call, where the kernel's LRU hash (a
+ * helper, a bucket, an element, the LRU's bookkeeping) cost 60-85 ns a packet in place
+ * (BENCHMARKS). The cost: eviction is least recently seen among a flow's eight entries,
+ * not in the whole table, so a table less than full can evict an active flow; with two
+ * sets to choose from that stays rare until about half the table holds flows
+ * (csfq_dp::flow_table, the Rust model, which the program tests hold this to).
+ *
+ * An empty entry's key is all zeros; a flow's never is (its family is 4 or 6).
+ */
+struct csfq_flow_entry {
+	struct csfq_flow_key key;
+	struct csfq_flow flow;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct csfq_flow_key);
-	__type(value, struct csfq_flow);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CSFQ_FLOW_WAYS * 16384);
+	__type(key, __u32);
+	__type(value, struct csfq_flow_entry);
 } flows SEC(".maps");
+
+/* Set at load time (csfq_dp::loader): the table's sets (its entries / CSFQ_FLOW_WAYS), and
+ * the hash's seed, drawn at random for each table so no one outside can aim flows at a
+ * pair of sets. */
+const volatile __u32 flow_sets = 16384;
+const volatile __u64 flow_seed = 0;
+
+/* The key as five 64-bit words (little-endian: bytes 8i..8i+8), read as 32-bit halves: the
+ * key sits at a 4-byte offset on the stack. */
+static __always_inline __u64 key_word(const struct csfq_flow_key *k, int i)
+{
+	const __u32 *x = (const __u32 *)k;
+
+	return ((__u64)x[2 * i + 1] << 32) | x[2 * i];
+}
+
+/* flow_table.rs flow_hash: each word xored in and multiplied by 2^64 / phi, then
+ * SplitMix64's finalizer, so that both halves depend on every bit of the key. */
+static __always_inline __u64 csfq_flow_hash(const struct csfq_flow_key *k, __u64 seed)
+{
+	__u64 h = seed;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 5; i++)
+		h = (h ^ key_word(k, i)) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+	return h ^ (h >> 31);
+}
+
+static __always_inline int key_equal(const struct csfq_flow_key *a,
+				     const struct csfq_flow_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 d = 0;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 10; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+
+/*
+ * The flow's entry in its two sets, or, if it has none, the entry it is to take (*found =
+ * 0). NULL only if a set is out of the array, which the loader's sizes rule out.
+ */
+static __always_inline struct csfq_flow_entry *flow_entry(const struct csfq_flow_key *k,
+							 int *found)
+{
+	/* flow_table.rs sets_of: each half of the hash scaled to the sets (a multiply, not a
+	 * division); the low half names the first set. */
+	__u64 h = csfq_flow_hash(k, flow_seed);
+	__u32 first = (__u32)(((h & 0xffffffffULL) * flow_sets) >> 32);
+	__u32 second = (__u32)(((h >> 32) * flow_sets) >> 32);
+	struct csfq_flow_entry *e, *victim = NULL;
+	__u64 oldest = ~0ULL, seen;
+	__u32 i;
+	int w;
+
+#pragma unroll
+	for (w = 0; w < 2 * CSFQ_FLOW_WAYS; w++) {
+		i = (w < CSFQ_FLOW_WAYS ? first : second) * CSFQ_FLOW_WAYS + w % CSFQ_FLOW_WAYS;
+		e = bpf_map_lookup_elem(&flows, &i);
+		if (!e)
+			return NULL;
+		if (key_equal(&e->key, k)) {
+			*found = 1;
+			return e;
+		}
+		seen = e->key.family ? e->flow.rate.last_ns : 0;
+		if (seen < oldest) {
+			oldest = seen;
+			victim = e;
+		}
+	}
+	*found = 0;
+	return victim;
+}
 
 /*
  * New flows are priced as one flow: Eq. (3) over the first packets of all new flows
  * (fixed.rs FixedEdge). A flow's first packet carries that price and its own estimate
- * starts from it, so a flow the LRU evicted returns priced, never at rate 0 (a label the
+ * starts from it, so a flow the table evicted returns priced, never at rate 0 (a label the
  * core would pass free): cycling through more flows than the table holds buys no free
  * pass, only a place in one pool of evicted flows.
  */
@@ -186,9 +290,12 @@ int csfq_edge(struct __sk_buff *skb)
 {
 	__u32 zero = 0, bytes = skb->len, code, why;
 	struct csfq_edge_config *cfg;
+	struct csfq_flow_entry *e;
 	struct csfq_flow *f;
 	struct parsed p;
 	__u64 now, rate;
+	__u32 weight;
+	int found;
 
 	cfg = bpf_map_lookup_elem(&edge_config, &zero);
 	if (!cfg)
@@ -210,11 +317,15 @@ int csfq_edge(struct __sk_buff *skb)
 			__builtin_memset(p.key.daddr, 0, sizeof(p.key.daddr));
 	}
 
-	f = bpf_map_lookup_elem(&flows, &p.key);
-	if (f) {
+	e = flow_entry(&p.key, &found);
+	if (!e) {
+		count(CNT_WRITE_FAILED, bytes);
+		return TC_ACT_UNSPEC;
+	}
+	f = &e->flow;
+	if (found) {
 		rate = rate_update(&f->rate, now, bytes, cfg->k_ns);
 	} else {
-		struct csfq_flow fresh;
 		struct csfq_fresh *agg = bpf_map_lookup_elem(&edge_fresh, &zero);
 
 		if (!agg)
@@ -222,19 +333,18 @@ int csfq_edge(struct __sk_buff *skb)
 		bpf_spin_lock(&agg->lock);
 		rate = rate_update(&agg->rate, now, bytes, cfg->k_ns);
 		bpf_spin_unlock(&agg->lock);
-		/* fixed.rs FixedRate::starting_at. */
-		__builtin_memset(&fresh, 0, sizeof(fresh));
-		fresh.weight_milli = weight_of(&p.key, cfg->default_weight_milli);
-		fresh.rate.rate_bps = rate;
-		fresh.rate.last_ns = now > 1 ? now : 1;
-		fresh.rate.pending_bytes = bytes;
-		bpf_map_update_elem(&flows, &p.key, &fresh, BPF_NOEXIST);
+		if (e->key.family)
+			count(CNT_EVICTED, 0);
 		count(CNT_NEW_FLOW, 0);
-		f = bpf_map_lookup_elem(&flows, &p.key);
-		if (!f) {
-			count(CNT_WRITE_FAILED, bytes);
-			return TC_ACT_UNSPEC;
-		}
+		weight = weight_of(&p.key, cfg->default_weight_milli);
+		/* fixed.rs FixedRate::starting_at. */
+		bpf_spin_lock(&f->lock);
+		e->key = p.key;
+		f->weight_milli = weight;
+		f->rate.rate_bps = rate;
+		f->rate.last_ns = now > 1 ? now : 1;
+		f->rate.pending_bytes = bytes;
+		bpf_spin_unlock(&f->lock);
 	}
 
 	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1); no division for

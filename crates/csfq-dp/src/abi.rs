@@ -45,11 +45,14 @@ pub enum Counter {
     MayInserted,
     /// MAY: an entry idle past `T0` was found and removed (packets only).
     MayExpired,
+    /// Edge: a new flow took the entry of its set's least recently seen flow (packets
+    /// only). The flows in the table are [`Counter::NewFlow`] less these.
+    Evicted,
 }
 
 impl Counter {
     /// Every counter, in index order.
-    pub const ALL: [Counter; 17] = [
+    pub const ALL: [Counter; 18] = [
         Counter::Labeled,
         Counter::Forwarded,
         Counter::Relabeled,
@@ -67,6 +70,7 @@ impl Counter {
         Counter::DropMaySample,
         Counter::MayInserted,
         Counter::MayExpired,
+        Counter::Evicted,
     ];
 
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
@@ -104,6 +108,7 @@ impl Counter {
             Counter::DropMaySample => "drop_may_sample",
             Counter::MayInserted => "may_inserted",
             Counter::MayExpired => "may_expired",
+            Counter::Evicted => "evicted",
         }
     }
 }
@@ -128,6 +133,20 @@ pub struct FixedRate {
     pub last_ns: u64,
     /// Bytes not yet counted.
     pub pending_bytes: u64,
+}
+
+/// `struct csfq_flow_entry`: an entry of the edge's flow table (all zeros: empty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct FlowEntryRaw {
+    /// The flow's key.
+    pub key: FlowKeyRaw,
+    /// Its weight, thousandths.
+    pub weight_milli: u32,
+    /// The entry's lock (`struct bpf_spin_lock`; reads as 0).
+    pub lock: u32,
+    /// Its Eq. (3) state.
+    pub rate: FixedRate,
 }
 
 /// `struct csfq_weight_key`: an LPM key over IPv6 (IPv4 as `::ffff:a.b.c.d`).
@@ -172,6 +191,10 @@ pub const CLOCK_FINE: u32 = 0;
 /// `CSFQ_CLOCK_COARSE`: the kernel's tick counter (jiffies), one tick's resolution, on the
 /// fine clock's scale.
 pub const CLOCK_COARSE: u32 = 1;
+
+/// `CSFQ_FLOW_WAYS`: entries in each set of the edge's flow table
+/// ([`crate::flow_table`]).
+pub const FLOW_WAYS: u32 = 4;
 
 /// `CSFQ_KEY_FIVE_TUPLE`: protocol, addresses and ports (the paper's flows).
 pub const KEY_FIVE_TUPLE: u32 = 0;
@@ -449,6 +472,7 @@ pub struct LoopStateRaw {
 
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
 unsafe impl aya::Pod for Count {}
+unsafe impl aya::Pod for FlowEntryRaw {}
 unsafe impl aya::Pod for WeightKey {}
 unsafe impl aya::Pod for EdgeConfigRaw {}
 unsafe impl aya::Pod for CoreConfigRaw {}

@@ -28,12 +28,14 @@ use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
 use serde::Serialize;
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw, MayEntryRaw,
-    MayStateRaw, WeightKey, CLOCK_COARSE, CLOCK_FINE, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE,
-    UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw,
+    MayEntryRaw, MayStateRaw, WeightKey, CLOCK_COARSE, CLOCK_FINE, FLOW_WAYS, KEY_FIVE_TUPLE,
+    KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
+use crate::flow_table;
 use crate::loader::{
-    insert_weight, load, map, read_counters, set_core_config, set_edge_config, set_may_config,
+    insert_weight, load, load_edge, map, read_counters, set_core_config, set_edge_config,
+    set_may_config,
 };
 use crate::{DpError, Role};
 
@@ -289,9 +291,11 @@ pub struct EdgeSettings {
     pub default_weight: f64,
     /// Weight classes by source prefix.
     pub weights: Vec<WeightClass>,
-    /// Flow-table size; the least recently seen flow is evicted when full. `None`: 65 536
-    /// on a new attach, and an attached edge keeps its table. A table cannot be resized
-    /// in place: a different size for an attached edge is refused.
+    /// Flow-table size, entries, rounded up to whole sets of four ([`crate::flow_table`]:
+    /// a flow may take an entry in two sets, evicting the least recently seen of their
+    /// flows when all eight are taken; active flows stay until about half the table holds
+    /// flows). `None`: 65 536 on a new attach, and an attached edge keeps its table. A
+    /// table cannot be resized in place: a different size for an attached edge is refused.
     pub flows: Option<u32>,
     /// Attach at the interface's ingress (traffic entering the router on it: the default)
     /// or egress.
@@ -1080,7 +1084,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let _lock = change_lock()?;
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
-        if let Some(want) = s.flows {
+        if let Some(want) = s.flows.map(|n| flow_table::sets_for(n) * FLOW_WAYS) {
             let table = MapData::from_pin(d.join("flows"))
                 .and_then(|m| m.info())
                 .map_err(|e| DpError::kernel("reading the flow table's size", e))?
@@ -1107,7 +1111,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         }
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load(Role::Edge, Some(s.flows.unwrap_or(DEFAULT_FLOWS)))?;
+    let mut ebpf = load_edge(s.flows.unwrap_or(DEFAULT_FLOWS))?;
     set_edge_config(&mut ebpf, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
@@ -1426,16 +1430,11 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
             let c = a
                 .get(&0, 0)
                 .map_err(|e| DpError::kernel("reading the edge configuration", e))?;
-            let flows = open_pinned(&d.join("flows"))?;
-            let n = match &flows {
-                Map::LruHashMap(m) => {
-                    let h: aya::maps::HashMap<&MapData, [u8; 40], [u8; 32]> =
-                        aya::maps::HashMap::try_from(&flows).expect("lru hash");
-                    let _ = m;
-                    h.keys().filter(|k| k.is_ok()).count() as u64
-                }
-                _ => 0,
-            };
+            // Entries are never emptied, only taken over: the flows in the table are
+            // those that entered it less those evicted.
+            let entered = |name| counters.get(name).map_or(0, |c: &CountJson| c.packets);
+            let n =
+                entered(Counter::NewFlow.name()).saturating_sub(entered(Counter::Evicted.name()));
             edge = Some(EdgeStats {
                 flows: n,
                 k_ns: c.k_ns,

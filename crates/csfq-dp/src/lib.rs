@@ -22,6 +22,7 @@
 pub mod abi;
 pub mod bench;
 mod dataplane;
+pub mod flow_table;
 pub mod htb;
 mod loader;
 pub mod loops;

@@ -5,9 +5,10 @@ use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::{Ebpf, EbpfLoader};
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, LoopConfigRaw,
-    LoopCountRaw, MayConfigRaw, MayEntryRaw, MayStateRaw, WeightKey,
+    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowEntryRaw, FlowKeyRaw,
+    LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MayStateRaw, WeightKey, FLOW_WAYS,
 };
+use crate::flow_table;
 use crate::{DpError, Role, AVAILABLE};
 
 static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
@@ -17,14 +18,32 @@ static LOOP_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/
 static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
-/// `flows`: the edge's flow-table size, or MAY's table's.
+/// `flows`: the edge's flow-table size, or MAY's table's. The edge's table hashes with
+/// seed 0 (the tests'); [`load_edge`] draws one.
 pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
+    load_seeded(role, flows, 0)
+}
+
+/// Loads the edge with a table of `flows` entries (rounded up to whole sets) whose hash
+/// takes a seed drawn from the system's random source, so no one who does not know it
+/// can choose flows that share a set.
+pub(crate) fn load_edge(flows: u32) -> Result<Ebpf, DpError> {
+    let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flow table's seed", e))?;
+    load_seeded(Role::Edge, Some(flows), seed)
+}
+
+fn load_seeded(role: Role, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
     let mut loader = EbpfLoader::new();
-    match (role, flows) {
-        (Role::Edge, Some(n)) => {
-            loader.map_max_entries("flows", n);
+    let sets = flows.map(flow_table::sets_for);
+    if role == Role::Edge {
+        loader.override_global("flow_seed", &seed, true);
+    }
+    match (role, flows, &sets) {
+        (Role::Edge, Some(_), Some(sets)) => {
+            loader.map_max_entries("flows", sets * FLOW_WAYS);
+            loader.override_global("flow_sets", sets, true);
         }
-        (Role::May, Some(n)) => {
+        (Role::May, Some(n), _) => {
             loader.map_max_entries("may_flows", n);
         }
         _ => {}
@@ -171,10 +190,16 @@ impl TestProgram {
         })
     }
 
-    /// Loads the edge with a flow table of `flows` entries.
+    /// Loads the edge with a flow table of `flows` entries (rounded up to whole sets)
+    /// whose hash takes seed 0.
     pub fn load_edge(flows: u32) -> Result<Self, DpError> {
+        Self::load_edge_seeded(flows, 0)
+    }
+
+    /// Loads the edge with a flow table of `flows` entries whose hash takes `seed`.
+    pub fn load_edge_seeded(flows: u32, seed: u64) -> Result<Self, DpError> {
         Ok(TestProgram {
-            ebpf: load(Role::Edge, Some(flows))?,
+            ebpf: load_seeded(Role::Edge, Some(flows), seed)?,
             role: Role::Edge,
         })
     }
@@ -208,6 +233,20 @@ impl TestProgram {
             Array::try_from(self.ebpf.map("may_state").expect("may_state")).expect("array");
         a.get(&0, 0)
             .map_err(|e| DpError::kernel("reading the MAY state", e))
+    }
+
+    /// The edge's flow table, entry by entry: each entry's flow, `None` if empty.
+    pub fn edge_flows(&self) -> Result<Vec<Option<FlowKeyRaw>>, DpError> {
+        let a: Array<&MapData, FlowEntryRaw> =
+            Array::try_from(self.ebpf.map("flows").expect("flows")).expect("array");
+        (0..a.len())
+            .map(|i| {
+                let e = a
+                    .get(&i, 0)
+                    .map_err(|e| DpError::kernel("reading the flow table", e))?;
+                Ok((e.key.family != 0).then_some(e.key))
+            })
+            .collect()
     }
 
     /// MAY's table entry for a flow, if it has one.

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use csfq_dp::abi::{Counter, FlowKeyRaw, MayConfigRaw};
+use csfq_dp::abi::{Counter, MayConfigRaw};
 use csfq_dp::TestProgram;
 
 const PASS: i32 = -1; // TC_ACT_UNSPEC
@@ -32,28 +32,6 @@ fn config_from_vectors() -> MayConfigRaw {
         sample_q32: p[7],
         test_mode: 1,
         ..Default::default()
-    }
-}
-
-/// The key the program makes of `V4 { sport, .. }` (network-order fields as they lie in
-/// the packet).
-fn key_v4(v: &V4, ports: bool) -> FlowKeyRaw {
-    FlowKeyRaw {
-        family: 4,
-        proto: v.proto,
-        sport: if ports {
-            u16::from_ne_bytes(v.sport.to_be_bytes())
-        } else {
-            0
-        },
-        dport: if ports {
-            u16::from_ne_bytes(v.dport.to_be_bytes())
-        } else {
-            0
-        },
-        pad: 0,
-        saddr: [u32::from_ne_bytes(v.src), 0, 0, 0],
-        daddr: [u32::from_ne_bytes(v.dst), 0, 0, 0],
     }
 }
 

@@ -13,6 +13,7 @@ use csfq_dp::abi::{
     KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED, UNLABELABLE_DROP,
     UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
+use csfq_dp::flow_table::{FlowTable, Lookup};
 use csfq_dp::{Role, TestProgram};
 
 const PASS: i32 = -1; // TC_ACT_UNSPEC: on to the next filter / the qdisc
@@ -450,6 +451,65 @@ fn edge_prices_flows_churning_through_a_full_table() {
         lowest_after_warmup > 40_000_000,
         "lowest label after 3 K: {lowest_after_warmup} bit/s"
     );
+}
+
+/// The flow table keeps each packet's flow where its model (`csfq_dp::flow_table`) does:
+/// 3000 packets of 150 flows (a busy ten and a long tail), in a random order, about four
+/// to an instant (so the least recently seen often tie), through a table of 64 entries (16 sets of 4), with two
+/// seeds: each packet makes a new flow, and evicts one, exactly when the model's does,
+/// and every entry holds the model's flow.
+#[test]
+fn edge_flow_table_is_its_model() {
+    if !dataplane_or_skip("edge_flow_table_is_its_model") {
+        return;
+    }
+    for seed in [0, 0x5eed_0fca_11ab_1e00] {
+        let mut p = TestProgram::load_edge_seeded(64, seed).unwrap();
+        let mut model = FlowTable::new(64, seed);
+        // A 64-bit LCG (Knuth's MMIX constants): the same packets on every run.
+        let mut x = seed ^ 0x2545_f491_4f6c_dd1d;
+        let mut draw = |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        let (mut now, mut new, mut evicted) = (1_000u64, 0u64, 0u64);
+        for i in 0..3000 {
+            // A tick every fourth packet or so: flows last seen at one instant tie.
+            now += if draw(4) == 0 { 1_000 } else { 0 };
+            let flow = if draw(10) < 7 {
+                draw(10)
+            } else {
+                10 + draw(140)
+            };
+            let v = V4 {
+                sport: 20_000 + (flow % 50) as u16,
+                src: [10, 0, 1, 1 + (flow / 50) as u8],
+                ..Default::default()
+            };
+            edge_at(&mut p, 100_000_000, now);
+            assert_eq!(p.run(&v.frame()).unwrap().0, PASS);
+            match model.packet(&key_v4(&v, true), now) {
+                Lookup::Found => {}
+                Lookup::Entered => new += 1,
+                Lookup::Evicted(_) => (new, evicted) = (new + 1, evicted + 1),
+            }
+            assert_eq!(
+                (count(&p, Counter::NewFlow), count(&p, Counter::Evicted)),
+                (new, evicted),
+                "seed {seed:#x}, packet {i} (flow {flow} at {now} ns)"
+            );
+            if i % 10 == 0 {
+                assert_eq!(p.edge_flows().unwrap(), model.flows(), "packet {i}");
+            }
+        }
+        assert_eq!(p.edge_flows().unwrap(), model.flows());
+        assert_eq!(new - evicted, model.len() as u64);
+        // The tail (about 900 packets of 140 flows) churns through the full sets: the
+        // test exercises eviction, not only entry.
+        assert!(evicted > 300, "seed {seed:#x}: {evicted} evictions");
+    }
 }
 
 /// A full flow table evicts the least recently seen flow and never refuses a packet.

@@ -186,3 +186,25 @@ pub fn vectors(kind: &str) -> Vec<Vec<u64>> {
         .map(|l| l.iter().map(|v| v.parse().expect("number")).collect())
         .collect()
 }
+
+/// The key the program makes of `V4 { sport, .. }` (network-order fields as they lie in
+/// the packet).
+pub fn key_v4(v: &V4, ports: bool) -> csfq_dp::abi::FlowKeyRaw {
+    csfq_dp::abi::FlowKeyRaw {
+        family: 4,
+        proto: v.proto,
+        sport: if ports {
+            u16::from_ne_bytes(v.sport.to_be_bytes())
+        } else {
+            0
+        },
+        dport: if ports {
+            u16::from_ne_bytes(v.dport.to_be_bytes())
+        } else {
+            0
+        },
+        pad: 0,
+        saddr: [u32::from_ne_bytes(v.src), 0, 0, 0],
+        daddr: [u32::from_ne_bytes(v.dst), 0, 0, 0],
+    }
+}
