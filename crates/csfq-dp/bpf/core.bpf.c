@@ -676,15 +676,7 @@ int csfq_core(struct __sk_buff *skb)
 		code = 0;
 		count(CNT_UNTRUSTED, bytes);
 	}
-	if (p->test_mode) {
-		now = p->test_now_ns;
-	} else {
-		struct csfq_clock *c = 0;
-
-		if (p->clock == CSFQ_CLOCK_COARSE && p->tick_ns)
-			c = bpf_map_lookup_elem(&core_clock, &zero);
-		now = c ? coarse_now(c, p->tick_ns) : bpf_ktime_get_ns();
-	}
+	now = p->test_mode ? p->test_now_ns : csfq_now(&core_clock, p->clock, p->tick_ns);
 	/* Unlabeled traffic is judged as one flow, by the rate of all of it (unknown is never
 	 * free), as an IPv4 label would carry it. */
 	if (code)

@@ -72,6 +72,24 @@ static __always_inline __u64 coarse_now(struct csfq_clock *c, __u64 tick_ns)
 	return t + off;
 }
 
+/*
+ * The clock a program reads outside test mode: the coarse one when the operator chose it
+ * (CSFQ_CLOCK_COARSE with a tick), from the program's own clock map `clock_map` (an array
+ * of one struct csfq_clock), or the fine one.
+ */
+static __always_inline __u64 csfq_now(void *clock_map, __u32 clock, __u64 tick_ns)
+{
+	__u32 zero = 0;
+	struct csfq_clock *c;
+
+	if (clock == CSFQ_CLOCK_COARSE && tick_ns) {
+		c = bpf_map_lookup_elem(clock_map, &zero);
+		if (c)
+			return coarse_now(c, tick_ns);
+	}
+	return bpf_ktime_get_ns();
+}
+
 /* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
 
 /* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */

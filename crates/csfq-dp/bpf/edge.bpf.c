@@ -28,17 +28,9 @@ struct {
 /* The clock Eq. (3) reads: the test's, the coarse one, or the fine one. */
 static __always_inline __u64 edge_now(const struct csfq_edge_config *cfg)
 {
-	__u32 zero = 0;
-	struct csfq_clock *c;
-
 	if (cfg->test_mode)
 		return cfg->test_now_ns;
-	if (cfg->clock == CSFQ_CLOCK_COARSE && cfg->tick_ns) {
-		c = bpf_map_lookup_elem(&edge_clock, &zero);
-		if (c)
-			return coarse_now(c, cfg->tick_ns);
-	}
-	return bpf_ktime_get_ns();
+	return csfq_now(&edge_clock, cfg->clock, cfg->tick_ns);
 }
 
 
