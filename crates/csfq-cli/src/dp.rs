@@ -48,7 +48,8 @@ enum DpCommand {
         json: bool,
     },
     /// Per-packet cost: UDP packets per second through a veth pair with and without each
-    /// program, as ratios (makes and removes two namespaces).
+    /// program, as ratios (makes and removes two namespaces; those of a run killed halfway
+    /// are removed by the next).
     Bench {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 2.0)]

@@ -35,6 +35,7 @@
 use std::ffi::CString;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -276,11 +277,36 @@ fn blast_parallel(txs: &[UdpSocket], ns: &str, dev: &str, secs: f64) -> Result<f
     Ok((rx_packets(ns, dev)? - before) as f64 / secs)
 }
 
+/// Whether `name` is a namespace a benchmark made (`csfqbench` PID `a` or `b`) whose
+/// process `alive` says is gone: one it could not remove, being killed.
+fn left_by_a_dead_run(name: &str, alive: impl Fn(u32) -> bool) -> bool {
+    name.strip_prefix("csfqbench")
+        .and_then(|rest| rest.strip_suffix(['a', 'b']))
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| !alive(pid))
+}
+
+/// Removes the namespaces (and with them the veth pair and its programs) that a benchmark
+/// killed halfway left behind. Best effort: what cannot be listed or removed stays.
+fn remove_left_namespaces() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    let alive = |pid: u32| Path::new("/proc").join(pid.to_string()).exists();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        if left_by_a_dead_run(name, alive) {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
 /// Runs the benchmark: `secs` per measurement, `repeat` interleaved repetitions. Needs
-/// root; makes and removes two namespaces, and leaves the calling thread in the first of
-/// them.
+/// root; makes and removes two namespaces (first removing any that an earlier run, killed
+/// halfway, left), and leaves the calling thread in the first of them.
 pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     crate::require("csfq dp bench")?;
+    remove_left_namespaces();
     let tag = std::process::id();
     let ns = Namespaces {
         a: format!("csfqbench{tag}a"),
@@ -478,5 +504,31 @@ fn set_rcvbuf(s: &UdpSocket, bytes: i32) {
             &bytes as *const i32 as *const libc::c_void,
             size_of::<i32>() as libc::socklen_t,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::left_by_a_dead_run;
+
+    /// Only a benchmark's own names, and only when their process is gone.
+    #[test]
+    fn namespaces_left_by_a_killed_run_are_recognized() {
+        let alive = |pid: u32| pid == 42;
+        assert!(left_by_a_dead_run("csfqbench30426a", alive));
+        assert!(left_by_a_dead_run("csfqbench30426b", alive));
+        assert!(
+            !left_by_a_dead_run("csfqbench42a", alive),
+            "a run still going"
+        );
+        for other in [
+            "csfqbench30426c",
+            "csfqbencha",
+            "csfqbench30426",
+            "ns1",
+            "csfqbenchxa",
+        ] {
+            assert!(!left_by_a_dead_run(other, alive), "{other}");
+        }
     }
 }
