@@ -42,20 +42,6 @@ struct {
 } edge_config SEC(".maps");
 
 /*
- * A flow's state. Its packets update it without a lock, so two CPUs that handle one flow
- * at the same instant may interleave an update; RSS and per-socket transmit keep a flow's
- * packets on one CPU at a time, and a lost update costs one packet's worth of estimate,
- * never safety. A new flow writes its entry (key, weight, estimate) under the entry's
- * lock, so two new flows taking one entry at once leave it wholly to one of them (the
- * other enters again with its next packet).
- */
-struct csfq_flow {
-	__u32 weight_milli;
-	struct bpf_spin_lock lock;
-	struct fixed_rate rate;
-};
-
-/*
  * The flow table: a flow cache, as line-rate routers keep one. An array of entries in sets
  * of CSFQ_FLOW_WAYS; a flow's key hashes (seeded, csfq_flow_hash) to two sets, its first
  * and its second, and the flow is in one of their eight entries or in none. A flow in
@@ -70,23 +56,40 @@ struct csfq_flow {
  * (csfq_dp::flow_table, the Rust model, which the program tests hold this to).
  *
  * An empty entry's key is all zeros; a flow's never is (its family is 4 or 6).
+ *
+ * A flow's packets update its entry without a lock, so two CPUs that handle one flow at
+ * the same instant may interleave an update, and a packet of an evicted flow still in
+ * flight on another CPU may update the entry its successor just took; RSS and per-socket
+ * transmit keep a 5-tuple's packets on one CPU at a time, and a lost update costs one
+ * packet's worth of estimate, never safety. A new flow writes its entry (key, weight,
+ * estimate) under the entry's lock, so two new flows taking one entry at once leave it to
+ * one of them, and one flow's first packets on two CPUs at once enter it there once. (Under
+ * a host key a flow's packets come from several connections, so on several CPUs: its first
+ * packets on two CPUs at once may choose two entries, one of which then waits unused until
+ * it is evicted.) The lock is a field of the value itself, not of a struct within it:
+ * older kernels look for it only there.
  */
 struct csfq_flow_entry {
 	struct csfq_flow_key key;
-	struct csfq_flow flow;
+	__u32 weight_milli;
+	struct bpf_spin_lock lock;
+	struct fixed_rate rate;
 };
+
+/* The default table: 65 536 entries (csfq_dp::DEFAULT_FLOWS); the loader sets the size. */
+#define DEFAULT_SETS 16384
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, CSFQ_FLOW_WAYS * 16384);
+	__uint(max_entries, CSFQ_FLOW_WAYS * DEFAULT_SETS);
 	__type(key, __u32);
 	__type(value, struct csfq_flow_entry);
 } flows SEC(".maps");
 
 /* Set at load time (csfq_dp::loader): the table's sets (its entries / CSFQ_FLOW_WAYS), and
- * the hash's seed, drawn at random for each table so no one outside can aim flows at a
- * pair of sets. */
-const volatile __u32 flow_sets = 16384;
+ * the hash's seed, drawn at random for each table, so that which flows share sets cannot
+ * be known without it (the hash is fast, not cryptographic). */
+const volatile __u32 flow_sets = DEFAULT_SETS;
 const volatile __u64 flow_seed = 0;
 
 /* The key as five 64-bit words (little-endian: bytes 8i..8i+8), read as 32-bit halves: the
@@ -98,16 +101,19 @@ static __always_inline __u64 key_word(const struct csfq_flow_key *k, int i)
 	return ((__u64)x[2 * i + 1] << 32) | x[2 * i];
 }
 
-/* flow_table.rs flow_hash: each word xored in and multiplied by 2^64 / phi, then
- * SplitMix64's finalizer, so that both halves depend on every bit of the key. */
+/* flow_table.rs flow_hash: each word xored in, multiplied by 2^64 / phi and its high half
+ * folded into its low (a product carries differences only upwards), then SplitMix64's
+ * finalizer, so that both halves depend on every bit of the key. */
 static __always_inline __u64 csfq_flow_hash(const struct csfq_flow_key *k, __u64 seed)
 {
 	__u64 h = seed;
 	int i;
 
 #pragma unroll
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 5; i++) {
 		h = (h ^ key_word(k, i)) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 32;
+	}
 	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
 	return h ^ (h >> 31);
@@ -153,8 +159,8 @@ static __always_inline struct csfq_flow_entry *flow_entry(const struct csfq_flow
 			*found = 1;
 			return e;
 		}
-		seen = e->key.family ? e->flow.rate.last_ns : 0;
-		if (seen < oldest) {
+		seen = e->key.family ? e->rate.last_ns : 0;
+		if (!victim || seen < oldest) {
 			oldest = seen;
 			victim = e;
 		}
@@ -283,11 +289,10 @@ int csfq_edge(struct __sk_buff *skb)
 	__u32 zero = 0, bytes = skb->len, code, why;
 	struct csfq_edge_config *cfg;
 	struct csfq_flow_entry *e;
-	struct csfq_flow *f;
 	struct parsed p;
 	__u64 now, rate;
 	__u32 weight;
-	int found;
+	int found, entered;
 
 	cfg = bpf_map_lookup_elem(&edge_config, &zero);
 	if (!cfg)
@@ -314,35 +319,40 @@ int csfq_edge(struct __sk_buff *skb)
 		count(CNT_WRITE_FAILED, bytes);
 		return TC_ACT_UNSPEC;
 	}
-	f = &e->flow;
 	if (found) {
-		rate = rate_update(&f->rate, now, bytes, cfg->k_ns);
+		rate = rate_update(&e->rate, now, bytes, cfg->k_ns);
 	} else {
 		struct csfq_fresh *agg = bpf_map_lookup_elem(&edge_fresh, &zero);
+		__u8 was;
 
 		if (!agg)
 			return TC_ACT_UNSPEC;
 		bpf_spin_lock(&agg->lock);
 		rate = rate_update(&agg->rate, now, bytes, cfg->k_ns);
 		bpf_spin_unlock(&agg->lock);
-		if (e->key.family)
-			count(CNT_EVICTED, 0);
-		count(CNT_NEW_FLOW, 0);
 		weight = weight_of(&p.key, cfg->default_weight_milli);
-		/* fixed.rs FixedRate::starting_at. */
-		bpf_spin_lock(&f->lock);
-		e->key = p.key;
-		f->weight_milli = weight;
-		f->rate.rate_bps = rate;
-		f->rate.last_ns = now > 1 ? now : 1;
-		f->rate.pending_bytes = bytes;
-		bpf_spin_unlock(&f->lock);
+		/* fixed.rs FixedRate::starting_at; no helper may run under the lock. */
+		bpf_spin_lock(&e->lock);
+		was = e->key.family;
+		entered = !key_equal(&e->key, &p.key); /* not by another CPU just now */
+		if (entered) {
+			e->key = p.key;
+			e->weight_milli = weight;
+			e->rate.rate_bps = rate;
+			e->rate.last_ns = now > 1 ? now : 1;
+			e->rate.pending_bytes = bytes;
+		}
+		bpf_spin_unlock(&e->lock);
+		if (entered && was)
+			count(CNT_EVICTED, 0);
+		if (entered)
+			count(CNT_NEW_FLOW, 0);
 	}
 
 	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1); no division for
 	 * the usual weight 1. */
-	if (f->weight_milli != 1000)
-		rate = rate * 1000 / (f->weight_milli ? f->weight_milli : 1);
+	if (e->weight_milli != 1000)
+		rate = rate * 1000 / (e->weight_milli ? e->weight_milli : 1);
 	code = label_code_of(p.family, rate);
 	if (write_label(skb, &p, code) < 0) {
 		count(CNT_WRITE_FAILED, bytes);

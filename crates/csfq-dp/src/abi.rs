@@ -193,7 +193,8 @@ pub const CLOCK_FINE: u32 = 0;
 pub const CLOCK_COARSE: u32 = 1;
 
 /// `CSFQ_FLOW_WAYS`: entries in each set of the edge's flow table
-/// ([`crate::flow_table`]).
+/// ([`crate::flow_table`]; were the two to differ, `edge_flow_table_is_its_model` would
+/// fail).
 pub const FLOW_WAYS: u32 = 4;
 
 /// `CSFQ_KEY_FIVE_TUPLE`: protocol, addresses and ports (the paper's flows).
@@ -518,6 +519,9 @@ mod tests {
         assert_eq!(std::mem::offset_of!(CoreStateRaw, unlabeled), 168);
         assert_eq!(std::mem::offset_of!(CoreStateRaw, vq_finish_ns), 256);
         assert_eq!(size_of::<FlowKeyRaw>(), 40);
+        assert_eq!(size_of::<FlowEntryRaw>(), 72);
+        assert_eq!(std::mem::offset_of!(FlowEntryRaw, lock), 44);
+        assert_eq!(std::mem::offset_of!(FlowEntryRaw, rate), 48);
         assert_eq!(size_of::<MayConfigRaw>(), 88);
         assert_eq!(size_of::<MayStateRaw>(), 48);
         assert_eq!(size_of::<MayEntryRaw>(), 32);

@@ -1084,18 +1084,30 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let _lock = change_lock()?;
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
-        if let Some(want) = s.flows.map(|n| flow_table::sets_for(n) * FLOW_WAYS) {
-            let table = MapData::from_pin(d.join("flows"))
-                .and_then(|m| m.info())
-                .map_err(|e| DpError::kernel("reading the flow table's size", e))?
-                .max_entries();
+        let info = MapData::from_pin(d.join("flows"))
+            .and_then(|m| m.info())
+            .map_err(|e| DpError::kernel("reading the flow table's size", e))?;
+        if !matches!(info.map_type(), Ok(aya::maps::MapType::Array)) {
+            return Err(DpError::Invalid {
+                field: "flows",
+                why: format!(
+                    "the edge on {dev} was attached by another version of csfq (its flow \
+                     table is not this version's); detach it first (csfq dp detach --dev \
+                     {dev}) and attach again"
+                ),
+            });
+        }
+        let table = info.max_entries();
+        if let Some(n) = s.flows {
+            let want = flow_table::sets_for(n) * FLOW_WAYS;
             if table != want {
                 return Err(DpError::Invalid {
                     field: "flows",
                     why: format!(
-                        "the edge on {dev} has a flow table of {table} entries, which cannot \
-                         be resized in place; detach it first (csfq dp detach --dev {dev}), \
-                         which forgets its flows, or leave out --flows"
+                        "the edge on {dev} has a flow table of {table} entries (--flows {n} \
+                         asks for {want}, whole sets of {FLOW_WAYS}), which cannot be resized \
+                         in place; detach it first (csfq dp detach --dev {dev}), which \
+                         forgets its flows, or leave out --flows"
                     ),
                 });
             }

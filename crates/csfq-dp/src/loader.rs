@@ -38,12 +38,13 @@ fn load_seeded(role: Role, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpErro
     if role == Role::Edge {
         loader.override_global("flow_seed", &seed, true);
     }
-    match (role, flows, &sets) {
-        (Role::Edge, Some(_), Some(sets)) => {
+    match (role, flows) {
+        (Role::Edge, Some(_)) => {
+            let sets = sets.as_ref().expect("sets of the flows given");
             loader.map_max_entries("flows", sets * FLOW_WAYS);
             loader.override_global("flow_sets", sets, true);
         }
-        (Role::May, Some(n), _) => {
+        (Role::May, Some(n)) => {
             loader.map_max_entries("may_flows", n);
         }
         _ => {}
@@ -161,9 +162,14 @@ pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)
     Counter::ALL
         .iter()
         .map(|&c| {
-            let per_cpu = a
-                .get(&(c as u32), 0)
-                .map_err(|e| DpError::kernel("reading the counters", e))?;
+            let per_cpu = a.get(&(c as u32), 0).map_err(|e| {
+                DpError::kernel(
+                    "reading the counters (pinned by another version of csfq, with fewer? \
+                     `csfq dp detach --dev IF` it, with `--netns NAME` if it is in one, and \
+                     attach again)",
+                    e,
+                )
+            })?;
             let total = per_cpu.iter().fold(Count::default(), |acc, v| Count {
                 packets: acc.packets + v.packets,
                 bytes: acc.bytes + v.bytes,

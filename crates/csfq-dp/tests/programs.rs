@@ -9,9 +9,9 @@ use common::*;
 use csfq_algo::fixed::{decode_label, encode_label, tables, FixedEdge, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
 use csfq_dp::abi::{
-    CoreConfigRaw, Counter, EdgeConfigRaw, WeightKey, CLOCK_COARSE, EST_HISTOGRAM, EST_PAPER,
-    KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED, UNLABELABLE_DROP,
-    UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, Counter, EdgeConfigRaw, FlowKeyRaw, WeightKey, CLOCK_COARSE, EST_HISTOGRAM,
+    EST_PAPER, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED,
+    UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use csfq_dp::flow_table::{FlowTable, Lookup};
 use csfq_dp::{Role, TestProgram};
@@ -455,17 +455,22 @@ fn edge_prices_flows_churning_through_a_full_table() {
 
 /// The flow table keeps each packet's flow where its model (`csfq_dp::flow_table`) does:
 /// 3000 packets of 150 flows (a busy ten and a long tail), in a random order, about four
-/// to an instant (so the least recently seen often tie), through a table of 64 entries (16 sets of 4), with two
-/// seeds: each packet makes a new flow, and evicts one, exactly when the model's does,
+/// to an instant (so the least recently seen often tie), through a table of 64 entries (16
+/// sets of 4) under two seeds, and of 66 entries (rounded up to 68: 17 sets) keyed by
+/// source: each packet makes a new flow, and evicts one, exactly when the model's does,
 /// and every entry holds the model's flow.
 #[test]
 fn edge_flow_table_is_its_model() {
     if !dataplane_or_skip("edge_flow_table_is_its_model") {
         return;
     }
-    for seed in [0, 0x5eed_0fca_11ab_1e00] {
-        let mut p = TestProgram::load_edge_seeded(64, seed).unwrap();
-        let mut model = FlowTable::new(64, seed);
+    for (entries, seed, flow_key) in [
+        (64, 0, KEY_FIVE_TUPLE),
+        (64, 0x5eed_0fca_11ab_1e00, KEY_FIVE_TUPLE),
+        (66, 7, KEY_SOURCE),
+    ] {
+        let mut p = TestProgram::load_edge_seeded(entries, seed).unwrap();
+        let mut model = FlowTable::new(entries, seed);
         // A 64-bit LCG (Knuth's MMIX constants): the same packets on every run.
         let mut x = seed ^ 0x2545_f491_4f6c_dd1d;
         let mut draw = |n: u64| {
@@ -485,12 +490,29 @@ fn edge_flow_table_is_its_model() {
             };
             let v = V4 {
                 sport: 20_000 + (flow % 50) as u16,
-                src: [10, 0, 1, 1 + (flow / 50) as u8],
+                src: [10, 0, 1 + (flow / 50) as u8, 1 + (flow % 50) as u8],
                 ..Default::default()
             };
-            edge_at(&mut p, 100_000_000, now);
+            p.set_edge_config(&EdgeConfigRaw {
+                k_ns: 100_000_000,
+                default_weight_milli: 1000,
+                flow_key,
+                test_mode: 1,
+                test_now_ns: now,
+                ..Default::default()
+            })
+            .unwrap();
             assert_eq!(p.run(&v.frame()).unwrap().0, PASS);
-            match model.packet(&key_v4(&v, true), now) {
+            let key = if flow_key == KEY_SOURCE {
+                FlowKeyRaw {
+                    family: 4,
+                    saddr: [u32::from_ne_bytes(v.src), 0, 0, 0],
+                    ..Default::default()
+                }
+            } else {
+                key_v4(&v, true)
+            };
+            match model.packet(&key, now) {
                 Lookup::Found => {}
                 Lookup::Entered => new += 1,
                 Lookup::Evicted(_) => (new, evicted) = (new + 1, evicted + 1),
@@ -498,13 +520,17 @@ fn edge_flow_table_is_its_model() {
             assert_eq!(
                 (count(&p, Counter::NewFlow), count(&p, Counter::Evicted)),
                 (new, evicted),
-                "seed {seed:#x}, packet {i} (flow {flow} at {now} ns)"
+                "{entries} entries, seed {seed:#x}, packet {i} (flow {flow} at {now} ns)"
             );
             if i % 10 == 0 {
                 assert_eq!(p.edge_flows().unwrap(), model.flows(), "packet {i}");
             }
         }
         assert_eq!(p.edge_flows().unwrap(), model.flows());
+        assert_eq!(
+            p.edge_flows().unwrap().len(),
+            entries.div_ceil(4) as usize * 4
+        );
         assert_eq!(new - evicted, model.len() as u64);
         // The tail (about 900 packets of 140 flows) churns through the full sets: the
         // test exercises eviction, not only entry.
@@ -512,7 +538,8 @@ fn edge_flow_table_is_its_model() {
     }
 }
 
-/// A full flow table evicts the least recently seen flow and never refuses a packet.
+/// A full flow table evicts a flow for each new one and never refuses a packet: 200 flows
+/// through 16 entries fill every entry and evict 184.
 #[test]
 fn edge_full_flow_table_evicts() {
     if !dataplane_or_skip("edge_full_flow_table_evicts") {
@@ -538,6 +565,9 @@ fn edge_full_flow_table_evicts() {
     assert_eq!(count(&p, Counter::Labeled), 200);
     assert_eq!(count(&p, Counter::NewFlow), 200);
     assert_eq!(count(&p, Counter::WriteFailed), 0);
+    let held = p.edge_flows().unwrap();
+    assert_eq!((held.len(), held.iter().flatten().count()), (16, 16));
+    assert_eq!(count(&p, Counter::Evicted), 184);
 }
 
 fn core_config(now: u64, draw: u32, queue: u32) -> CoreConfigRaw {
