@@ -70,7 +70,8 @@ pub enum Lookup {
     Found,
     /// No entry: its flow took an empty one.
     Entered,
-    /// No entry: its flow took the entry of this flow, the set's least recently seen.
+    /// No entry: its flow took the entry of this flow, the least recently seen of its
+    /// two sets' flows.
     Evicted(FlowKeyRaw),
 }
 
@@ -98,10 +99,14 @@ impl FlowTable {
     pub fn packet(&mut self, key: &FlowKeyRaw, now_ns: u64) -> Lookup {
         let ways = FLOW_WAYS as usize;
         // Its eight entries, first set then second, as the program scans them.
-        let slots: Vec<usize> = sets_of(key, self.seed, self.sets)
-            .into_iter()
-            .flat_map(|set| (0..ways).map(move |w| set as usize * ways + w))
-            .collect();
+        let [first, second] = sets_of(key, self.seed, self.sets).map(|s| s as usize * ways);
+        let slots: [usize; 2 * FLOW_WAYS as usize] = std::array::from_fn(|w| {
+            if w < ways {
+                first + w
+            } else {
+                second + w - ways
+            }
+        });
         for &i in &slots {
             if let Some((k, seen)) = &mut self.entries[i] {
                 if k == key {
