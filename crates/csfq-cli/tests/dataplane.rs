@@ -372,51 +372,11 @@ impl Net {
             .map(|log| {
                 let text = std::fs::read_to_string(log).expect("iperf3 server log");
                 let v: serde_json::Value = serde_json::from_str(&text).expect("iperf3 JSON");
-                goodput(&v, secs).map_err(|e| format!("{}: {e}", log.display()))
+                csfq_cli::demo::iperf3_goodput(&v, secs, csfq_cli::demo::trim_secs(secs))
+                    .map_err(|e| format!("{}: {e}", log.display()))
             })
             .collect()
     }
-}
-
-/// Seconds left out at each end of a flow's run when its goodput is taken.
-const TRIM_SECS: f64 = 2.0;
-
-/// A flow's goodput from its iperf3 server's JSON log, bit/s: over its one-second
-/// intervals from [`TRIM_SECS`] after its start to [`TRIM_SECS`] before its end of `secs`.
-/// The flows start apart (a TCP whose SYN was lost starts 1 s late), and over a whole run
-/// a flow would count seconds in which not all of them competed, as a late flow does at
-/// its end (a run once gave the UDP 3.06 Mbit/s against a share of 1.9, with the five
-/// goodputs summing to more than the link carries). The middle also leaves out slow start.
-fn goodput(log: &serde_json::Value, secs: u32) -> Result<f64, String> {
-    let intervals = log["intervals"]
-        .as_array()
-        .ok_or("no intervals in the log")?;
-    let last = f64::from(secs) - TRIM_SECS;
-    let (mut bytes, mut seconds) = (0.0, 0.0);
-    for i in intervals {
-        let sum = &i["sum"];
-        let (Some(start), Some(end), Some(b), Some(s)) = (
-            sum["start"].as_f64(),
-            sum["end"].as_f64(),
-            sum["bytes"].as_f64(),
-            sum["seconds"].as_f64(),
-        ) else {
-            return Err(format!(
-                "an interval without start, end, bytes, seconds: {i}"
-            ));
-        };
-        // an interval's end runs a little past the whole second
-        if start >= TRIM_SECS - 1e-6 && end <= last + 0.1 {
-            bytes += b;
-            seconds += s;
-        }
-    }
-    if seconds < 1.0 {
-        return Err(format!(
-            "fewer than one second of intervals between {TRIM_SECS} s and {last} s"
-        ));
-    }
-    Ok(bytes * 8.0 / seconds)
 }
 
 impl Drop for Net {
