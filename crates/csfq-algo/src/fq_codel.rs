@@ -164,10 +164,7 @@ impl<P: Packet> FqCodel<P> {
         // The last of the fattest on a tie (Linux takes the first; a tie between the
         // largest backlogs to the byte is rare): the largest backlog, then where it is
         // from the end.
-        let Some(&bytes) = self.backlog.iter().max() else {
-            return;
-        };
-        let Some(fat) = self.backlog.iter().rposition(|&b| b == bytes) else {
+        let Some((fat, bytes)) = last_fattest(&self.backlog) else {
             return;
         };
         let threshold = bytes / 2;
@@ -277,6 +274,26 @@ impl<P: Packet> FqCodel<P> {
             Some(cur.0)
         }
     }
+}
+
+/// The largest of `backlog` and the last index that holds it. In two passes the compiler
+/// turns into vector instructions, as the overflow drop scans every bucket (1024 by
+/// default): the maximum, then the last block of 64 that holds it (each block compared
+/// whole, without stopping early), searched within.
+fn last_fattest(backlog: &[u32]) -> Option<(usize, u32)> {
+    const BLOCK: usize = 64;
+    if backlog.is_empty() {
+        return None;
+    }
+    // A fold, not `Iterator::max`, which the compiler leaves a scalar loop.
+    let bytes = backlog.iter().fold(0, |m, &b| m.max(b));
+    let block = backlog
+        .chunks(BLOCK)
+        .rposition(|c| c.iter().fold(false, |found, &b| found | (b == bytes)))?;
+    let start = block * BLOCK;
+    let end = (start + BLOCK).min(backlog.len());
+    let within = backlog[start..end].iter().rposition(|&b| b == bytes)?;
+    Some((start + within, bytes))
 }
 
 /// The bucket of `flow` among `flows`: a 64-bit mix of its id and the perturbation,
@@ -389,6 +406,59 @@ impl<P: Packet> FqCodel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The blocked search finds what a plain scan finds: the largest backlog, the last
+        /// bucket on a tie (values drawn from a few, so ties are common; lengths around
+        /// the block's).
+        #[test]
+        fn the_fattest_bucket_is_the_last_of_the_largest(
+            backlog in proptest::collection::vec(0u32..4, 0..300)
+        ) {
+            let plain = backlog.iter().max().map(|&m| {
+                (backlog.iter().rposition(|&b| b == m).unwrap(), m)
+            });
+            proptest::prop_assert_eq!(last_fattest(&backlog), plain);
+        }
+
+        /// As FQ-CoDel's buckets are when one overflows: mostly empty, a few fat ones
+        /// anywhere among 1024 or so, any size a `u32` holds.
+        #[test]
+        fn a_few_fat_buckets_among_many_empty(
+            len in 0usize..1100,
+            fat in proptest::collection::vec((0usize..1100, proptest::prelude::any::<u32>()), 0..4)
+        ) {
+            let mut backlog = vec![0u32; len];
+            for (at, bytes) in fat {
+                if at < len {
+                    backlog[at] = bytes;
+                }
+            }
+            let plain = backlog.iter().max().map(|&m| {
+                (backlog.iter().rposition(|&b| b == m).unwrap(), m)
+            });
+            proptest::prop_assert_eq!(last_fattest(&backlog), plain);
+        }
+    }
+
+    /// One fat bucket at every position of slices about the block's size and FQ-CoDel's
+    /// 1024, and a tie between the first and the last bucket.
+    #[test]
+    fn one_fat_bucket_anywhere_is_found() {
+        for len in [1, 2, 63, 64, 65, 127, 128, 129, 1023, 1024, 1025] {
+            for at in 0..len {
+                let mut backlog = vec![7u32; len];
+                backlog[at] = u32::MAX;
+                assert_eq!(last_fattest(&backlog), Some((at, u32::MAX)), "{len} {at}");
+            }
+            let mut tie = vec![0u32; len];
+            tie[0] = 9;
+            tie[len - 1] = 9;
+            assert_eq!(last_fattest(&tie), Some((len - 1, 9)), "{len}");
+        }
+        assert_eq!(last_fattest(&[]), None);
+        assert_eq!(last_fattest(&[0, 0, 0]), Some((2, 0)));
+    }
     use crate::packet::FlowId;
     use crate::queue::test_packet::TestPacket;
     use rand::SeedableRng;
