@@ -192,6 +192,13 @@ impl Events {
         Some(ev.kind)
     }
 
+    /// The first event outside the timers' heap, if any: the next to run unless a timer
+    /// is earlier or the event being handled schedules an earlier one.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<EventKind> {
+        self.heap.peek().map(|e| e.kind)
+    }
+
     /// Moves the clock to `t` if it is later (nothing is pending before it).
     pub(crate) fn advance_to(&mut self, t: Nanos) {
         self.now = self.now.max(t);

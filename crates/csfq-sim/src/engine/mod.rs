@@ -5,7 +5,9 @@
 //!   dropped and are sent;
 //! - [`crate::hosts`]: the flows' sources, TCP senders and receivers;
 //! - [`crate::overlay`]: the edge-to-edge loops' shapers and controllers;
-//! - `report` (here): what the run produced, from all of them.
+//! - `report` (here): what the run produced, from all of them;
+//! - `prefetch` (here): a cache hint, by which the loop asks for the next event's data
+//!   while it handles the current one.
 //!
 //! A packet's path, per hop: [`Simulation::forward`] finds the next port of its path (or
 //! its loop's shaper, or its destination), the port labels it if this is its edge, then
@@ -20,6 +22,7 @@
 //! scheduling is part of the result (it breaks ties between events at one instant).
 
 mod ports;
+mod prefetch;
 mod report;
 
 use csfq_algo::Nanos;
@@ -183,6 +186,9 @@ impl Simulation {
     pub fn run_until(&mut self, t: Nanos) {
         let t = t.min(self.end);
         while let Some(kind) = self.events.next_until(t) {
+            if let Some(next) = self.events.peek() {
+                self.ports.prefetch(next);
+            }
             self.handle(kind);
         }
         self.events.advance_to(t);
