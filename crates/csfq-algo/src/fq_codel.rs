@@ -406,6 +406,15 @@ impl<P: Packet> FqCodel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::FlowId;
+    use crate::queue::test_packet::TestPacket;
+    use rand::SeedableRng;
+
+    /// The search as it was: the largest, then the last bucket holding it.
+    fn plain_scan(backlog: &[u32]) -> Option<(usize, u32)> {
+        let &m = backlog.iter().max()?;
+        Some((backlog.iter().rposition(|&b| b == m)?, m))
+    }
 
     proptest::proptest! {
         /// The blocked search finds what a plain scan finds: the largest backlog, the last
@@ -415,10 +424,7 @@ mod tests {
         fn the_fattest_bucket_is_the_last_of_the_largest(
             backlog in proptest::collection::vec(0u32..4, 0..300)
         ) {
-            let plain = backlog.iter().max().map(|&m| {
-                (backlog.iter().rposition(|&b| b == m).unwrap(), m)
-            });
-            proptest::prop_assert_eq!(last_fattest(&backlog), plain);
+            proptest::prop_assert_eq!(last_fattest(&backlog), plain_scan(&backlog));
         }
 
         /// As FQ-CoDel's buckets are when one overflows: mostly empty, a few fat ones
@@ -434,10 +440,7 @@ mod tests {
                     backlog[at] = bytes;
                 }
             }
-            let plain = backlog.iter().max().map(|&m| {
-                (backlog.iter().rposition(|&b| b == m).unwrap(), m)
-            });
-            proptest::prop_assert_eq!(last_fattest(&backlog), plain);
+            proptest::prop_assert_eq!(last_fattest(&backlog), plain_scan(&backlog));
         }
     }
 
@@ -459,9 +462,6 @@ mod tests {
         assert_eq!(last_fattest(&[]), None);
         assert_eq!(last_fattest(&[0, 0, 0]), Some((2, 0)));
     }
-    use crate::packet::FlowId;
-    use crate::queue::test_packet::TestPacket;
-    use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
     fn ms(x: f64) -> Nanos {
