@@ -50,6 +50,34 @@ pub(super) struct Port {
 /// No slot.
 const NONE: u32 = u32::MAX;
 
+/// [`Nanos::transmission`] remembered for a few (size, rate) pairs. A run has few packet
+/// sizes and link rates, and the computation is a division and a `ceil` (a library call
+/// on the baseline x86_64), once for every packet a port sends; a hit returns the same
+/// value it would compute.
+#[derive(Debug, Default)]
+struct TxTimes {
+    /// Direct-mapped by size and rate: (size, the rate's bits, the time).
+    entries: [(u32, u64, Nanos); TxTimes::ENTRIES],
+}
+
+impl TxTimes {
+    const ENTRIES: usize = 8;
+
+    #[inline]
+    fn get(&mut self, bytes: u32, rate_bps: f64) -> Nanos {
+        let bits = rate_bps.to_bits();
+        let i = ((u64::from(bytes) ^ bits ^ (bits >> 32)) as usize) % Self::ENTRIES;
+        let e = &mut self.entries[i];
+        // The zero entry's rate is 0.0, which no link has (rates are validated positive).
+        if e.0 == bytes && e.1 == bits && bits != 0 {
+            return e.2;
+        }
+        let t = Nanos::transmission(bytes, rate_bps);
+        *e = (bytes, bits, t);
+        t
+    }
+}
+
 /// A packet on a wire. A link's packets arrive in the order they were sent, so they wait
 /// in a list in that order and only the first one's `Arrive` event is in the heap; each
 /// keeps the scheduling order it was given when sent, so the heap takes every `Arrive`
@@ -92,6 +120,8 @@ pub(super) struct Ports {
     /// Packets put on a wire so far.
     pub(super) hops: u64,
     tracer: Option<Box<dyn Tracer>>,
+    /// Transmission times computed lately, by packet size and link rate.
+    tx_times: TxTimes,
 }
 
 impl Ports {
@@ -168,6 +198,7 @@ impl Ports {
             free_slots: Vec::with_capacity(1024),
             hops: 0,
             tracer: None,
+            tx_times: TxTimes::default(),
         }
     }
 
@@ -371,7 +402,7 @@ impl Ports {
         }
         self.hops += 1;
         let def = &defs[port_id];
-        let tx = Nanos::transmission(p.size, def.rate_bps);
+        let tx = self.tx_times.get(p.size, def.rate_bps);
         p.hop += 1;
         let arrive = now + tx + def.delay;
         // Is the wire's last packet still on it? It is if it arrives later than now; if
@@ -438,6 +469,30 @@ impl Ports {
                 if let Some(n) = p.disc.table_entries() {
                     rec.table.push(n as u32);
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Remembered or computed, the time is the one `Nanos::transmission` gives, as
+        /// sizes and rates (a few of each, so entries are hit, replaced and hit again)
+        /// come in any order.
+        #[test]
+        fn remembered_transmission_times_are_computed_ones(
+            ops in proptest::collection::vec((0usize..6, 0usize..5), 1..300)
+        ) {
+            const SIZES: [u32; 6] = [40, 52, 1000, 1040, 1500, 64_000];
+            const RATES: [f64; 5] = [1e6, 10e6, 1e9, 10e9, 1.5e8 / 7.0];
+            let mut t = TxTimes::default();
+            for (s, r) in ops {
+                let (size, rate) = (SIZES[s], RATES[r]);
+                prop_assert_eq!(t.get(size, rate), Nanos::transmission(size, rate));
             }
         }
     }
