@@ -224,9 +224,11 @@ enum MayCommand {
         /// utilization is the arrival rate over it.
         #[arg(long, value_parser = parse_rate)]
         rate: u64,
-        /// Table size, entries: flows that lost a packet (the least recently seen is
-        /// evicted when full) [default: 65536 on a new attach; an attached MAY keeps its
-        /// table, which cannot be resized in place].
+        /// Table size, entries: flows that lost a packet, rounded up to a multiple of 4 (a
+        /// flow may take an entry in two sets of four, evicting the flow of the eight whose
+        /// last drop is the oldest when all are taken: size it at twice the lossy flows or
+        /// more) [default: 65536 on a new attach; an attached MAY keeps its table, which
+        /// cannot be resized in place].
         #[arg(long)]
         table: Option<u32>,
         /// Delta: how often v is updated and the table's drops averaged, in tc's time
@@ -255,6 +257,11 @@ enum MayCommand {
         /// then stops holding v up; README, "MAY on a real router").
         #[arg(long, default_value = "arrivals", value_parser = ["arrivals", "passed"])]
         utilization: String,
+        /// The clock MAY reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's tick
+        /// counter: one tick's resolution, 1-4 ms, cheaper; Delta and T0 must then be at
+        /// least a hundred ticks; README "The programs' clock").
+        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
+        clock: String,
     },
 }
 
@@ -427,6 +434,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     timeout,
                     s0,
                     utilization,
+                    clock,
                 },
         } => {
             let s = MaySettings {
@@ -439,6 +447,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 timeout_ns: timeout,
                 s0,
                 passed_only: utilization == "passed",
+                coarse_clock: clock == "coarse",
             };
             outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
         }
@@ -571,7 +580,19 @@ pub fn dp(args: Dp) -> Result<()> {
                         core - floor,
                         alone("may")
                             .and_then(|c| c.may_ns)
-                            .map(|m| format!(", MAY's {:.0} ns", m - floor))
+                            .map(|m| {
+                                format!(
+                                    ", MAY's {:.0} ns{}",
+                                    m - floor,
+                                    alone("may, coarse clock")
+                                        .and_then(|c| c.may_ns)
+                                        .map(|c| format!(
+                                            " ({:.0} with the coarse clock)",
+                                            c - floor
+                                        ))
+                                        .unwrap_or_default()
+                                )
+                            })
                             .unwrap_or_default()
                     );
                     if let (Some(fine), Some(coarse)) =
@@ -687,14 +708,15 @@ fn print_stats(st: &[InterfaceStats]) {
         }
         if let Some(m) = &s.may {
             println!(
-                "  C {} Mbit/s   v {:.6}   utilization {:.3} (u0 {:.3}; {}) over the last {} ms   intervals {}",
+                "  C {} Mbit/s   v {:.6}   utilization {:.3} (u0 {:.3}; {}) over the last {} ms   intervals {}   {} clock",
                 mbps(m.capacity_bps),
                 m.v,
                 m.utilization,
                 m.target_utilization,
                 m.utilization_counts,
                 m.interval_ns as f64 / 1e6,
-                m.intervals
+                m.intervals,
+                m.clock
             );
             println!(
                 "  table: {} entries of {} ({} lost a packet within T0)",

@@ -427,6 +427,7 @@ mod tests {
                     table_entries: 5,
                     table_live: 4,
                     table_size: 65536,
+                    clock: "fine",
                 }),
                 loops: None,
             },

@@ -1510,7 +1510,8 @@ fn udp_beside_tcp(net: &mut Net, secs: u32, from: u32) -> Result<(f64, Vec<f64>)
 /// at most 1.25 x its share; under the drop-tail tbf alone it takes most of the link. The
 /// UDP's arrivals alone are above u0 C, so v keeps growing (the utilization is the arrival
 /// rate, dropped packets included): stats must show it, and the TCPs in the table are
-/// dropped too; their goodputs are printed beside FIFO's (the README quotes them).
+/// dropped too; their goodputs are printed beside FIFO's (the README quotes them). MAY
+/// runs on each clock, the fine one and the kernel's tick counter.
 #[test]
 fn may_shuts_off_a_udp_flow_above_its_share() {
     if !runnable("may_shuts_off_a_udp_flow_above_its_share") || missing_tool("python3") {
@@ -1518,13 +1519,23 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
     }
     let (secs, from) = (20, 10);
     let mut results = Vec::new();
-    for may in [false, true] {
+    for clock in [None, Some("fine"), Some("coarse")] {
+        let may = clock.is_some();
         let mut tries = 0;
         let r = loop {
             tries += 1;
-            let mut net = Net::new(if may { "y" } else { "z" });
-            if may {
-                net.dp_ok("c", &["may", "attach", "--dev", "c1", "--rate", "10mbit"]);
+            let mut net = Net::new(match clock {
+                None => "z",
+                Some("fine") => "y",
+                Some(_) => "l",
+            });
+            if let Some(clock) = clock {
+                net.dp_ok(
+                    "c",
+                    &[
+                        "may", "attach", "--dev", "c1", "--rate", "10mbit", "--clock", clock,
+                    ],
+                );
                 // One queue, one scheme: a core on the same egress is refused.
                 let o = net.csfq(
                     "c",
@@ -1549,13 +1560,13 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
                     let st = may.then(|| may_stats(&net));
                     break (udp, tcp, st);
                 }
-                Err(e) if tries < 3 => eprintln!("MAY {may}: {e}; again"),
-                Err(e) => panic!("MAY {may}: {e}"),
+                Err(e) if tries < 3 => eprintln!("MAY {clock:?}: {e}; again"),
+                Err(e) => panic!("MAY {clock:?}: {e}"),
             }
         };
         eprintln!(
             "{}: UDP from {from} s {:.2} Mbit/s, TCPs {:?} Mbit/s",
-            if may { "MAY" } else { "FIFO (tbf)" },
+            clock.map_or("FIFO (tbf)".into(), |c| format!("MAY, {c} clock")),
             r.0 / 1e6,
             r.1.iter()
                 .map(|x| (x / 1e4).round() / 100.0)
@@ -1564,30 +1575,34 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
         results.push(r);
     }
     let (fifo_udp, _, _) = &results[0];
-    let (may_udp, _, st) = &results[1];
     assert!(
         *fifo_udp > 3.0 * FAIR_GOODPUT,
         "under the tbf alone the UDP should take most of the link: {results:?}"
     );
-    assert!(
-        *may_udp <= 1.25 * FAIR_GOODPUT,
-        "MAY let the UDP have {may_udp} > 1.25 x its share: {results:?}"
-    );
-    let st = st.as_ref().unwrap();
-    let (v, util) = (
-        st["may"]["v"].as_f64().unwrap(),
-        st["may"]["utilization"].as_f64().unwrap(),
-    );
-    assert!(
-        util > 0.98 && v > 0.1,
-        "the UDP's arrivals keep the utilization above u0 and v growing: {st}"
-    );
-    assert!(
-        st["counters"]["drop_may_history"]["packets"]
-            .as_u64()
-            .unwrap()
-            > 1000
-    );
+    for (clock, (may_udp, _, st)) in ["fine", "coarse"].into_iter().zip(&results[1..]) {
+        assert!(
+            *may_udp <= 1.25 * FAIR_GOODPUT,
+            "MAY ({clock} clock) let the UDP have {may_udp} > 1.25 x its share: {results:?}"
+        );
+        let st = st.as_ref().unwrap();
+        assert_eq!(st["may"]["clock"], clock, "{st}");
+        let (v, util) = (
+            st["may"]["v"].as_f64().unwrap(),
+            st["may"]["utilization"].as_f64().unwrap(),
+        );
+        assert!(
+            util > 0.98 && v > 0.1,
+            "the UDP's arrivals keep the utilization above u0 and v growing ({clock} clock): \
+             {st}"
+        );
+        assert!(
+            st["counters"]["drop_may_history"]["packets"]
+                .as_u64()
+                .unwrap()
+                > 1000,
+            "{st}"
+        );
+    }
 }
 
 /// Accepts TCP connections on port 7000 and reads each to its end, for `argv[1]` seconds.

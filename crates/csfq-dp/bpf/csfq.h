@@ -90,6 +90,97 @@ static __always_inline __u64 csfq_now(void *clock_map, __u32 clock, __u64 tick_n
 	return bpf_ktime_get_ns();
 }
 
+/* ---- Flow caches (the edge's flow table, MAY's table H): a flow's key, hashed ---- */
+
+/* The key as five 64-bit words (little-endian: bytes 8i..8i+8), read as 32-bit halves: the
+ * key sits at a 4-byte offset on the stack. */
+static __always_inline __u64 key_word(const struct csfq_flow_key *k, int i)
+{
+	const __u32 *x = (const __u32 *)k;
+
+	return ((__u64)x[2 * i + 1] << 32) | x[2 * i];
+}
+
+/* flow_table.rs flow_hash: each word xored in, multiplied by 2^64 / phi and its high half
+ * folded into its low (a product carries differences only upwards), then SplitMix64's
+ * finalizer, so that both halves depend on every bit of the key. */
+static __always_inline __u64 csfq_flow_hash(const struct csfq_flow_key *k, __u64 seed)
+{
+	__u64 h = seed;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 5; i++) {
+		h = (h ^ key_word(k, i)) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 32;
+	}
+	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+	return h ^ (h >> 31);
+}
+
+static __always_inline int key_equal(const struct csfq_flow_key *a,
+				     const struct csfq_flow_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 d = 0;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 10; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+
+/* flow_table.rs sets_of: a flow's entry number `w` of its 2 x CSFQ_FLOW_WAYS, those of its
+ * first set then those of its second, in a table of `sets` sets; each half of the hash `h`
+ * is scaled to the sets by a multiply, not a division, the low half naming the first set. */
+static __always_inline __u32 flow_slot(__u64 h, __u32 sets, int w)
+{
+	__u64 half = w < CSFQ_FLOW_WAYS ? (h & 0xffffffffULL) : (h >> 32);
+
+	return (__u32)((half * sets) >> 32) * CSFQ_FLOW_WAYS + w % CSFQ_FLOW_WAYS;
+}
+
+/*
+ * A flow cache's lookup: `map` an array of entries in sets of CSFQ_FLOW_WAYS, each entry
+ * beginning with its flow's key (all zeros: empty) and holding, at `seen_off`, the u64 time
+ * by which its flow is evicted (the oldest first); `sets` sets, hashed with `seed`. Returns
+ * the flow's entry in its two sets (*found = 1) or, if it has none, the entry it is to
+ * take (*found = 0): the first empty one of its first set, else of its second, else the
+ * one whose time is the smallest, the first such on a tie (csfq_dp::flow_table). NULL only
+ * if a set is out of the array, which the loader's sizes rule out.
+ */
+static __always_inline void *flow_cache_entry(void *map, __u32 sets, __u64 seed,
+					      const struct csfq_flow_key *k, __u32 seen_off,
+					      int *found)
+{
+	__u64 h = csfq_flow_hash(k, seed);
+	__u64 oldest = ~0ULL, seen;
+	void *e, *victim = NULL;
+	__u32 i;
+	int w;
+
+#pragma unroll
+	for (w = 0; w < 2 * CSFQ_FLOW_WAYS; w++) {
+		i = flow_slot(h, sets, w);
+		e = bpf_map_lookup_elem(map, &i);
+		if (!e)
+			return NULL;
+		if (key_equal((const struct csfq_flow_key *)e, k)) {
+			*found = 1;
+			return e;
+		}
+		seen = ((const struct csfq_flow_key *)e)->family ? *(__u64 *)((char *)e + seen_off) : 0;
+		if (!victim || seen < oldest) {
+			oldest = seen;
+			victim = e;
+		}
+	}
+	*found = 0;
+	return victim;
+}
+
 /* ---- Label codecs: fixed.rs encode_label / decode_label ---- */
 
 /* floor(log2 x) for x > 0, by halving (eBPF has no count-leading-zeros). */

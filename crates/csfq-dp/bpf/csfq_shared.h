@@ -40,7 +40,9 @@ enum csfq_counter {
 	CNT_MAY_EXPIRED,        /* MAY: an entry idle past T0 was removed (packets only) */
 	CNT_EVICTED,            /* edge: a new flow took the entry of its set's least recently
 	                         * seen flow (packets only); flows in the table are
-	                         * CNT_NEW_FLOW - CNT_EVICTED */
+	                         * CNT_NEW_FLOW - CNT_EVICTED. MAY: a flow sampled into the
+	                         * table took the entry of the flow of its eight with the
+	                         * oldest TS */
 	CSFQ_COUNTERS,
 };
 
@@ -56,7 +58,7 @@ struct fixed_rate {
 	__u64 pending_bytes;
 };
 
-/* Entries in each set of the edge's flow table (edge.bpf.c). */
+/* Entries in each set of the edge's flow table (edge.bpf.c) and of MAY's (may.bpf.c). */
 #define CSFQ_FLOW_WAYS 4
 
 /* A flow: the 5-tuple (ports 0 for protocols other than TCP and UDP). IPv4 addresses
@@ -221,7 +223,8 @@ struct csfq_may_config {
 	__u32 test_draw;
 	__u64 test_now_ns;
 	__u32 passed_only;  /* nonzero: the utilization counts the bytes MAY passes only */
-	__u32 pad;
+	__u32 clock;        /* CSFQ_CLOCK_*: which clock MAY reads */
+	__u64 tick_ns;      /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 
 /* may_fixed.rs FixedMayState. */

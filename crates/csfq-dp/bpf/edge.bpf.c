@@ -92,83 +92,6 @@ struct {
 const volatile __u32 flow_sets = DEFAULT_SETS;
 const volatile __u64 flow_seed = 0;
 
-/* The key as five 64-bit words (little-endian: bytes 8i..8i+8), read as 32-bit halves: the
- * key sits at a 4-byte offset on the stack. */
-static __always_inline __u64 key_word(const struct csfq_flow_key *k, int i)
-{
-	const __u32 *x = (const __u32 *)k;
-
-	return ((__u64)x[2 * i + 1] << 32) | x[2 * i];
-}
-
-/* flow_table.rs flow_hash: each word xored in, multiplied by 2^64 / phi and its high half
- * folded into its low (a product carries differences only upwards), then SplitMix64's
- * finalizer, so that both halves depend on every bit of the key. */
-static __always_inline __u64 csfq_flow_hash(const struct csfq_flow_key *k, __u64 seed)
-{
-	__u64 h = seed;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < 5; i++) {
-		h = (h ^ key_word(k, i)) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 32;
-	}
-	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
-	return h ^ (h >> 31);
-}
-
-static __always_inline int key_equal(const struct csfq_flow_key *a,
-				     const struct csfq_flow_key *b)
-{
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-	__u32 d = 0;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < 10; i++)
-		d |= x[i] ^ y[i];
-	return d == 0;
-}
-
-/*
- * The flow's entry in its two sets, or, if it has none, the entry it is to take (*found =
- * 0). NULL only if a set is out of the array, which the loader's sizes rule out.
- */
-static __always_inline struct csfq_flow_entry *flow_entry(const struct csfq_flow_key *k,
-							 int *found)
-{
-	/* flow_table.rs sets_of: each half of the hash scaled to the sets (a multiply, not a
-	 * division); the low half names the first set. */
-	__u64 h = csfq_flow_hash(k, flow_seed);
-	__u32 first = (__u32)(((h & 0xffffffffULL) * flow_sets) >> 32);
-	__u32 second = (__u32)(((h >> 32) * flow_sets) >> 32);
-	struct csfq_flow_entry *e, *victim = NULL;
-	__u64 oldest = ~0ULL, seen;
-	__u32 i;
-	int w;
-
-#pragma unroll
-	for (w = 0; w < 2 * CSFQ_FLOW_WAYS; w++) {
-		i = (w < CSFQ_FLOW_WAYS ? first : second) * CSFQ_FLOW_WAYS + w % CSFQ_FLOW_WAYS;
-		e = bpf_map_lookup_elem(&flows, &i);
-		if (!e)
-			return NULL;
-		if (key_equal(&e->key, k)) {
-			*found = 1;
-			return e;
-		}
-		seen = e->key.family ? e->rate.last_ns : 0;
-		if (!victim || seen < oldest) {
-			oldest = seen;
-			victim = e;
-		}
-	}
-	*found = 0;
-	return victim;
-}
-
 /*
  * New flows are priced as one flow: Eq. (3) over the first packets of all new flows
  * (fixed.rs FixedEdge). A flow's first packet carries that price and its own estimate
@@ -314,7 +237,8 @@ int csfq_edge(struct __sk_buff *skb)
 			__builtin_memset(p.key.daddr, 0, sizeof(p.key.daddr));
 	}
 
-	e = flow_entry(&p.key, &found);
+	e = flow_cache_entry(&flows, flow_sets, flow_seed, &p.key,
+			     __builtin_offsetof(struct csfq_flow_entry, rate.last_ns), &found);
 	if (!e) {
 		count(CNT_WRITE_FAILED, bytes);
 		return TC_ACT_UNSPEC;

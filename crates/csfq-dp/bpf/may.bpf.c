@@ -4,8 +4,8 @@
  * SPEC Section 4), as a tc classifier on the egress of the bottleneck interface, in front
  * of the tbf or htb that sets the link's rate C and holds its drop-tail FIFO.
  *
- * One table H of the flows that lost a packet (an LRU hash: bounded, the least recently
- * seen entry evicted when full). A packet of a flow in H is dropped with probability
+ * One table H of the flows that lost a packet (a flow cache, as the edge's flow table:
+ * bounded, below). A packet of a flow in H is dropped with probability
  * v * delta(flow); a packet of any other flow is sampled into H with probability
  * q0 = 1/S0, and dropped if the utilization is above u0. Every Delta, v moves by
  * kappa (utilization - u0), the utilization being the arrival rate at the queue over C
@@ -46,17 +46,55 @@ struct {
 	__type(value, struct csfq_may_state);
 } may_state SEC(".maps");
 
-/*
- * H. The kernel allows no spin lock in an LRU map's values: two CPUs handling one flow at
- * the same instant may interleave an update of its entry, which costs one drop's count,
- * never safety (RSS and per-socket transmit keep a flow on one CPU at a time).
- */
+/* The clock's offset (CSFQ_CLOCK_COARSE: csfq_now). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct csfq_flow_key);
-	__type(value, struct csfq_may_entry);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csfq_clock);
+} may_clock SEC(".maps");
+
+/*
+ * H: a flow cache, as the edge's flow table (edge.bpf.c): an array of entries in sets of
+ * CSFQ_FLOW_WAYS, each flow's key hashed (seeded, csfq_flow_hash) to two sets, the flow in
+ * one of their eight entries or in none. A lookup is a hash and at most eight key
+ * comparisons, with no helper call, where the kernel's LRU hash it replaces (a helper, a
+ * bucket, an element, the LRU's bookkeeping) cost the edge 60-85 ns a packet in place
+ * (BENCHMARKS). A flow sampled into H takes the first empty entry of its first set, else
+ * of its second, else the entry of the eight whose flow's TS (its last drop, or its
+ * insert) is the oldest, the first such on a tie: the entry nearest its expiry (T0 after
+ * its TS), where an LRU would keep a flow that still sends but no longer loses packets
+ * (csfq_dp::flow_table models the choice; the program tests hold the program to it).
+ * An entry that expires is emptied (its key zeroed: no flow's key is, its family being 4
+ * or 6).
+ *
+ * A flow's entry is updated without a lock: two CPUs handling one flow at the same
+ * instant may interleave an update, which costs one drop's count, never safety (RSS and
+ * per-socket transmit keep a flow on one CPU at a time). An entry's key is written, and
+ * emptied, under the entry's lock, so two flows taking one entry at once leave it to one
+ * of them; the lock is a field of the value itself, as older kernels require.
+ */
+struct csfq_may_slot {
+	struct csfq_flow_key key;
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct csfq_may_entry e;
+};
+
+/* The default table: 65 536 entries (csfq_dp::DEFAULT_FLOWS); the loader sets the size. */
+#define DEFAULT_SETS 16384
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CSFQ_FLOW_WAYS * DEFAULT_SETS);
+	__type(key, __u32);
+	__type(value, struct csfq_may_slot);
 } may_flows SEC(".maps");
+
+/* Set at load time (csfq_dp::loader): the table's sets, and the hash's seed, drawn at
+ * random for each table. */
+const volatile __u32 flow_sets = DEFAULT_SETS;
+const volatile __u64 flow_seed = 0;
 
 enum may_verdict { MAY_FORWARD, MAY_DROP_HISTORY, MAY_DROP_SAMPLE };
 
@@ -164,19 +202,30 @@ static __always_inline void may_arrive(struct csfq_may_state *st, const struct c
 		__sync_fetch_and_add(&st->arrived_bytes, bytes);
 }
 
+/* A packet's 32-bit random number: the test's, or the kernel's. */
+static __always_inline __u64 may_draw(const struct csfq_may_config *p)
+{
+	return p->test_mode ? p->test_draw : bpf_get_prandom_u32();
+}
+
 /*
  * may_fixed.rs FixedMay::on_arrival, up to the update: lines 2-15 for one packet of the
- * flow `key` at `now` with the 32-bit random `draw`. The aggregate state is read without
+ * flow `key` at `now`, drawing its 32-bit random number (may_draw) only where a
+ * probability above 0 is to be decided: an uncongested link's packets (v = 0) draw none,
+ * and since draws are independent, which packets draw changes no packet's odds (in test
+ * mode the packet's draw is the given one either way). The aggregate state is read without
  * the lock (v, the utilization and the interval change once per Delta).
  */
-__noinline int may_decide(struct csfq_flow_key *key, __u64 now, __u32 draw)
+__noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 {
 	__u32 zero = 0, verdict = MAY_FORWARD;
 	struct csfq_may_config *p;
 	struct csfq_may_state *st;
+	struct csfq_may_slot *slot;
 	struct csfq_may_entry *e;
-	__u64 epoch, last, d = draw;
-	int tracked = 0;
+	__u64 epoch, last, prob;
+	int found = 0, entered;
+	__u8 was;
 
 	if (!key)
 		return MAY_FORWARD;
@@ -186,27 +235,48 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now, __u32 draw)
 		return MAY_FORWARD;
 	epoch = st->epoch;
 	last = st->last_update_ns;
-	e = bpf_map_lookup_elem(&may_flows, key);
-	if (e) {
-		if (e->epoch < epoch && (last > e->ts_ns ? last - e->ts_ns : 0) > p->timeout_ns) {
-			bpf_map_delete_elem(&may_flows, key);
-			count(CNT_MAY_EXPIRED, 0);
-		} else {
-			tracked = 1;
-			may_fold(e, epoch, p);
-			if (d < may_drop_probability(st->v_q32, e->delta_q16)) {
-				if (e->nd != 0xffffffffU)
-					e->nd += 1;
-				e->ts_ns = now;
-				verdict = MAY_DROP_HISTORY;
-			}
+	slot = flow_cache_entry(&may_flows, flow_sets, flow_seed, key,
+				__builtin_offsetof(struct csfq_may_slot, e.ts_ns), &found);
+	if (!slot)
+		return MAY_FORWARD;
+	e = &slot->e;
+	if (found && e->epoch < epoch && (last > e->ts_ns ? last - e->ts_ns : 0) > p->timeout_ns) {
+		/* Expired: emptied, unless another CPU has just given the entry to another flow. */
+		bpf_spin_lock(&slot->lock);
+		if (key_equal(&slot->key, key))
+			__builtin_memset(&slot->key, 0, sizeof(slot->key));
+		bpf_spin_unlock(&slot->lock);
+		count(CNT_MAY_EXPIRED, 0);
+		found = 0;
+	} else if (found) {
+		may_fold(e, epoch, p);
+		prob = may_drop_probability(st->v_q32, e->delta_q16);
+		if (prob && may_draw(p) < prob) {
+			if (e->nd != 0xffffffffU)
+				e->nd += 1;
+			e->ts_ns = now;
+			verdict = MAY_DROP_HISTORY;
 		}
+		return verdict;
 	}
-	if (!tracked && d < p->sample_q32) {
-		struct csfq_may_entry n = { .ts_ns = now, .epoch = epoch, .nd = 1 };
-
-		bpf_map_update_elem(&may_flows, key, &n, BPF_ANY);
-		count(CNT_MAY_INSERTED, 0);
+	if (p->sample_q32 && may_draw(p) < p->sample_q32) {
+		/* Sampled into H: the entry the lookup chose (the one just emptied, if any). */
+		bpf_spin_lock(&slot->lock);
+		was = slot->key.family;
+		entered = !key_equal(&slot->key, key); /* not by another CPU just now */
+		if (entered) {
+			slot->key = *key;
+			e->delta_q16 = 0;
+			e->ts_ns = now;
+			e->epoch = epoch;
+			e->nd = 1;
+			e->pad = 0;
+		}
+		bpf_spin_unlock(&slot->lock);
+		if (entered && was)
+			count(CNT_EVICTED, 0);
+		if (entered)
+			count(CNT_MAY_INSERTED, 0);
 		if (st->util_q16 > p->u0_q16)
 			verdict = MAY_DROP_SAMPLE;
 	}
@@ -216,7 +286,7 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now, __u32 draw)
 SEC("classifier")
 int csfq_may(struct __sk_buff *skb)
 {
-	__u32 zero = 0, bytes = skb->len, draw, why;
+	__u32 zero = 0, bytes = skb->len, why;
 	struct csfq_may_config *p;
 	struct csfq_may_state *st;
 	struct parsed pk;
@@ -227,13 +297,7 @@ int csfq_may(struct __sk_buff *skb)
 	st = bpf_map_lookup_elem(&may_state, &zero);
 	if (!p || !st || p->capacity_bps == 0)
 		return TC_ACT_UNSPEC;
-	if (p->test_mode) {
-		now = p->test_now_ns;
-		draw = p->test_draw;
-	} else {
-		now = bpf_ktime_get_ns();
-		draw = bpf_get_prandom_u32();
-	}
+	now = p->test_mode ? p->test_now_ns : csfq_now(&may_clock, p->clock, p->tick_ns);
 	__builtin_memset(&pk, 0, sizeof(pk));
 	why = parse(skb, &pk, 1);
 	if (why && why != CNT_PASS_NOT_ATOMIC) {
@@ -241,7 +305,7 @@ int csfq_may(struct __sk_buff *skb)
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
-	verdict = may_decide(&pk.key, now, draw);
+	verdict = may_decide(&pk.key, now);
 	may_arrive(st, p, now, bytes, verdict != MAY_FORWARD);
 	switch (verdict) {
 	case MAY_DROP_HISTORY:

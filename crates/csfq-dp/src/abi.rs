@@ -46,7 +46,9 @@ pub enum Counter {
     /// MAY: an entry idle past `T0` was found and removed (packets only).
     MayExpired,
     /// Edge: a new flow took the entry of its set's least recently seen flow (packets
-    /// only). The flows in the table are [`Counter::NewFlow`] less these.
+    /// only). The flows in the table are [`Counter::NewFlow`] less these. MAY: a flow
+    /// sampled into the table took the entry of the flow, of its eight, whose last drop
+    /// (or insert) is the oldest.
     Evicted,
 }
 
@@ -362,8 +364,10 @@ pub struct MayConfigRaw {
     pub test_now_ns: u64,
     /// Nonzero: the utilization counts only the bytes MAY passes.
     pub passed_only: u32,
-    /// Padding.
-    pub pad: u32,
+    /// [`CLOCK_FINE`] or [`CLOCK_COARSE`]: the clock MAY reads.
+    pub clock: u32,
+    /// The kernel's tick, ns (read by the coarse clock).
+    pub tick_ns: u64,
 }
 
 impl MayConfigRaw {
@@ -418,6 +422,20 @@ pub struct MayEntryRaw {
     pub nd: u32,
     /// Padding.
     pub pad: u32,
+}
+
+/// `struct csfq_may_slot`: an entry of MAY's table `H` (all zeros: empty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct MaySlotRaw {
+    /// The flow's key.
+    pub key: FlowKeyRaw,
+    /// The entry's lock (`struct bpf_spin_lock`; reads as 0).
+    pub lock: u32,
+    /// Padding.
+    pub pad: u32,
+    /// The flow's entry.
+    pub entry: MayEntryRaw,
 }
 
 /// `CSFQ_LOOP_MAX`: loops one pair of edges can run.
@@ -483,6 +501,7 @@ unsafe impl aya::Pod for FlowKeyRaw {}
 unsafe impl aya::Pod for MayConfigRaw {}
 unsafe impl aya::Pod for MayStateRaw {}
 unsafe impl aya::Pod for MayEntryRaw {}
+unsafe impl aya::Pod for MaySlotRaw {}
 unsafe impl aya::Pod for LoopConfigRaw {}
 unsafe impl aya::Pod for LoopCountRaw {}
 unsafe impl aya::Pod for LoopStateRaw {}
@@ -522,9 +541,12 @@ mod tests {
         assert_eq!(size_of::<FlowEntryRaw>(), 72);
         assert_eq!(std::mem::offset_of!(FlowEntryRaw, lock), 44);
         assert_eq!(std::mem::offset_of!(FlowEntryRaw, rate), 48);
-        assert_eq!(size_of::<MayConfigRaw>(), 88);
+        assert_eq!(size_of::<MayConfigRaw>(), 96);
         assert_eq!(size_of::<MayStateRaw>(), 48);
         assert_eq!(size_of::<MayEntryRaw>(), 32);
+        assert_eq!(size_of::<MaySlotRaw>(), 80);
+        assert_eq!(std::mem::offset_of!(MaySlotRaw, lock), 40);
+        assert_eq!(std::mem::offset_of!(MaySlotRaw, entry), 48);
         assert_eq!(size_of::<LoopConfigRaw>(), 8 + 4 * LOOP_MAX);
         assert_eq!(size_of::<LoopCountRaw>(), 16);
         assert_eq!(size_of::<LoopStateRaw>(), 72);

@@ -1,7 +1,8 @@
 //! The dataplane's per-packet cost on a real path: UDP packets per second through a veth
 //! pair between two network namespaces, without a program, with an empty program, with the
 //! edge, with the core, with both (on the fine clock, then both on the coarse one), and
-//! with MAY, each reported as a ratio to the path without, measured in the same run.
+//! with MAY (on each clock), each reported as a ratio to the path without, measured in the
+//! same run.
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
@@ -12,7 +13,7 @@
 //! flow's lookup in the table (the one flow enters it within about a thousand packets),
 //! the fold and the drop decision.
 //!
-//! The cases are interleaved: each repetition measures all eight in turn, and each ratio is
+//! The cases are interleaved: each repetition measures all nine in turn, and each ratio is
 //! taken against the `none` of its own repetition, so a machine that slows down over the
 //! run moves all of them alike. The median ratio is reported with its spread.
 //!
@@ -55,7 +56,7 @@ use crate::{DpError, Role};
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
     /// `none`, `empty`, `edge`, `edge, coarse clock`, `core`, `edge+core`, `edge+core,
-    /// coarse clocks`, `may`, or one of the `2 CPUs: ` cases.
+    /// coarse clocks`, `may`, `may, coarse clock`, or one of the `2 CPUs: ` cases.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -340,25 +341,28 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge, core, may); edge and core: 0 none, 1 fine clock, 2 coarse clock
-    let cases: [(&'static str, bool, u8, u8, bool); 8] = [
-        ("none", false, 0, 0, false),
-        ("empty", true, 0, 0, false),
-        ("edge", false, 1, 0, false),
-        ("edge, coarse clock", false, 2, 0, false),
-        ("core", false, 0, 1, false),
-        ("edge+core", false, 1, 1, false),
-        ("edge+core, coarse clocks", false, 2, 2, false),
-        ("may", false, 0, 0, true),
+    // (name, empty, edge, core, may); edge, core and MAY: 0 none, 1 fine clock, 2 coarse
+    // clock
+    const CASES: usize = 9;
+    let cases: [(&'static str, bool, u8, u8, u8); CASES] = [
+        ("none", false, 0, 0, 0),
+        ("empty", true, 0, 0, 0),
+        ("edge", false, 1, 0, 0),
+        ("edge, coarse clock", false, 2, 0, 0),
+        ("core", false, 0, 1, 0),
+        ("edge+core", false, 1, 1, 0),
+        ("edge+core, coarse clocks", false, 2, 2, 0),
+        ("may", false, 0, 0, 1),
+        ("may, coarse clock", false, 0, 0, 2),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 4]; 8];
+    let mut cost = [[ProgCost::default(); 4]; CASES];
     for _ in 0..repeat {
-        let mut this = [0f64; 8];
+        let mut this = [0f64; CASES];
         for (i, &(_, empty, edge, core, may)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
@@ -380,9 +384,16 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 attach_core("va", &bench_core(core == 2))?;
             }
             let core = core > 0;
-            if may {
-                attach_may("va", &MaySettings::new(100_000_000_000))?;
+            if may > 0 {
+                attach_may(
+                    "va",
+                    &MaySettings {
+                        coarse_clock: may == 2,
+                        ..MaySettings::new(100_000_000_000)
+                    },
+                )?;
             }
+            let may = may > 0;
             this[i] = blast(&tx, &rx, secs);
             if empty.is_some() || edge || core || may {
                 for (sum, add) in cost[i].iter_mut().zip(costs("va")?) {

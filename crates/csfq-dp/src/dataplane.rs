@@ -28,13 +28,13 @@ use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
 use serde::Serialize;
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowKeyRaw, MayConfigRaw,
-    MayEntryRaw, MayStateRaw, WeightKey, CLOCK_COARSE, CLOCK_FINE, FLOW_WAYS, KEY_FIVE_TUPLE,
-    KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, MayConfigRaw, MaySlotRaw,
+    MayStateRaw, WeightKey, CLOCK_COARSE, CLOCK_FINE, FLOW_WAYS, KEY_FIVE_TUPLE, KEY_HOST_PAIR,
+    KEY_SOURCE, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use crate::flow_table;
 use crate::loader::{
-    insert_weight, load, load_edge, map, read_counters, set_core_config, set_edge_config,
+    insert_weight, load, load_flows, map, read_counters, set_core_config, set_edge_config,
     set_may_config,
 };
 use crate::{DpError, Role};
@@ -574,8 +574,10 @@ impl CoreSettings {
 pub struct MaySettings {
     /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
     pub rate_bps: u64,
-    /// The table's size, entries (the least recently seen is evicted when full)
-    /// [default: [`DEFAULT_FLOWS`] on a new attach; an attached MAY keeps its table].
+    /// The table's size, entries, rounded up to whole sets of [`FLOW_WAYS`] (a flow sampled
+    /// into a full set takes the entry of the flow, of its two sets' eight, whose last
+    /// drop is the oldest) [default: [`DEFAULT_FLOWS`] on a new attach; an attached MAY
+    /// keeps its table].
     pub table: Option<u32>,
     /// `Delta`, ns (1 s).
     pub interval_ns: u64,
@@ -593,6 +595,11 @@ pub struct MaySettings {
     /// Count only the bytes MAY passes in the utilization (default: every arriving byte,
     /// the paper's reading).
     pub passed_only: bool,
+    /// Read the coarse clock (the kernel's tick counter, see [`tick_ns`]) instead of the
+    /// fine one. Each interval's length and each entry's age are then known to a tick, so
+    /// it is refused unless `Delta` and `T0` are each at least a hundred ticks (the
+    /// utilization within 1%). Default: the fine clock.
+    pub coarse_clock: bool,
 }
 
 impl MaySettings {
@@ -609,6 +616,7 @@ impl MaySettings {
             timeout_ns: p.timeout.0,
             s0: p.s0,
             passed_only: false,
+            coarse_clock: false,
         }
     }
 
@@ -656,6 +664,32 @@ impl MaySettings {
                 ),
             ));
         }
+        let tick = tick_ns();
+        if self.coarse_clock && tick == 0 {
+            return Err(invalid(
+                "clock",
+                "the kernel's tick could not be read".into(),
+            ));
+        }
+        if self.coarse_clock {
+            for (field, what, v) in [
+                ("interval", "Delta", self.interval_ns),
+                ("timeout", "T0", self.timeout_ns),
+            ] {
+                if v < 100 * tick {
+                    return Err(invalid(
+                        field,
+                        format!(
+                            "with the coarse clock, whose tick is {} us here, {what} ({} us) \
+                             must be at least a hundred ticks, so that it is measured to 1% \
+                             (use the fine clock, or a larger value)",
+                            tick / 1000,
+                            v / 1000
+                        ),
+                    ));
+                }
+            }
+        }
         if let Some(n) = self.table {
             if !(16..=1 << 24).contains(&n) {
                 return Err(invalid(
@@ -683,12 +717,18 @@ impl MaySettings {
             };
             invalid(field, format!("must be {}", e.expected))
         })?;
-        Ok(MayConfigRaw::from_params(
-            &csfq_algo::may_fixed::FixedMayParams {
+        Ok(MayConfigRaw {
+            clock: if self.coarse_clock {
+                CLOCK_COARSE
+            } else {
+                CLOCK_FINE
+            },
+            tick_ns: tick,
+            ..MayConfigRaw::from_params(&csfq_algo::may_fixed::FixedMayParams {
                 passed_only: self.passed_only,
                 ..fixed
-            },
-        ))
+            })
+        })
     }
 }
 
@@ -1084,34 +1124,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let _lock = change_lock()?;
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
-        let info = MapData::from_pin(d.join("flows"))
-            .and_then(|m| m.info())
-            .map_err(|e| DpError::kernel("reading the flow table's size", e))?;
-        if !matches!(info.map_type(), Ok(aya::maps::MapType::Array)) {
-            return Err(DpError::Invalid {
-                field: "flows",
-                why: format!(
-                    "the edge on {dev} was attached by another version of csfq (its flow \
-                     table is not this version's); detach it first (csfq dp detach --dev \
-                     {dev}) and attach again"
-                ),
-            });
-        }
-        let table = info.max_entries();
-        if let Some(n) = s.flows {
-            let want = flow_table::sets_for(n) * FLOW_WAYS;
-            if table != want {
-                return Err(DpError::Invalid {
-                    field: "flows",
-                    why: format!(
-                        "the edge on {dev} has a flow table of {table} entries (--flows {n} \
-                         asks for {want}, whole sets of {FLOW_WAYS}), which cannot be resized \
-                         in place; detach it first (csfq dp detach --dev {dev}), which \
-                         forgets its flows, or leave out --flows"
-                    ),
-                });
-            }
-        }
+        check_pinned_table(dev, &d, "the edge", "flows", s.flows)?;
         let mut cfg = open_pinned(&d.join("config"))?;
         let mut a: Array<&mut MapData, EdgeConfigRaw> = typed(&mut cfg, &d.join("config"))?;
         a.set(0, raw, 0)
@@ -1123,7 +1136,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         }
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load_edge(s.flows.unwrap_or(DEFAULT_FLOWS))?;
+    let mut ebpf = load_flows(Role::Edge, s.flows.unwrap_or(DEFAULT_FLOWS))?;
     set_edge_config(&mut ebpf, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
@@ -1186,6 +1199,47 @@ fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
     Ok(())
 }
 
+/// The flow table pinned in `d` (the edge's, or MAY's: `who`) is this version's (an array
+/// of sets) and, if the operator asked for a size (`--{field} N`), of that size: a table
+/// cannot be resized in place.
+fn check_pinned_table(
+    dev: &str,
+    d: &Path,
+    who: &str,
+    field: &'static str,
+    asked: Option<u32>,
+) -> Result<(), DpError> {
+    let info = MapData::from_pin(d.join("flows"))
+        .and_then(|m| m.info())
+        .map_err(|e| DpError::kernel("reading the flow table's size", e))?;
+    if !matches!(info.map_type(), Ok(aya::maps::MapType::Array)) {
+        return Err(DpError::Invalid {
+            field,
+            why: format!(
+                "{who} on {dev} was attached by another version of csfq (its flow table is \
+                 not this version's); detach it first (csfq dp detach --dev {dev}) and \
+                 attach again"
+            ),
+        });
+    }
+    let table = info.max_entries();
+    if let Some(n) = asked {
+        let want = flow_table::sets_for(n) * FLOW_WAYS;
+        if table != want {
+            return Err(DpError::Invalid {
+                field,
+                why: format!(
+                    "{who} on {dev} has a flow table of {table} entries (--{field} {n} asks \
+                     for {want}, whole sets of {FLOW_WAYS}), which cannot be resized in \
+                     place; detach it first (csfq dp detach --dev {dev}), which forgets its \
+                     flows, or leave out --{field}"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Attaches MAY to `dev`'s egress, or updates its settings if attached already (its
 /// table and `v` kept).
 pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> {
@@ -1195,29 +1249,14 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
     refuse_beside(dev, Role::May, Role::Core)?;
     let d = dir(dev, Role::May);
     if existing(dev, &d)? {
-        if let Some(want) = s.table {
-            let table = MapData::from_pin(d.join("flows"))
-                .and_then(|m| m.info())
-                .map_err(|e| DpError::kernel("reading the table's size", e))?
-                .max_entries();
-            if table != want {
-                return Err(DpError::Invalid {
-                    field: "table",
-                    why: format!(
-                        "MAY on {dev} has a table of {table} entries, which cannot be resized \
-                         in place; detach it first (csfq dp detach --dev {dev}), which forgets \
-                         its flows, or leave out --table"
-                    ),
-                });
-            }
-        }
+        check_pinned_table(dev, &d, "MAY", "table", s.table)?;
         let mut cfg = open_pinned(&d.join("config"))?;
         let mut a: Array<&mut MapData, MayConfigRaw> = typed(&mut cfg, &d.join("config"))?;
         a.set(0, raw, 0)
             .map_err(|e| DpError::kernel("writing the MAY configuration", e))?;
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load(Role::May, Some(s.table.unwrap_or(DEFAULT_FLOWS)))?;
+    let mut ebpf = load_flows(Role::May, s.table.unwrap_or(DEFAULT_FLOWS))?;
     set_may_config(&mut ebpf, &raw)?;
     attach(
         dev,
@@ -1355,6 +1394,8 @@ pub struct MayStats {
     pub table_live: u64,
     /// The table's size.
     pub table_size: u32,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
 }
 
 /// A counter.
@@ -1537,15 +1578,18 @@ fn read_may(d: &Path) -> Result<MayStats, DpError> {
         .map_err(|e| DpError::kernel("reading the table's size", e))?
         .max_entries();
     let flows = Map::from_map_data(flows).map_err(|e| DpError::kernel("opening MAY's table", e))?;
-    let h: aya::maps::HashMap<&MapData, FlowKeyRaw, MayEntryRaw> =
-        aya::maps::HashMap::try_from(&flows)
-            .map_err(|e| DpError::kernel("opening MAY's table", e))?;
-    // At most the table's size: on a table that churns, a walk restarts when its key is
-    // evicted, and must still end.
+    let slots: Array<&MapData, MaySlotRaw> =
+        Array::try_from(&flows).map_err(|e| DpError::kernel("opening MAY's table", e))?;
     let (mut entries, mut live) = (0u64, 0u64);
-    for (_, e) in h.iter().flatten().take(table_size as usize) {
+    for i in 0..table_size {
+        let slot = slots
+            .get(&i, 0)
+            .map_err(|e| DpError::kernel("reading MAY's table", e))?;
+        if slot.key.family == 0 {
+            continue;
+        }
         entries += 1;
-        if s.last_update_ns.saturating_sub(e.ts_ns) <= c.timeout_ns {
+        if s.last_update_ns.saturating_sub(slot.entry.ts_ns) <= c.timeout_ns {
             live += 1;
         }
     }
@@ -1564,6 +1608,11 @@ fn read_may(d: &Path) -> Result<MayStats, DpError> {
         table_entries: entries,
         table_live: live,
         table_size,
+        clock: if c.clock == CLOCK_COARSE {
+            "coarse"
+        } else {
+            "fine"
+        },
     })
 }
 
@@ -1689,5 +1738,53 @@ mod tests {
             "k-alpha"
         );
         assert_eq!(field(&CoreSettings { k_c_ns: k, ..ok }), "k-c");
+    }
+
+    /// MAY on the coarse clock: the paper's `Delta` (1 s) and `T0` (64 s) are far above a
+    /// hundred ticks; one tick short of a hundred, each is refused, naming its field, and
+    /// accepted on the fine clock.
+    #[test]
+    fn may_on_the_coarse_clock_needs_a_hundred_ticks() {
+        let tick = tick_ns();
+        assert!(tick > 0);
+        let ok = MaySettings {
+            coarse_clock: true,
+            ..MaySettings::new(10_000_000)
+        };
+        let raw = ok.raw().unwrap();
+        assert_eq!((raw.clock, raw.tick_ns), (CLOCK_COARSE, tick));
+        assert_eq!(
+            MaySettings::new(10_000_000).raw().unwrap().clock,
+            CLOCK_FINE
+        );
+        let field = |s: &MaySettings| match s.raw() {
+            Err(DpError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let short = 100 * tick - 1;
+        for (s, want) in [
+            (
+                MaySettings {
+                    interval_ns: short,
+                    ..ok.clone()
+                },
+                "interval",
+            ),
+            (
+                MaySettings {
+                    timeout_ns: short,
+                    ..ok.clone()
+                },
+                "timeout",
+            ),
+        ] {
+            assert_eq!(field(&s), want);
+            assert!(MaySettings {
+                coarse_clock: false,
+                ..s
+            }
+            .raw()
+            .is_ok());
+        }
     }
 }

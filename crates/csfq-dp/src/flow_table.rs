@@ -42,7 +42,7 @@ pub fn flow_hash(key: &FlowKeyRaw, seed: u64) -> u64 {
 }
 
 /// A key's first and second sets among `sets`: the hash's low and high 32 bits each
-/// scaled to `[0, sets)` by a multiply and a shift (`flow_entry`). They may be one set.
+/// scaled to `[0, sets)` by a multiply and a shift (`flow_slot`). They may be one set.
 pub fn sets_of(key: &FlowKeyRaw, seed: u64, sets: u32) -> [u32; 2] {
     let h = flow_hash(key, seed);
     let scale = |half: u64| ((half * u64::from(sets)) >> 32) as u32;

@@ -6,7 +6,8 @@ use aya::{Ebpf, EbpfLoader};
 
 use crate::abi::{
     CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowEntryRaw, FlowKeyRaw,
-    LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MayStateRaw, WeightKey, FLOW_WAYS,
+    LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw, MayStateRaw, WeightKey,
+    FLOW_WAYS,
 };
 use crate::flow_table;
 use crate::{DpError, Role, AVAILABLE};
@@ -18,36 +19,38 @@ static LOOP_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/
 static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
 /// Loads `role`'s object and its program into the kernel (not attached anywhere).
-/// `flows`: the edge's flow-table size, or MAY's table's. The edge's table hashes with
-/// seed 0 (the tests'); [`load_edge`] draws one.
+/// `flows`: the edge's flow-table size, or MAY's table's. The table hashes with seed 0
+/// (the tests'); [`load_flows`] draws one.
 pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
     load_seeded(role, flows, 0)
 }
 
-/// Loads the edge with a table of `flows` entries (rounded up to whole sets) whose hash
-/// takes a seed drawn from the system's random source, so no one who does not know it
-/// can choose flows that share a set.
-pub(crate) fn load_edge(flows: u32) -> Result<Ebpf, DpError> {
+/// Loads the edge, or MAY, with a table of `flows` entries (rounded up to whole sets)
+/// whose hash takes a seed drawn from the system's random source, so no one who does not
+/// know it can choose flows that share a set.
+pub(crate) fn load_flows(role: Role, flows: u32) -> Result<Ebpf, DpError> {
     let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flow table's seed", e))?;
-    load_seeded(Role::Edge, Some(flows), seed)
+    load_seeded(role, Some(flows), seed)
+}
+
+/// The name of `role`'s flow table, if it has one (a flow cache: `flow_table`).
+fn flow_map(role: Role) -> Option<&'static str> {
+    match role {
+        Role::Edge => Some("flows"),
+        Role::May => Some("may_flows"),
+        _ => None,
+    }
 }
 
 fn load_seeded(role: Role, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
     let mut loader = EbpfLoader::new();
     let sets = flows.map(flow_table::sets_for);
-    if role == Role::Edge {
+    if let Some(name) = flow_map(role) {
         loader.override_global("flow_seed", &seed, true);
-    }
-    match (role, flows) {
-        (Role::Edge, Some(_)) => {
-            let sets = sets.as_ref().expect("sets of the flows given");
-            loader.map_max_entries("flows", sets * FLOW_WAYS);
+        if let Some(sets) = &sets {
+            loader.map_max_entries(name, sets * FLOW_WAYS);
             loader.override_global("flow_sets", sets, true);
         }
-        (Role::May, Some(n)) => {
-            loader.map_max_entries("may_flows", n);
-        }
-        _ => {}
     }
     let obj = match role {
         Role::Edge => EDGE_OBJ,
@@ -185,6 +188,8 @@ pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)
 pub struct TestProgram {
     ebpf: Ebpf,
     role: Role,
+    /// The flow table's hash seed (edge and MAY).
+    seed: u64,
 }
 
 impl TestProgram {
@@ -193,6 +198,7 @@ impl TestProgram {
         Ok(TestProgram {
             ebpf: load(role, None)?,
             role,
+            seed: 0,
         })
     }
 
@@ -207,6 +213,7 @@ impl TestProgram {
         Ok(TestProgram {
             ebpf: load_seeded(Role::Edge, Some(flows), seed)?,
             role: Role::Edge,
+            seed,
         })
     }
 
@@ -220,11 +227,13 @@ impl TestProgram {
         set_core_config(&mut self.ebpf, c)
     }
 
-    /// Loads MAY with a table of `flows` entries.
+    /// Loads MAY with a table of `flows` entries (rounded up to whole sets) whose hash
+    /// takes seed 0.
     pub fn load_may(flows: u32) -> Result<Self, DpError> {
         Ok(TestProgram {
             ebpf: load(Role::May, Some(flows))?,
             role: Role::May,
+            seed: 0,
         })
     }
 
@@ -255,16 +264,40 @@ impl TestProgram {
             .collect()
     }
 
-    /// MAY's table entry for a flow, if it has one.
+    /// MAY's table entry for a flow, if it has one: the entry of its two sets that holds
+    /// its key.
     pub fn may_entry(&self, key: &FlowKeyRaw) -> Result<Option<MayEntryRaw>, DpError> {
-        let h: aya::maps::HashMap<&MapData, FlowKeyRaw, MayEntryRaw> =
-            aya::maps::HashMap::try_from(self.ebpf.map("may_flows").expect("may_flows"))
-                .expect("lru hash");
-        match h.get(key, 0) {
-            Ok(e) => Ok(Some(e)),
-            Err(aya::maps::MapError::KeyNotFound) => Ok(None),
-            Err(e) => Err(DpError::kernel("reading MAY's table", e)),
+        let a = self.may_slots()?;
+        let sets = a.len() / FLOW_WAYS;
+        for set in flow_table::sets_of(key, self.seed, sets) {
+            for i in set * FLOW_WAYS..(set + 1) * FLOW_WAYS {
+                let slot = a
+                    .get(&i, 0)
+                    .map_err(|e| DpError::kernel("reading MAY's table", e))?;
+                if slot.key == *key {
+                    return Ok(Some(slot.entry));
+                }
+            }
         }
+        Ok(None)
+    }
+
+    /// MAY's table, entry by entry: each entry's flow, `None` if empty.
+    pub fn may_flows(&self) -> Result<Vec<Option<FlowKeyRaw>>, DpError> {
+        let a = self.may_slots()?;
+        (0..a.len())
+            .map(|i| {
+                let e = a
+                    .get(&i, 0)
+                    .map_err(|e| DpError::kernel("reading MAY's table", e))?;
+                Ok((e.key.family != 0).then_some(e.key))
+            })
+            .collect()
+    }
+
+    fn may_slots(&self) -> Result<Array<&MapData, MaySlotRaw>, DpError> {
+        Array::try_from(self.ebpf.map("may_flows").expect("may_flows"))
+            .map_err(|e| DpError::kernel("opening MAY's table", e))
     }
 
     /// Adds an edge weight class: flows from `addr/prefixlen` (IPv6 form) get `milli`/1000.

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use csfq_dp::abi::{Counter, MayConfigRaw};
+use csfq_dp::abi::{Counter, MayConfigRaw, CLOCK_COARSE};
+use csfq_dp::flow_table::{FlowTable, Lookup};
 use csfq_dp::TestProgram;
 
 const PASS: i32 = -1; // TC_ACT_UNSPEC
@@ -139,23 +140,33 @@ fn may_keys_what_cannot_carry_a_label_and_passes_non_ip() {
     );
 }
 
-/// The table holds at most what it was sized for: 200 flows, each sampled at its first
-/// packet, through a table of 32 leave at most 32 entries (the least recently seen
-/// evicted), the newest among them.
+/// The table holds what it was sized for, and takes entries as its model does
+/// (`csfq_dp::flow_table`: a flow's two sets of four, an empty entry first, else the
+/// flow with the oldest TS): 200 flows, each sampled at its first packet a microsecond
+/// after the last, through a table of 32 leave the entries the model gives, at most 32,
+/// the newest flow among them, and as many evictions counted as the model makes.
 #[test]
-fn may_table_is_bounded_by_its_size() {
-    if !dataplane_or_skip("may_table_is_bounded_by_its_size") {
+fn may_table_takes_entries_as_its_model() {
+    if !dataplane_or_skip("may_table_takes_entries_as_its_model") {
         return;
     }
     let mut cfg = config_from_vectors();
     cfg.sample_q32 = 1 << 32;
-    cfg.test_now_ns = 1_000;
     let mut p = TestProgram::load_may(32).expect("load may");
-    p.set_may_config(&cfg).unwrap();
+    let mut model = FlowTable::new(32, 0);
+    let mut evicted = 0;
     for f in 0..200 {
-        p.run(&flow_packet(f, 100).frame()).unwrap();
+        cfg.test_now_ns = 1_000 * (f + 1);
+        p.set_may_config(&cfg).unwrap();
+        let packet = flow_packet(f, 100);
+        p.run(&packet.frame()).unwrap();
+        if let Lookup::Evicted(_) = model.packet(&key_v4(&packet, true), cfg.test_now_ns) {
+            evicted += 1;
+        }
     }
     assert_eq!(count(&p, Counter::MayInserted), 200);
+    assert_eq!(count(&p, Counter::Evicted), evicted);
+    assert_eq!(p.may_flows().unwrap(), model.flows());
     let held: Vec<u64> = (0..200)
         .filter(|&f| {
             p.may_entry(&key_v4(&flow_packet(f, 100), true))
@@ -164,9 +175,10 @@ fn may_table_is_bounded_by_its_size() {
         })
         .collect();
     assert!(
-        !held.is_empty() && held.len() <= 32,
-        "{} entries",
-        held.len()
+        !held.is_empty() && held.len() <= 32 && held.len() == model.len(),
+        "{} entries, the model {}",
+        held.len(),
+        model.len()
     );
     assert!(held.contains(&199), "the newest flow is held: {held:?}");
 }
@@ -260,4 +272,43 @@ fn passed_only_equals_the_model() {
         dropped > 100,
         "the option must be exercised: {dropped} drops"
     );
+}
+
+/// MAY's coarse clock (the kernel's tick counter, `CSFQ_CLOCK_COARSE`) is on the fine
+/// clock's scale: the time a flow entering the table is stamped with is within a tick of
+/// `CLOCK_MONOTONIC` read around its packet (allowed one tick more, for a tick whose update
+/// of jiffies runs late), over packets 10 ms apart that cross several ticks.
+#[test]
+fn may_coarse_clock_is_within_a_tick_of_the_fine_clock() {
+    if !dataplane_or_skip("may_coarse_clock_is_within_a_tick_of_the_fine_clock") {
+        return;
+    }
+    let tick = csfq_dp::tick_ns();
+    assert!(tick >= 1_000_000, "a tick of {tick} ns: HZ above 1000?");
+    let mut p = TestProgram::load_may(64).expect("load may");
+    p.set_may_config(&MayConfigRaw {
+        test_mode: 0,
+        // Every packet of a flow not in the table enters it.
+        sample_q32: 1 << 32,
+        clock: CLOCK_COARSE,
+        tick_ns: tick,
+        ..config_from_vectors()
+    })
+    .unwrap();
+    for f in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let packet = flow_packet(f, 100);
+        let before = monotonic_ns();
+        p.run(&packet.frame()).unwrap();
+        let after = monotonic_ns();
+        let now = p
+            .may_entry(&key_v4(&packet, true))
+            .unwrap()
+            .expect("the flow entered the table")
+            .ts_ns;
+        assert!(
+            now + 2 * tick > before && now < after + 2 * tick,
+            "coarse {now} against fine {before}..{after}, tick {tick}"
+        );
+    }
 }

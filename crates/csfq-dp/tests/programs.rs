@@ -754,26 +754,14 @@ fn core_coarse_clock_is_within_a_tick_of_the_fine_clock() {
         ..core_config_with(EST_HISTOGRAM, 0, 0, 0)
     })
     .unwrap();
-    let mono = || {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime into a struct we own.
-        assert_eq!(
-            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) },
-            0
-        );
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-    };
     // 1000 bytes at 10 Mbit/s.
     let svc = 800_000;
     let frame = V4::default().frame();
     for _ in 0..8 {
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let before = mono();
+        let before = monotonic_ns();
         let (ret, _) = p.run(&frame).unwrap();
-        let after = mono();
+        let after = monotonic_ns();
         assert_eq!(ret, PASS);
         let now = p.core_state().unwrap().vq_finish_ns - svc;
         assert!(

@@ -163,6 +163,20 @@ pub fn count(p: &csfq_dp::TestProgram, c: csfq_dp::abi::Counter) -> u64 {
         .unwrap()
 }
 
+/// `CLOCK_MONOTONIC` now, ns: the programs' fine clock (`bpf_ktime_get_ns`).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime into a struct we own.
+    assert_eq!(
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) },
+        0
+    );
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// The shared vectors' lines of one kind, split on commas, as text.
 pub fn raw_vectors(kind: &str) -> Vec<Vec<String>> {
     raw_vectors_in("csfq-fixed-vectors.csv", kind)
