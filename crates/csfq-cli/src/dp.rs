@@ -630,6 +630,20 @@ pub fn dp(args: Dp) -> Result<()> {
                             .map_or("-".into(), |n| format!("{n:.0}")),
                     );
                 }
+                if let Some(m) = alone("2 CPUs: may, coarse clock") {
+                    println!(
+                        "Two senders through MAY on the coarse clock: {:.3} ({:.3}-{:.3}) of \
+                         the rate with no program on the same two CPUs; MAY costs {} ns per \
+                         packet on two CPUs against {} on one.",
+                        m.ratio,
+                        m.ratio_min,
+                        m.ratio_max,
+                        m.may_ns.map_or("-".into(), |n| format!("{n:.0}")),
+                        alone("may, coarse clock")
+                            .and_then(|c| c.may_ns)
+                            .map_or("-".into(), |n| format!("{n:.0}")),
+                    );
+                }
             }
         }
         DpCommand::Demo { secs } => {

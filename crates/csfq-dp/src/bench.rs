@@ -21,9 +21,11 @@
 //! CPU, through the same veth, without a program (`2 CPUs: none`), with the core alone
 //! (`2 CPUs: core`: unlabeled packets, priced as one flow under the state's lock), with
 //! the edge (`2 CPUs: edge`) and with both (`2 CPUs: edge+core`: the core sees labeled
-//! packets, as in an island; then both on the coarse clock), each as a ratio to the first. A core's state is the link's,
-//! shared by every CPU that sends on it, so this is where CPUs could serialize. The rate is
-//! what the far end's receive counter saw (no receiving thread competes for the CPUs).
+//! packets, as in an island; then both on the coarse clock), and with MAY on the coarse
+//! clock (`2 CPUs: may, coarse clock`), each as a ratio to the first. A core's state is
+//! the link's, as is MAY's, shared by every CPU that sends on it, so this is where CPUs
+//! could serialize. The rate is what the far end's receive counter saw (no receiving
+//! thread competes for the CPUs).
 //!
 //! The programs' own cost is read from the kernel: with BPF run-time statistics on
 //! (`BPF_ENABLE_STATS`, as `sysctl kernel.bpf_stats_enabled=1` does, for the run only), the
@@ -415,17 +417,19 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Two senders on two CPUs, to a port nobody listens on (the far end's counter counts
     // them; the kernel drops them there).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // (name, edge, core, coarse clocks)
-    let scaling: [(&'static str, bool, bool, bool); 5] = [
-        ("2 CPUs: none", false, false, false),
-        ("2 CPUs: core", false, true, false),
-        ("2 CPUs: edge", true, false, false),
-        ("2 CPUs: edge+core", true, true, false),
-        ("2 CPUs: edge+core, coarse clocks", true, true, true),
+    // (name, edge, core, MAY, coarse clocks)
+    const SCALING: usize = 6;
+    let scaling: [(&'static str, bool, bool, bool, bool); SCALING] = [
+        ("2 CPUs: none", false, false, false, false),
+        ("2 CPUs: core", false, true, false, false),
+        ("2 CPUs: edge", true, false, false, false),
+        ("2 CPUs: edge+core", true, true, false, false),
+        ("2 CPUs: edge+core, coarse clocks", true, true, false, true),
+        ("2 CPUs: may, coarse clock", false, false, true, true),
     ];
     let mut sc_pps = vec![Vec::new(); scaling.len()];
     let mut sc_ratios = vec![Vec::new(); scaling.len()];
-    let mut sc_cost = [[ProgCost::default(); 4]; 5];
+    let mut sc_cost = [[ProgCost::default(); 4]; SCALING];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -435,8 +439,8 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             })
             .collect::<Result<Vec<_>, DpError>>()?;
         for _ in 0..repeat {
-            let mut this = [0f64; 5];
-            for (i, &(_, edge, core, coarse)) in scaling.iter().enumerate() {
+            let mut this = [0f64; SCALING];
+            for (i, &(_, edge, core, may, coarse)) in scaling.iter().enumerate() {
                 if edge {
                     attach_edge(
                         "va",
@@ -450,8 +454,17 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 if core {
                     attach_core("va", &bench_core(coarse))?;
                 }
+                if may {
+                    attach_may(
+                        "va",
+                        &MaySettings {
+                            coarse_clock: coarse,
+                            ..MaySettings::new(100_000_000_000)
+                        },
+                    )?;
+                }
                 this[i] = blast_parallel(&txs, &ns.b, "vb", secs)?;
-                if edge || core {
+                if edge || core || may {
                     for (sum, add) in sc_cost[i].iter_mut().zip(costs("va")?) {
                         sum.ns += add.ns;
                         sum.runs += add.runs;
