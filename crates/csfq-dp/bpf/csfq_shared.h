@@ -235,7 +235,9 @@ struct csfq_may_state {
 	__u64 util_q16;       /* the utilization (arrival rate over C) of the last interval */
 	__u64 last_update_ns; /* when the last interval ended */
 	__u64 epoch;          /* intervals ended */
-	__u64 arrived_bytes;  /* since last_update_ns, dropped ones included (atomic adds) */
+	__u64 counted_bytes;  /* the CPUs' arrival totals (may_arrivals) summed when the last
+	                       * interval ended: the interval's arrivals are their sum less
+	                       * this */
 };
 
 /* may_fixed.rs FixedMayEntry: one flow of the table H. */

@@ -178,28 +178,71 @@ static __always_inline void may_end_interval(struct csfq_may_state *st, __u64 no
 	st->last_update_ns = now;
 }
 
+/*
+ * The bytes the utilization counts: each CPU's own running total since the attach, added
+ * by that CPU alone, with no atomic on a word every CPU shares. The CPU that ends an
+ * interval sums the totals (may_counted) and takes the interval's arrivals as the sum less
+ * the one at the interval's start (the state's counted_bytes).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} may_arrivals SEC(".maps");
+
+/* bpf_loop over CPU ids: adds CPU `cpu`'s total to *sum; stops past the last CPU. */
+static long add_cpu_total(__u64 cpu, void *sum)
+{
+	__u32 zero = 0;
+	__u64 *t = bpf_map_lookup_percpu_elem(&may_arrivals, &zero, (__u32)cpu);
+
+	if (!t)
+		return 1;
+	*(__u64 *)sum += READ_ONCE(*t);
+	return 0;
+}
+
+/* Every CPU's bytes since the attach. A CPU adding while this reads its total is counted
+ * now or at the next interval's end, never twice or not at all: totals only grow. */
+static __always_inline __u64 may_counted(void)
+{
+	__u64 sum = 0;
+
+	bpf_loop(CSFQ_MAX_CPUS, add_cpu_total, &sum, 0);
+	return sum;
+}
+
 /* The end of FixedMay::on_arrival: the update when Delta has passed, then the bytes
  * (with passed_only, not those of a packet MAY drops). */
 static __always_inline void may_arrive(struct csfq_may_state *st, const struct csfq_may_config *p, __u64 now,
 				       __u32 bytes, int dropped)
 {
-	__u64 last = st->last_update_ns;
+	__u64 last = st->last_update_ns, counted, arrived, *mine;
+	__u32 zero = 0;
 
 	if ((now > last ? now - last : 0) >= p->interval_ns) {
+		/* Summed before the lock, under which no helper may run: what the other CPUs
+		 * add from here on belongs to the next interval. */
+		counted = may_counted();
 		bpf_spin_lock(&st->lock);
 		/* another CPU may have ended the interval meanwhile */
 		last = st->last_update_ns;
 		if ((now > last ? now - last : 0) >= p->interval_ns) {
-			/* Taken atomically: other CPUs keep adding without the lock, and what they
-			 * add from here on belongs to the next interval. */
-			__u64 arrived = __sync_lock_test_and_set(&st->arrived_bytes, 0);
-
+			/* A CPU that summed before the last end and ends this interval finds a
+			 * smaller sum than that end's: its interval counts nothing more. */
+			arrived = counted > st->counted_bytes ? counted - st->counted_bytes : 0;
+			if (counted > st->counted_bytes)
+				st->counted_bytes = counted;
 			may_end_interval(st, now, arrived, p);
 		}
 		bpf_spin_unlock(&st->lock);
 	}
-	if (!(p->passed_only && dropped))
-		__sync_fetch_and_add(&st->arrived_bytes, bytes);
+	if (!(p->passed_only && dropped)) {
+		mine = bpf_map_lookup_elem(&may_arrivals, &zero);
+		if (mine)
+			*mine += bytes;
+	}
 }
 
 /* A packet's 32-bit random number: the test's, or the kernel's. */

@@ -404,8 +404,9 @@ pub struct MayStateRaw {
     pub last_update_ns: u64,
     /// Intervals ended.
     pub epoch: u64,
-    /// Bytes arrived in the current interval.
-    pub arrived_bytes: u64,
+    /// The CPUs' arrival totals summed when the last interval ended (the interval's
+    /// arrivals are the totals' sum less this: [`crate::TestProgram::may_arrived`]).
+    pub counted_bytes: u64,
 }
 
 /// `struct csfq_may_entry`: `csfq_algo::may_fixed::FixedMayEntry`.

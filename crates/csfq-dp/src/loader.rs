@@ -250,6 +250,21 @@ impl TestProgram {
             .map_err(|e| DpError::kernel("reading the MAY state", e))
     }
 
+    /// MAY's bytes arrived in the current interval (`csfq_algo::may_fixed`'s
+    /// `arrived_bytes`): every CPU's running total, summed, less the sum at the interval's
+    /// start.
+    pub fn may_arrived(&self) -> Result<u64, DpError> {
+        let totals: PerCpuArray<&MapData, u64> =
+            PerCpuArray::try_from(self.ebpf.map("may_arrivals").expect("may_arrivals"))
+                .map_err(|e| DpError::kernel("opening MAY's arrival totals", e))?;
+        let sum: u64 = totals
+            .get(&0, 0)
+            .map_err(|e| DpError::kernel("reading MAY's arrival totals", e))?
+            .iter()
+            .sum();
+        Ok(sum.saturating_sub(self.may_state()?.counted_bytes))
+    }
+
     /// The edge's flow table, entry by entry: each entry's flow, `None` if empty.
     pub fn edge_flows(&self) -> Result<Vec<Option<FlowKeyRaw>>, DpError> {
         let a: Array<&MapData, FlowEntryRaw> =

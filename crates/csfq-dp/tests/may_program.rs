@@ -53,12 +53,43 @@ fn may_equals_the_model_on_the_vectors() {
     if !dataplane_or_skip("may_equals_the_model_on_the_vectors") {
         return;
     }
+    replay_may_vectors(false);
+}
+
+/// Each CPU counts the utilization's bytes on its own and the CPU that ends an interval
+/// sums them: the vectors replayed with the packets spread over two CPUs, in runs of 1 to
+/// 8 packets on each, so that intervals end on either and each interval's bytes are
+/// counted on both, give the same verdicts, `v`, utilization and entries as on one.
+#[test]
+fn may_sums_its_cpus_arrivals_exactly() {
+    if !dataplane_or_skip("may_sums_its_cpus_arrivals_exactly") {
+        return;
+    }
+    if allowed_cpus().len() < 2 {
+        eprintln!("skipped may_sums_its_cpus_arrivals_exactly: one CPU allowed");
+        return;
+    }
+    replay_may_vectors(true);
+}
+
+fn replay_may_vectors(two_cpus: bool) {
     let lines = vector_lines("may");
     assert_eq!(lines.len(), 1200);
     let mut cfg = config_from_vectors();
     let mut p = TestProgram::load_may(1024).expect("load may");
     let (mut inserted, mut expired) = (0, 0);
+    let (mut cpu, mut left, mut on_second) = (0usize, 0u64, 0);
+    let cpus = if two_cpus { allowed_cpus() } else { Vec::new() };
     for (i, l) in lines.iter().enumerate() {
+        if two_cpus {
+            if left == 0 {
+                cpu = 1 - cpu;
+                left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
+                pin_to(cpus[cpu]);
+            }
+            left -= 1;
+            on_second += cpu;
+        }
         let n = |j: usize| l[j].parse::<u64>().unwrap();
         let (now, flow, bytes, draw) = (n(0), n(1), n(2) as usize, n(3) as u32);
         cfg.test_now_ns = now;
@@ -95,6 +126,12 @@ fn may_equals_the_model_on_the_vectors() {
         count(&p, Counter::DropMayHistory) + count(&p, Counter::DropMaySample),
         drops
     );
+    if two_cpus {
+        assert!(
+            (400..=800).contains(&on_second),
+            "{on_second} of 1200 packets on the second CPU"
+        );
+    }
 }
 
 /// Flows as documented: IPv4 without DF keyed by its 5-tuple like any other, a later
@@ -115,7 +152,7 @@ fn may_keys_what_cannot_carry_a_label_and_passes_non_ip() {
     assert_eq!(ret, PASS);
     assert_eq!(count(&p, Counter::PassNotIp), 1);
     // Every frame counts in the interval's arrivals, IP or not.
-    let before = p.may_state().unwrap().arrived_bytes;
+    let before = p.may_arrived().unwrap();
     let no_df = V4 {
         frag: 0,
         sport: 7000,
@@ -135,7 +172,7 @@ fn may_keys_what_cannot_carry_a_label_and_passes_non_ip() {
         .unwrap()
         .is_some());
     assert_eq!(
-        p.may_state().unwrap().arrived_bytes,
+        p.may_arrived().unwrap(),
         before + no_df.frame_len as u64 + later_fragment.frame_len as u64
     );
 }
@@ -263,7 +300,7 @@ fn passed_only_equals_the_model() {
         let s = p.may_state().unwrap();
         let m = model.state;
         assert_eq!(
-            (s.v_q32, s.util_q16, s.epoch, s.arrived_bytes),
+            (s.v_q32, s.util_q16, s.epoch, p.may_arrived().unwrap()),
             (m.v_q32, m.util_q16, m.epoch, m.arrived_bytes),
             "packet {i}"
         );

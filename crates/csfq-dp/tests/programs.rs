@@ -792,34 +792,6 @@ fn core_histogram_merges_its_cpus_lanes_exactly() {
     replay_core_vectors_with("hcore", EST_HISTOGRAM, false, true);
 }
 
-/// The CPUs this thread may run on.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: sched_getaffinity fills a cpu_set_t we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-/// Moves this thread to `cpu` (BPF_PROG_TEST_RUN runs the program on the caller's CPU).
-fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set),
-            0,
-            "pinning to CPU {cpu}"
-        );
-    }
-}
-
 fn replay_core_vectors_with(
     kind: &str,
     estimator: u32,
