@@ -78,18 +78,9 @@ fn replay_may_vectors(two_cpus: bool) {
     let mut cfg = config_from_vectors();
     let mut p = TestProgram::load_may(1024).expect("load may");
     let (mut inserted, mut expired) = (0, 0);
-    let (mut cpu, mut left, mut on_second) = (0usize, 0u64, 0);
-    let cpus = if two_cpus { allowed_cpus() } else { Vec::new() };
+    let mut spread = TwoCpus::new(two_cpus);
     for (i, l) in lines.iter().enumerate() {
-        if two_cpus {
-            if left == 0 {
-                cpu = 1 - cpu;
-                left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
-                pin_to(cpus[cpu]);
-            }
-            left -= 1;
-            on_second += cpu;
-        }
+        spread.before(i);
         let n = |j: usize| l[j].parse::<u64>().unwrap();
         let (now, flow, bytes, draw) = (n(0), n(1), n(2) as usize, n(3) as u32);
         cfg.test_now_ns = now;
@@ -128,8 +119,9 @@ fn replay_may_vectors(two_cpus: bool) {
     );
     if two_cpus {
         assert!(
-            (400..=800).contains(&on_second),
-            "{on_second} of 1200 packets on the second CPU"
+            (400..=800).contains(&spread.on_second),
+            "{} of 1200 packets on the second CPU",
+            spread.on_second
         );
     }
 }

@@ -803,18 +803,9 @@ fn replay_core_vectors_with(
     let mut p = TestProgram::load(Role::Core).unwrap();
     let mut q_in = 0u32;
     let (mut drops, mut relabels, mut unlabeled, mut unlabeled_in) = (0, 0, 0, 0);
-    let (mut cpu, mut left, mut on_second) = (0usize, 0u64, 0);
-    let cpus = if two_cpus { allowed_cpus() } else { Vec::new() };
+    let mut spread = TwoCpus::new(two_cpus);
     for (i, l) in lines.iter().enumerate() {
-        if two_cpus {
-            if left == 0 {
-                cpu = 1 - cpu;
-                left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
-                pin_to(cpus[cpu]);
-            }
-            left -= 1;
-            on_second += cpu;
-        }
+        spread.before(i);
         let num = |k: usize| -> u64 { l[k].parse().expect("number") };
         let (now, bytes, label, q_after, draw, alpha) = (
             num(0),
@@ -873,8 +864,9 @@ fn replay_core_vectors_with(
         q_in = q_after;
     }
     assert!(
-        !two_cpus || (600..900).contains(&on_second),
-        "{on_second} of 1500 packets on the second CPU"
+        !two_cpus || (600..900).contains(&spread.on_second),
+        "{} of 1500 packets on the second CPU",
+        spread.on_second
     );
     assert!(
         drops > 100 && relabels > 100 && unlabeled_in > 100 && unlabeled > 10,

@@ -250,3 +250,40 @@ pub fn pin_to(cpu: usize) {
         );
     }
 }
+
+/// Spreads a replay over two CPUs: before each packet, [`TwoCpus::before`] moves this
+/// thread to the other CPU after a run of 1 to 8 packets (a fixed sequence), so that
+/// windows and intervals end on either CPU. With `on: false` it does nothing.
+pub struct TwoCpus {
+    cpus: Vec<usize>,
+    cpu: usize,
+    left: u64,
+    /// Packets run on the second CPU so far.
+    pub on_second: usize,
+}
+
+impl TwoCpus {
+    /// Alternating between the first two allowed CPUs if `on`.
+    pub fn new(on: bool) -> Self {
+        TwoCpus {
+            cpus: if on { allowed_cpus() } else { Vec::new() },
+            cpu: 0,
+            left: 0,
+            on_second: 0,
+        }
+    }
+
+    /// Before packet `i`: on the CPU it is to run on.
+    pub fn before(&mut self, i: usize) {
+        if self.cpus.is_empty() {
+            return;
+        }
+        if self.left == 0 {
+            self.cpu = 1 - self.cpu;
+            self.left = 1 + (i as u64).wrapping_mul(2_654_435_761) % 8;
+            pin_to(self.cpus[self.cpu]);
+        }
+        self.left -= 1;
+        self.on_second += self.cpu;
+    }
+}
