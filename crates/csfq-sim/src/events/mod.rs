@@ -10,15 +10,18 @@
 //! the ports, each with the scheduling order it was given when sent
 //! ([`Events::reserve`]), and only its first is in a heap ([`Events::schedule_as`]).
 //!
+//! Both heaps are 4-ary, with the earliest of a node's four children found without a
+//! branch ([`heap`]).
+//!
 //! Components that are not the engine (hosts, overlay loops) do not touch the queue: they
 //! return [`Action`]s, which the engine carries out in order.
 
-use std::cmp::Ordering;
+mod heap;
 
 use csfq_algo::Nanos;
-use dary_heap::QuaternaryHeap;
 
 use crate::packet::SimPacket;
+use heap::EventHeap;
 
 /// What happens at an event. Each names its component by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +61,7 @@ pub(crate) enum Action {
     At(Nanos, EventKind),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Event {
     at: Nanos,
     seq: u64,
@@ -67,44 +70,9 @@ struct Event {
 
 impl Event {
     /// The order key: time, then scheduling order, as one integer (one comparison).
-    #[inline]
+    #[inline(always)]
     fn key(&self) -> u128 {
         (u128::from(self.at.0) << 64) | u128::from(self.seq)
-    }
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-    // Reversed, as `cmp`; written out so the heap's comparisons stay one integer compare.
-    #[inline]
-    fn lt(&self, o: &Self) -> bool {
-        o.key() < self.key()
-    }
-    #[inline]
-    fn le(&self, o: &Self) -> bool {
-        o.key() <= self.key()
-    }
-    #[inline]
-    fn gt(&self, o: &Self) -> bool {
-        o.key() > self.key()
-    }
-    #[inline]
-    fn ge(&self, o: &Self) -> bool {
-        o.key() >= self.key()
-    }
-}
-impl Ord for Event {
-    // Reversed: the heap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
     }
 }
 
@@ -112,9 +80,9 @@ impl Ord for Event {
 #[derive(Debug)]
 pub(crate) struct Events {
     /// Every event but TCP's timers.
-    heap: QuaternaryHeap<Event>,
+    heap: EventHeap,
     /// Retransmission timeouts and delayed ACKs.
-    timers: QuaternaryHeap<Event>,
+    timers: EventHeap,
     next_seq: u64,
     now: Nanos,
     handled: u64,
@@ -123,8 +91,8 @@ pub(crate) struct Events {
 impl Events {
     pub(crate) fn new() -> Self {
         Events {
-            heap: QuaternaryHeap::with_capacity(1024),
-            timers: QuaternaryHeap::new(),
+            heap: EventHeap::with_capacity(1024),
+            timers: EventHeap::with_capacity(0),
             next_seq: 0,
             now: Nanos::ZERO,
             handled: 0,
