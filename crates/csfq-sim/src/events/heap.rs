@@ -3,10 +3,14 @@
 //!
 //! A heap's `pop` moves the last event down from the top, at each level to the earliest
 //! of four children. Which child is earliest is as good as random, so a branch on it is
-//! mispredicted about every other level; here it is chosen with selects (conditional
-//! moves, no branch: [`std::hint::select_unpredictable`]), and the only branches left are
-//! the loop's, which follow the heap's depth. The order events come out in is the one any
-//! heap gives (every key is distinct: no two events share a scheduling order).
+//! often mispredicted; here it is chosen with selects (conditional moves, no branch:
+//! [`std::hint::select_unpredictable`]), and the branches left (the loop's, and whether the
+//! moving event is earlier than that child, which it rarely is until the bottom) mostly go
+//! one way. On a heap that fits in the caches that is the faster choice; on a heap far
+//! larger, a branch lets the CPU start loading the guessed child's children early, and
+//! neither wins there (BENCHMARKS.md, "The heaps' pop without a branch per level"). The
+//! order events come out in is the one any heap gives (every key is distinct: no two
+//! events share a scheduling order).
 
 use std::hint::select_unpredictable;
 
