@@ -191,14 +191,18 @@ impl<P: Packet> FqCodel<P> {
         if listed.saturating_mul(FEW_LISTED) > self.backlog.len() {
             return last_fattest(&self.backlog);
         }
-        let mut fattest: Option<(usize, u32)> = None;
-        for &i in self.new_flows.iter().chain(&self.old_flows) {
-            let (i, bytes) = (i as usize, self.backlog[i as usize]);
-            if fattest.is_none_or(|(at, most)| bytes > most || (bytes == most && i > at)) {
-                fattest = Some((i, bytes));
-            }
+        if listed == 0 {
+            return None;
         }
-        fattest
+        // Backlog above index in one integer: the largest is the fattest, the last on a tie.
+        let key = |&i: &u32| (u64::from(self.backlog[i as usize]) << 32) | u64::from(i);
+        let (a, b) = self.new_flows.as_slices();
+        let (c, d) = self.old_flows.as_slices();
+        let most = [a, b, c, d]
+            .into_iter()
+            .map(|s| s.iter().map(key).fold(0, u64::max))
+            .fold(0, u64::max);
+        Some(((most & u64::from(u32::MAX)) as usize, (most >> 32) as u32))
     }
 
     /// RFC 8289's `should_drop` for the packet just taken from bucket `i` (enqueued at
