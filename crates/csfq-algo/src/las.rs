@@ -11,9 +11,11 @@
 //!
 //! Backlogged flows are kept ordered by `(attained, flow)` in a `BTreeSet`, so both ends
 //! are reached in O(log n) per packet. A flow's attained service is kept for as long as the
-//! discipline lives (the stateful cost the MAY paper avoids).
+//! discipline lives (the stateful cost the MAY paper avoids). Flows are numbered densely at
+//! the queue (as for the other per-flow disciplines), so their records are a vector
+//! indexed by the flow's number, grown to the largest number seen.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use rand::Rng;
 
@@ -33,7 +35,8 @@ struct LasFlow<P> {
 #[derive(Debug, Clone)]
 pub struct Las<P> {
     buffer_bytes: u32,
-    flows: HashMap<FlowId, LasFlow<P>>,
+    /// Indexed by the flow's number.
+    flows: Vec<LasFlow<P>>,
     /// Backlogged flows by `(attained service, flow)`.
     backlogged: BTreeSet<(u64, FlowId)>,
     bytes: u32,
@@ -46,7 +49,7 @@ impl<P: Packet> Las<P> {
     pub fn new(buffer_bytes: u32) -> Self {
         Las {
             buffer_bytes,
-            flows: HashMap::new(),
+            flows: Vec::new(),
             backlogged: BTreeSet::new(),
             bytes: 0,
             packets: 0,
@@ -56,12 +59,22 @@ impl<P: Packet> Las<P> {
 
     /// Bytes of `flow` sent so far.
     pub fn attained(&self, flow: FlowId) -> u64 {
-        self.flows.get(&flow).map_or(0, |f| f.attained)
+        self.flows.get(flow.index()).map_or(0, |f| f.attained)
     }
 
-    /// Flows with state (every flow seen).
+    /// Flows with state: one record per number up to the largest seen.
     pub fn flows_tracked(&self) -> usize {
         self.flows.len()
+    }
+
+    /// Makes flow `i`'s record (and those below it) if it has none yet.
+    fn ensure_flow(&mut self, i: usize) {
+        if i >= self.flows.len() {
+            self.flows.resize_with(i + 1, || LasFlow {
+                packets: VecDeque::new(),
+                attained: 0,
+            });
+        }
     }
 }
 
@@ -79,10 +92,7 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
                 self.drops.push(Dropped::new(p, DropReason::LasMostServed));
                 return self.drops.finish();
             }
-            let f = self
-                .flows
-                .get_mut(&victim.1)
-                .expect("backlogged flows exist");
+            let f = &mut self.flows[victim.1.index()];
             let out = f.packets.pop_back().expect("backlogged flows hold packets");
             if f.packets.is_empty() {
                 self.backlogged.remove(&victim);
@@ -92,10 +102,8 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
             self.drops
                 .push(Dropped::new(out, DropReason::LasMostServed));
         }
-        let f = self.flows.entry(id).or_insert_with(|| LasFlow {
-            packets: VecDeque::new(),
-            attained: 0,
-        });
+        self.ensure_flow(id.index());
+        let f = &mut self.flows[id.index()];
         if f.packets.is_empty() {
             self.backlogged.insert((f.attained, id));
         }
@@ -107,7 +115,7 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
 
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         let (attained, id) = self.backlogged.pop_first()?;
-        let f = self.flows.get_mut(&id).expect("backlogged flows exist");
+        let f = &mut self.flows[id.index()];
         let p = f
             .packets
             .pop_front()
@@ -131,7 +139,7 @@ impl<P: Packet> QueueDisc<P> for Las<P> {
         self.packets
     }
     fn reserved_slots(&self) -> usize {
-        self.flows.values().map(|f| f.packets.capacity()).sum()
+        self.flows.iter().map(|f| f.packets.capacity()).sum()
     }
     fn flow_slots(&self) -> usize {
         self.flows.len()
