@@ -107,7 +107,10 @@ enum Command {
         /// DRR, each in its own process: wall time, events/s and peak memory.
         #[arg(long, value_name = "FLOWS", value_parser = clap::value_parser!(u32).range(1..=csfq_sim::config::MAX_FLOWS as i64), conflicts_with = "large")]
         scale: Option<u32>,
-        /// The scale run's bottleneck, Gbit/s.
+        /// The scale run's bottleneck, Gbit/s. Below 1 Mbit/s per flow its buffer (10 ms of
+        /// it) cannot hold every flow's first packet, and the flows whose first packets are
+        /// dropped send nothing more until TCP's 1 s initial timeout (the table counts the
+        /// flows served).
         #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = positive_finite)]
         scale_gbps: f64,
         /// The scale run's simulated seconds.

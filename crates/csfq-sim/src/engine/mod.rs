@@ -176,6 +176,13 @@ impl Simulation {
         self.hosts.delivered()
     }
 
+    /// How many flows have delivered at least one packet so far: in a run where more
+    /// flows start at once than the bottleneck's buffer holds, the rest lose their first
+    /// packets and wait out TCP's initial retransmission timeout.
+    pub fn flows_served(&self) -> usize {
+        self.hosts.flows_served()
+    }
+
     /// Flow `i`'s delay record so far (its queueing histogram, for distributions over
     /// packets of several flows); `None` past the last flow.
     pub fn flow_delay(&self, i: usize) -> Option<&FlowDelay> {

@@ -467,6 +467,14 @@ impl Hosts {
             (p + f.stats.delivered_pkts, b + f.stats.delivered_bytes)
         })
     }
+
+    /// How many flows have delivered at least one packet to their receivers.
+    pub(crate) fn flows_served(&self) -> usize {
+        self.flows
+            .iter()
+            .filter(|f| f.stats.delivered_pkts > 0)
+            .count()
+    }
 }
 
 #[cfg(test)]
