@@ -111,10 +111,10 @@ enum Command {
         /// it) cannot hold every flow's first packet, and the flows whose first packets are
         /// dropped send nothing more until TCP's 1 s initial timeout (the table counts the
         /// flows served).
-        #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = positive_finite)]
+        #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = scale_gbps)]
         scale_gbps: f64,
         /// The scale run's simulated seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 1.0, requires = "scale", value_parser = positive_finite)]
+        #[arg(long, value_name = "SECONDS", default_value_t = 1.0, requires = "scale", value_parser = scale_seconds)]
         scale_seconds: f64,
         /// Run one discipline of the scale benchmark in this process (how `--scale` runs
         /// each).
@@ -211,6 +211,27 @@ fn positive_finite(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err("expected a positive number".into()),
+    }
+}
+
+/// The scale run's bottleneck: 1 Mbit/s (its buffer, 10 ms of it, then holds one
+/// 1000-byte segment) to 1 Tbit/s (the most a scenario's link takes).
+fn scale_gbps(s: &str) -> Result<f64, String> {
+    let v = positive_finite(s)?;
+    if (0.001..=1000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("expected 0.001 to 1000 Gbit/s (1 Mbit/s, whose 10 ms buffer holds one segment, to a link's most, 1 Tbit/s)".into())
+    }
+}
+
+/// The scale run's simulated seconds: what a scenario's duration takes.
+fn scale_seconds(s: &str) -> Result<f64, String> {
+    let v = positive_finite(s)?;
+    if (0.000_001..=1_000_000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("expected 0.000001 to 1000000 seconds".into())
     }
 }
 

@@ -273,6 +273,18 @@ fn bad_input_is_a_clear_error_not_a_panic() {
             "cannot be used with",
         ),
         (&["bench", "--repeat", "0"], "--repeat"),
+        (
+            &["bench", "--scale", "10", "--scale-gbps", "1e12"],
+            "expected 0.001 to 1000 Gbit/s",
+        ),
+        (
+            &["bench", "--scale", "10", "--scale-gbps", "0.0005"],
+            "expected 0.001 to 1000 Gbit/s",
+        ),
+        (
+            &["bench", "--scale", "10", "--scale-seconds", "1e9"],
+            "expected 0.000001 to 1000000 seconds",
+        ),
         (&["frobnicate"], "unrecognized subcommand"),
     ];
     for (args, expect) in cases {
