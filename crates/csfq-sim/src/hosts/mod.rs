@@ -32,14 +32,19 @@ use tcp::{AckAction, TcpParams, TcpReceiver, TcpSender};
 
 /// What sends a flow's packets. The open-loop ones draw their gaps (and ON/OFF periods,
 /// and RLM's join experiments) from the flow's random stream, which they hold; TCP draws
-/// nothing, so its flows keep no stream. Boxed, so a TCP flow's record stays small.
+/// nothing, so its flows keep no stream. The open-loop ones are boxed, so a TCP flow's
+/// record does not hold their size; TCP's sender and receiver are held in the record, as
+/// TCP flows are the many and each of their packets reaches one of the two: in its own
+/// allocation each was a second load after the record's, a cache miss of its own for every
+/// packet when consecutive packets belong to different flows (DRR at scale).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Endpoint {
     Cbr(Box<Drawn<CbrSource>>),
     OnOff(Box<Drawn<OnOffSource>>),
     Tcp {
-        sender: Box<TcpSender>,
-        receiver: Box<TcpReceiver>,
+        sender: TcpSender,
+        receiver: TcpReceiver,
         /// The time of the pending `Rto` event, if any.
         rto_event: Option<Nanos>,
     },
@@ -179,7 +184,7 @@ impl Hosts {
                     }))
                 }
                 None => Endpoint::Tcp {
-                    sender: Box::new({
+                    sender: {
                         let mut s = TcpSender::with_limit(id, tcp.clone(), f.size_pkts);
                         if tcp.timer == TcpTimer::Ns2 {
                             // ns-2 starts each sender's timer clock at a random phase.
@@ -188,8 +193,8 @@ impl Hosts {
                             s.set_timer_phase(Nanos(draw % tick.0));
                         }
                         s
-                    }),
-                    receiver: Box::new(TcpReceiver::new(id, tcp.clone())),
+                    },
+                    receiver: TcpReceiver::new(id, tcp.clone()),
                     rto_event: None,
                 },
             };
