@@ -65,8 +65,6 @@ struct FlowQueue {
     quantum: u32,
     /// Position in the backlog heap; `NOT_QUEUED` when the flow has no packets.
     heap_pos: u32,
-    /// Breaks ties between equally backlogged flows: drawn at each of the flow's arrivals.
-    tiebreak: u32,
     /// Counts the flow's idle periods; a round-robin entry of an earlier period is stale.
     epoch: u32,
     /// The flow reached the front of the round and has not yet been given its quantum.
@@ -81,7 +79,6 @@ impl FlowQueue {
             deficit: 0,
             quantum,
             heap_pos: NOT_QUEUED,
-            tiebreak: 0,
             epoch: 0,
             owed_quantum: true,
         }
@@ -90,6 +87,48 @@ impl FlowQueue {
     fn is_active(&self) -> bool {
         self.heap_pos != NOT_QUEUED
     }
+}
+
+/// A backlogged flow in the push-out's heap, with what orders it: the heap's comparisons
+/// read the entries, side by side in one array, and not the flows' records, which with
+/// many flows are each a cache miss of their own.
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry {
+    /// The flow's bytes queued (high half) and its tie-break (low half): drawn at each of
+    /// the flow's arrivals, it orders equally backlogged flows.
+    key: u64,
+    /// The flow's bytes per round.
+    quantum: u32,
+    flow: u32,
+}
+
+impl HeapEntry {
+    fn bytes(&self) -> u32 {
+        (self.key >> 32) as u32
+    }
+
+    fn tiebreak(&self) -> u32 {
+        self.key as u32
+    }
+
+    /// Goes above `b` in the heap: more backlogged relative to its weight, or as
+    /// backlogged and with the higher tie-break draw.
+    #[inline]
+    fn above(&self, b: &HeapEntry) -> bool {
+        if self.quantum == b.quantum {
+            // Equal weights (the usual case): one comparison of (bytes, tie-break).
+            return self.key > b.key;
+        }
+        cmp_backlog(self.bytes(), self.quantum, b.bytes(), b.quantum)
+            .then(self.tiebreak().cmp(&b.tiebreak()))
+            == Ordering::Greater
+    }
+}
+
+/// Compares `a_bytes / a_quantum` with `b_bytes / b_quantum` exactly: backlogs relative to
+/// the flows' weights.
+fn cmp_backlog(a_bytes: u32, a_quantum: u32, b_bytes: u32, b_quantum: u32) -> Ordering {
+    (a_bytes as u64 * b_quantum as u64).cmp(&(b_bytes as u64 * a_quantum as u64))
 }
 
 /// The bucket ns-2's DRR (`queue/drr.cc`, `DRR::hash`, then `% buckets_`) puts a packet
@@ -126,8 +165,8 @@ pub struct Drr<P> {
     /// The round: flows with packets, in round-robin order, as `(flow, epoch)`; entries
     /// whose epoch is not the flow's current one are stale.
     round: VecDeque<(u32, u32)>,
-    /// Flows with packets, a max-heap by backlog relative to weight, then `tiebreak`.
-    heap: Vec<u32>,
+    /// Flows with packets, a max-heap by backlog relative to weight, then tie-break.
+    heap: Vec<HeapEntry>,
     bytes: u32,
     packets: usize,
     /// What the last arrival cost.
@@ -192,6 +231,7 @@ impl<P: Packet> Drr<P> {
         self.flows[i].quantum = q.clamp(1.0, u32::MAX as f64) as u32;
         if self.flows[i].is_active() {
             let pos = self.flows[i].heap_pos as usize;
+            self.heap[pos].quantum = self.flows[i].quantum;
             self.sift_up(pos);
             let pos = self.flows[i].heap_pos as usize;
             self.sift_down(pos);
@@ -206,10 +246,12 @@ impl<P: Packet> Drr<P> {
         self.packets += 1;
         let q = &mut self.flows[i];
         q.bytes += size;
-        q.tiebreak = rng.random();
+        let tiebreak: u32 = rng.random();
+        let key = (q.bytes as u64) << 32 | tiebreak as u64;
         self.slab.push_back(&mut q.packets, p);
         if q.is_active() {
             let pos = q.heap_pos as usize;
+            self.heap[pos].key = key;
             self.sift_up(pos);
         } else {
             q.owed_quantum = true;
@@ -217,51 +259,35 @@ impl<P: Packet> Drr<P> {
             self.round.push_back((i as u32, q.epoch));
             let pos = self.heap.len();
             q.heap_pos = pos as u32;
-            self.heap.push(i as u32);
+            self.heap.push(HeapEntry {
+                key,
+                quantum: q.quantum,
+                flow: i as u32,
+            });
             self.sift_up(pos);
         }
     }
 
-    /// Compares `a_bytes / a_quantum` with `b_bytes / b_quantum` exactly: backlogs relative
-    /// to the flows' weights.
-    fn cmp_backlog(a_bytes: u32, a_quantum: u32, b_bytes: u32, b_quantum: u32) -> Ordering {
-        (a_bytes as u64 * b_quantum as u64).cmp(&(b_bytes as u64 * a_quantum as u64))
-    }
-
-    /// Flow `a` goes above flow `b` in the heap: more backlogged relative to its weight,
-    /// or as backlogged and with the higher tie-break draw.
-    fn above(&self, a: u32, b: u32) -> bool {
-        let (fa, fb) = (&self.flows[a as usize], &self.flows[b as usize]);
-        if fa.quantum == fb.quantum {
-            // Equal weights (the usual case): one comparison of (bytes, tie-break).
-            let key = |q: &FlowQueue| (q.bytes as u64) << 32 | q.tiebreak as u64;
-            return key(fa) > key(fb);
-        }
-        Self::cmp_backlog(fa.bytes, fa.quantum, fb.bytes, fb.quantum)
-            .then(fa.tiebreak.cmp(&fb.tiebreak))
-            == Ordering::Greater
-    }
-
-    fn place(&mut self, pos: usize, flow: u32) {
-        self.heap[pos] = flow;
-        self.flows[flow as usize].heap_pos = pos as u32;
+    fn place(&mut self, pos: usize, e: HeapEntry) {
+        self.heap[pos] = e;
+        self.flows[e.flow as usize].heap_pos = pos as u32;
     }
 
     fn sift_up(&mut self, mut pos: usize) {
-        let flow = self.heap[pos];
+        let e = self.heap[pos];
         while pos > 0 {
             let parent = (pos - 1) / 2;
-            if !self.above(flow, self.heap[parent]) {
+            if !e.above(&self.heap[parent]) {
                 break;
             }
             self.place(pos, self.heap[parent]);
             pos = parent;
         }
-        self.place(pos, flow);
+        self.place(pos, e);
     }
 
     fn sift_down(&mut self, mut pos: usize) {
-        let flow = self.heap[pos];
+        let e = self.heap[pos];
         let n = self.heap.len();
         loop {
             let left = 2 * pos + 1;
@@ -269,15 +295,14 @@ impl<P: Packet> Drr<P> {
                 break;
             }
             let right = left + 1;
-            let child =
-                left + (right < n && self.above(self.heap[right], self.heap[left])) as usize;
-            if !self.above(self.heap[child], flow) {
+            let child = left + (right < n && self.heap[right].above(&self.heap[left])) as usize;
+            if !self.heap[child].above(&e) {
                 break;
             }
             self.place(pos, self.heap[child]);
             pos = child;
         }
-        self.place(pos, flow);
+        self.place(pos, e);
     }
 
     /// Flow `i` lost bytes: restores the heap, or takes the flow out of it (and out of the
@@ -286,6 +311,8 @@ impl<P: Packet> Drr<P> {
         let q = &mut self.flows[i];
         let pos = q.heap_pos as usize;
         if !q.packets.is_empty() {
+            let e = &mut self.heap[pos];
+            e.key = (q.bytes as u64) << 32 | e.tiebreak() as u64;
             self.sift_down(pos);
             return;
         }
@@ -296,7 +323,7 @@ impl<P: Packet> Drr<P> {
         if pos < self.heap.len() {
             self.place(pos, last);
             self.sift_up(pos);
-            let pos = self.flows[last as usize].heap_pos as usize;
+            let pos = self.flows[last.flow as usize].heap_pos as usize;
             self.sift_down(pos);
         }
     }
@@ -319,13 +346,12 @@ impl<P: Packet> Drr<P> {
     /// Checks the heap's order and positions (tests only).
     #[cfg(test)]
     fn check_heap(&self) {
-        for (pos, &f) in self.heap.iter().enumerate() {
-            assert_eq!(self.flows[f as usize].heap_pos as usize, pos);
+        for (pos, e) in self.heap.iter().enumerate() {
+            let q = &self.flows[e.flow as usize];
+            assert_eq!(q.heap_pos as usize, pos);
+            assert_eq!((e.bytes(), e.quantum), (q.bytes, q.quantum), "entry {pos}");
             if pos > 0 {
-                assert!(
-                    !self.above(f, self.heap[(pos - 1) / 2]),
-                    "heap order at {pos}"
-                );
+                assert!(!e.above(&self.heap[(pos - 1) / 2]), "heap order at {pos}");
             }
         }
     }
@@ -349,10 +375,10 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
                 .map_or((size, self.params.quantum_bytes), |q| {
                     (q.bytes + size, q.quantum)
                 });
-            match self.heap.first().map(|&v| v as usize) {
+            match self.heap.first().map(|e| e.flow as usize) {
                 Some(v)
                     if v != own
-                        && Self::cmp_backlog(
+                        && cmp_backlog(
                             self.flows[v].bytes,
                             self.flows[v].quantum,
                             own_bytes,
