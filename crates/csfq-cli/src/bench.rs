@@ -94,12 +94,32 @@ pub struct Scale {
     pub seconds: f64,
 }
 
+/// The slowest bottleneck the scale run takes, Gbit/s: its buffer (10 ms of it) then holds
+/// the 1500 bytes a link's buffer must.
+pub const MIN_SCALE_GBPS: f64 = 0.0012;
+/// The fastest, Gbit/s: the most a scenario's link takes.
+pub const MAX_SCALE_GBPS: f64 = 1000.0;
+
+/// The scale run's TCP segment, bytes (the simulator's default).
+const SEGMENT_BYTES: f64 = 1000.0;
+
+/// The scale run's bottleneck buffer: 10 ms at its rate, bytes.
+fn buffer_bytes(gbps: f64) -> f64 {
+    (gbps * 1e9 / 8.0 * 0.010).round()
+}
+
+/// How many flows' first segments the bottleneck takes when all start at once: one onto
+/// its wire, and as many as its buffer holds.
+fn first_segments_taken(gbps: f64) -> f64 {
+    (buffer_bytes(gbps) / SEGMENT_BYTES).floor() + 1.0
+}
+
 /// The scale scenario: `flows` TCP flows from `r1` to `r2` over one link of `gbps` with a
 /// 10 ms delay and a buffer of 10 ms at the link's rate; each flow's hosts hang off the
 /// routers by 10 Gbps, 1 ms access links (a round-trip time of 24 ms).
 pub fn scale_scenario(sc: Scale, d: DisciplineKind) -> Result<ScenarioFile> {
     let rate_mbps = sc.gbps * 1e3;
-    let buffer_bytes = (sc.gbps * 1e9 / 8.0 * 0.010).round();
+    let buffer_bytes = buffer_bytes(sc.gbps);
     let text = format!(
         r#"
 name = "scale-tcp{flows}-{gbps}g"
@@ -266,18 +286,47 @@ pub fn bench_scale(sc: Scale) -> Result<()> {
     );
     println!("{t}");
     if fewest_served < u64::from(sc.flows) {
-        println!(
-            "Not every flow sent: \"flows served\" delivered at least one packet; the others \
-             hold their state (hosts, access ports, edge, TCP records) but lost their first \
-             packets when all started at once and the buffer (10 ms of the link) was full, \
-             and wait out TCP's retransmission timeout (1 s at first, then doubling). Memory \
-             per flow is then mostly that of idle flows, and events/s is the served flows'. \
-             For every flow to send, give the link at least 1 Mbit/s per flow \
-             (--scale-gbps {:.0}): its buffer then holds every flow's first packet.",
-            (f64::from(sc.flows) * 1e-3).ceil()
-        );
+        println!("{}", not_served_note(sc));
     }
     Ok(())
+}
+
+/// Why some flows delivered nothing, and what would let every flow send.
+fn not_served_note(sc: Scale) -> String {
+    let flows = f64::from(sc.flows);
+    let head = "Not every flow sent: \"flows served\" delivered at least one packet; the \
+                others hold their state (hosts, access ports, edge, TCP records) but sent \
+                nothing that arrived";
+    if first_segments_taken(sc.gbps) < flows {
+        // The least rate, in whole Mbit/s, whose buffer holds all but one first segment.
+        let mbps = ((flows - 1.0) * SEGMENT_BYTES * 8.0 / 0.010 / 1e6).ceil();
+        let gbps = (mbps / 1e3).max(MIN_SCALE_GBPS);
+        let remedy = if gbps <= MAX_SCALE_GBPS {
+            format!(
+                "For every flow to send, give the link at least --scale-gbps {gbps}: its \
+                 buffer then holds every flow's first segment."
+            )
+        } else {
+            format!(
+                "No link up to {MAX_SCALE_GBPS} Gbit/s holds that many first segments: at \
+                 most {} flows all send.",
+                first_segments_taken(MAX_SCALE_GBPS)
+            )
+        };
+        format!(
+            "{head}: their first segments met the full buffer (10 ms of the link, {} \
+             bytes) when all started at once, and they wait out TCP's retransmission \
+             timeout (1 s at first, then doubling). Memory per flow is then mostly that of \
+             idle flows, and events/s is the served flows'. {remedy}",
+            buffer_bytes(sc.gbps)
+        )
+    } else {
+        format!(
+            "{head}: the buffer holds every flow's first segment, but the run ended before \
+             all of them arrived (a flow's first takes at least 12 ms, and the last queued \
+             waits up to 10 ms more): give a longer --scale-seconds."
+        )
+    }
 }
 
 #[cfg(test)]
@@ -313,5 +362,57 @@ mod tests {
         let mut sim = Simulation::new(&s).unwrap();
         sim.run_until(sim.end());
         assert!(sim.flows_served() > 13, "{}", sim.flows_served());
+    }
+
+    /// The note under the table names the cause and a rate that lets every flow send,
+    /// and that rate does: 200 flows' first segments need 199 in the buffer, 199 000
+    /// bytes, 10 ms of 159.2 Mbit/s, so 160.
+    #[test]
+    fn not_served_note_names_a_rate_that_serves_every_flow() {
+        let sc = Scale {
+            flows: 200,
+            gbps: 0.01,
+            seconds: 0.5,
+        };
+        let note = not_served_note(sc);
+        assert!(note.contains("--scale-gbps 0.16:"), "{note}");
+        assert!(note.contains("(10 ms of the link, 12500 bytes)"), "{note}");
+        let s = scale_scenario(Scale { gbps: 0.16, ..sc }, DisciplineKind::Fifo).unwrap();
+        let mut sim = Simulation::new(&s).unwrap();
+        sim.run_until(sim.end());
+        assert_eq!(sim.flows_served(), 200);
+        // A million flows: 999 999 segments of buffer, 10 ms of 799.9992 Gbit/s.
+        let note = not_served_note(Scale {
+            flows: 1_000_000,
+            gbps: 100.0,
+            seconds: 1.0,
+        });
+        assert!(note.contains("--scale-gbps 800:"), "{note}");
+        // More first segments than the fastest link's buffer holds.
+        let note = not_served_note(Scale {
+            flows: 2_000_000,
+            gbps: 100.0,
+            seconds: 1.0,
+        });
+        assert!(note.contains("at most 1250001 flows all send"), "{note}");
+        // Room for all, but a run too short for the first segments to arrive.
+        let note = not_served_note(Scale {
+            flows: 10,
+            gbps: 1.0,
+            seconds: 0.005,
+        });
+        assert!(note.contains("give a longer --scale-seconds"), "{note}");
+        let s = scale_scenario(
+            Scale {
+                flows: 10,
+                gbps: 1.0,
+                seconds: 0.005,
+            },
+            DisciplineKind::Fifo,
+        )
+        .unwrap();
+        let mut sim = Simulation::new(&s).unwrap();
+        sim.run_until(sim.end());
+        assert_eq!(sim.flows_served(), 0);
     }
 }

@@ -107,10 +107,10 @@ enum Command {
         /// DRR, each in its own process: wall time, events/s and peak memory.
         #[arg(long, value_name = "FLOWS", value_parser = clap::value_parser!(u32).range(1..=csfq_sim::config::MAX_FLOWS as i64), conflicts_with = "large")]
         scale: Option<u32>,
-        /// The scale run's bottleneck, Gbit/s. Below 1 Mbit/s per flow its buffer (10 ms of
-        /// it) cannot hold every flow's first packet, and the flows whose first packets are
-        /// dropped send nothing more until TCP's 1 s initial timeout (the table counts the
-        /// flows served).
+        /// The scale run's bottleneck, Gbit/s. Below about 0.8 Mbit/s per flow its buffer
+        /// (10 ms of it) cannot hold every flow's first packet, and the flows whose first
+        /// packets are dropped send nothing more until TCP's 1 s initial timeout (the table
+        /// counts the flows served).
         #[arg(long, value_name = "GBPS", default_value_t = 100.0, requires = "scale", value_parser = scale_gbps)]
         scale_gbps: f64,
         /// The scale run's simulated seconds.
@@ -214,14 +214,19 @@ fn positive_finite(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The scale run's bottleneck: 1 Mbit/s (its buffer, 10 ms of it, then holds one
-/// 1000-byte segment) to 1 Tbit/s (the most a scenario's link takes).
+/// The scale run's bottleneck, Gbit/s: from 1.2 Mbit/s (its buffer, 10 ms of it, then
+/// holds the 1500 bytes a link's buffer must) to 1 Tbit/s (the most a scenario's link
+/// takes).
 fn scale_gbps(s: &str) -> Result<f64, String> {
     let v = positive_finite(s)?;
-    if (0.001..=1000.0).contains(&v) {
+    if (bench::MIN_SCALE_GBPS..=bench::MAX_SCALE_GBPS).contains(&v) {
         Ok(v)
     } else {
-        Err("expected 0.001 to 1000 Gbit/s (1 Mbit/s, whose 10 ms buffer holds one segment, to a link's most, 1 Tbit/s)".into())
+        Err(format!(
+            "expected {} to {} Gbit/s (1.2 Mbit/s, whose 10 ms buffer holds 1500 bytes, to a link's most, 1 Tbit/s)",
+            bench::MIN_SCALE_GBPS,
+            bench::MAX_SCALE_GBPS
+        ))
     }
 }
 

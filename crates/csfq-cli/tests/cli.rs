@@ -275,11 +275,11 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         (&["bench", "--repeat", "0"], "--repeat"),
         (
             &["bench", "--scale", "10", "--scale-gbps", "1e12"],
-            "expected 0.001 to 1000 Gbit/s",
+            "expected 0.0012 to 1000 Gbit/s",
         ),
         (
-            &["bench", "--scale", "10", "--scale-gbps", "0.0005"],
-            "expected 0.001 to 1000 Gbit/s",
+            &["bench", "--scale", "10", "--scale-gbps", "0.0011"],
+            "expected 0.0012 to 1000 Gbit/s",
         ),
         (
             &["bench", "--scale", "10", "--scale-seconds", "1e9"],
@@ -294,6 +294,37 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(stderr.contains(expect), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// The scale benchmark runs at the slowest rate it accepts (whose buffer just holds the
+/// 1500 bytes a link's buffer must) and says which flows sent: two flows, one segment of
+/// buffer, so one is served and the table says so.
+#[test]
+fn scale_bench_runs_at_its_slowest_rate_and_counts_the_flows_served() {
+    let dir = tmp("scale-slowest");
+    let o = csfq(
+        &[
+            "bench",
+            "--scale",
+            "3",
+            "--scale-gbps",
+            "0.0012",
+            "--scale-seconds",
+            "0.5",
+        ],
+        &dir,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    for d in ["fifo", "csfq", "drr"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("│ {d} ")))
+            .unwrap_or_else(|| panic!("no {d} row: {stdout}"));
+        // One segment on the wire, one in the 1500-byte buffer: two of three served.
+        assert!(row.contains("2 (66.7%)"), "{row}");
+    }
+    assert!(stdout.contains("--scale-gbps 0.002:"), "{stdout}");
 }
 
 /// `csfq dp` rejects bad units and weights before touching the kernel, saying what it
