@@ -147,7 +147,7 @@ pub fn ns2_bucket(saddr: u32, buckets: u32) -> u32 {
 /// most backlogged flow at the top of a binary max-heap ordered by backlog relative to
 /// weight, and a flow emptied by a push-out leaves a stale entry in the round, skipped
 /// when it comes up, instead of being searched for. The flows' queues are lists in one
-/// slab ([`PacketLists`]), so a flow costs a fixed 40 bytes however many packets it once
+/// slab ([`PacketLists`]), so a flow costs a fixed 36 bytes however many packets it once
 /// had queued, and the slab holds what the shared buffer holds.
 #[derive(Debug, Clone)]
 pub struct Drr<P> {
@@ -367,8 +367,10 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
         let size = p.size_bytes();
         let own = self.queue(p.flow());
         while self.bytes + size > self.params.buffer_bytes {
-            // Looked up each time: the arrival's queue may become the longest. When the
-            // arrival's own queue is tied for the longest, the arrival is the one dropped.
+            // Looked up each time: the arrival's queue may become the longest. The top
+            // (the most backlogged) loses its last packet when it is another flow's queue
+            // at least as long as the arrival's own with the arrival (a tie goes against
+            // the top); otherwise the arrival is dropped.
             let (own_bytes, own_quantum) = self
                 .flows
                 .get(own)
@@ -574,6 +576,43 @@ mod tests {
             let want = total as f64 * (f + 1) as f64 / 6.0;
             assert!((b as f64 - want).abs() <= 9000.0, "{bytes:?}");
         }
+    }
+
+    /// A weight changed while flows are queued reorders the push-out's heap at once: the
+    /// flow whose backlog is the largest relative to its new weight is the one pushed out.
+    #[test]
+    fn weight_changed_while_queued_moves_the_flow_in_the_heap() {
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(10_000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        // Flow 0: 5000 bytes, flow 1: 3000, flow 2: 2000; the buffer is full.
+        for (f, n) in [(0, 5), (1, 3), (2, 2)] {
+            for _ in 0..n {
+                assert!(q
+                    .enqueue(TestPacket::new(f, 1000, 0.0), Nanos(0), &mut rng)
+                    .is_none());
+            }
+        }
+        q.check_heap();
+        // Weight 4 for flow 0: 5000 / 4 is below flow 1's 3000 / 1.
+        q.set_weight(crate::packet::FlowId(0), 4.0);
+        q.check_heap();
+        let d = q
+            .enqueue(TestPacket::new(2, 1000, 0.0), Nanos(0), &mut rng)
+            .expect("the buffer was full");
+        assert_eq!(
+            d.packet.flow.index(),
+            1,
+            "pushed out flow 1, the longest by weight"
+        );
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(1)), 2000);
+        // And back to weight 1: flow 0 is the longest again.
+        q.set_weight(crate::packet::FlowId(0), 1.0);
+        q.check_heap();
+        let d = q
+            .enqueue(TestPacket::new(2, 1000, 0.0), Nanos(0), &mut rng)
+            .expect("the buffer was full");
+        assert_eq!(d.packet.flow.index(), 0);
+        q.check_heap();
     }
 
     #[test]

@@ -32,11 +32,12 @@ use tcp::{AckAction, TcpParams, TcpReceiver, TcpSender};
 
 /// What sends a flow's packets. The open-loop ones draw their gaps (and ON/OFF periods,
 /// and RLM's join experiments) from the flow's random stream, which they hold; TCP draws
-/// nothing, so its flows keep no stream. The open-loop ones are boxed, so a TCP flow's
-/// record does not hold their size; TCP's sender and receiver are held in the record, as
-/// TCP flows are the many and each of their packets reaches one of the two: in its own
-/// allocation each was a second load after the record's, a cache miss of its own for every
-/// packet when consecutive packets belong to different flows (DRR at scale).
+/// nothing, so its flows keep no stream. TCP's sender and receiver are held in the record
+/// (and set the enum's size), as TCP flows are the many and each of their packets reaches
+/// one of the two: in its own allocation each was a second load after the record's, a
+/// cache miss of its own for every packet when consecutive packets belong to different
+/// flows (DRR at scale). RLM's session, larger than TCP's pair, stays boxed; the CBR and
+/// ON/OFF sources, smaller, are boxed too, which no longer saves a TCP flow anything.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Endpoint {
