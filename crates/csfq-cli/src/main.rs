@@ -233,10 +233,14 @@ fn scale_gbps(s: &str) -> Result<f64, String> {
 /// The scale run's simulated seconds: what a scenario's duration takes.
 fn scale_seconds(s: &str) -> Result<f64, String> {
     let v = positive_finite(s)?;
-    if (0.000_001..=1_000_000.0).contains(&v) {
+    if bench::SCALE_SECONDS.contains(&v) {
         Ok(v)
     } else {
-        Err("expected 0.000001 to 1000000 seconds".into())
+        Err(format!(
+            "expected {} to {} seconds",
+            bench::SCALE_SECONDS.start(),
+            bench::SCALE_SECONDS.end()
+        ))
     }
 }
 
