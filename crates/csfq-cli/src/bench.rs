@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
 use csfq_sim::config::ScenarioBuilder;
+use csfq_sim::net::{human_duration, EVENTS_PER_SECOND, LONG_RUN_S};
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
 fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
@@ -217,8 +218,38 @@ pub fn scale_child(sc: Scale, d: DisciplineKind) -> Result<()> {
     Ok(())
 }
 
-/// `csfq bench --scale FLOWS`: FIFO, CSFQ and DRR, each in a child process.
-pub fn bench_scale(sc: Scale) -> Result<()> {
+/// Refuses a scale benchmark whose runs are estimated at more than a day each unless
+/// `long`, as `csfq run` refuses a scenario, before any run starts; says what a run of more
+/// than a minute is expected to take.
+fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
+    let s = scale_scenario(sc, DisciplineKind::Fifo)?;
+    let est = csfq_sim::Topology::build(&s)?.work_estimate_of(&s);
+    let wall_s = est.wall_s(EVENTS_PER_SECOND);
+    if wall_s > LONG_RUN_S && !long {
+        bail!(
+            "each of this benchmark's three runs would handle about {:.1e} events: about {} \
+             at {:.0} million events per second; lower --scale-seconds or --scale-gbps, or \
+             pass --long",
+            est.events,
+            human_duration(wall_s),
+            EVENTS_PER_SECOND / 1e6
+        );
+    }
+    if wall_s > 60.0 {
+        eprintln!(
+            "note: about {:.1e} events a run, about {} each at {:.0} million events per second",
+            est.events,
+            human_duration(wall_s),
+            EVENTS_PER_SECOND / 1e6
+        );
+    }
+    Ok(())
+}
+
+/// `csfq bench --scale FLOWS`: FIFO, CSFQ and DRR, each in a child process; refused if
+/// each would take more than a day, unless `long`.
+pub fn bench_scale(sc: Scale, long: bool) -> Result<()> {
+    check_scale_work(sc, long)?;
     let exe = std::env::current_exe().context("finding the csfq executable")?;
     let mut t = crate::table(vec![
         "discipline",

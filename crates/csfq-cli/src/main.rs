@@ -120,6 +120,10 @@ enum Command {
         /// each).
         #[arg(long, hide = true, requires = "scale", value_parser = parse_discipline)]
         scale_one: Option<DisciplineKind>,
+        /// Run the scale benchmark even if each of its runs is estimated to take more than
+        /// a day.
+        #[arg(long, requires = "scale")]
+        long: bool,
     },
     /// The eBPF dataplane on real interfaces: attach, stats, detach (needs root).
     Dp(dp::Dp),
@@ -311,6 +315,7 @@ fn main() -> ExitCode {
             scale_gbps,
             scale_seconds,
             scale_one,
+            long,
         } => match scale {
             Some(flows) => {
                 let sc = bench::Scale {
@@ -320,7 +325,7 @@ fn main() -> ExitCode {
                 };
                 match scale_one {
                     Some(d) => bench::scale_child(sc, d),
-                    None => bench::bench_scale(sc),
+                    None => bench::bench_scale(sc, long),
                 }
             }
             None => bench::bench(repeat, large),

@@ -1,8 +1,9 @@
 //! The `csfq` command as a user meets it: outputs on success, a clear one-line error and a
 //! failing exit status (never a panic) on bad input.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn csfq(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_csfq"))
@@ -285,6 +286,7 @@ fn bad_input_is_a_clear_error_not_a_panic() {
             &["bench", "--scale", "10", "--scale-seconds", "1e9"],
             "expected 0.000001 to 1000000 seconds",
         ),
+        (&["bench", "--long"], "--scale"),
         (&["frobnicate"], "unrecognized subcommand"),
     ];
     for (args, expect) in cases {
@@ -418,7 +420,6 @@ fn dp_rejects_bad_units_with_what_it_expected() {
 #[test]
 fn a_closed_pipe_loses_no_output_files() {
     use std::io::Read as _;
-    use std::process::Stdio;
     let out = tmp("pipe");
     let scenario = repo().join("scenarios/csfq-fig3a.toml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_csfq"))
@@ -1195,6 +1196,52 @@ fn readme_results_table_numbers_are_in_the_report() {
         missing.is_empty(),
         "the README's results table has numbers the report does not: {missing:?}"
     );
+}
+
+/// A scale benchmark whose runs are estimated at more than a day each (1000 flows sharing
+/// 10 Gbit/s, 1.25 million packets a second, for the longest accepted time) is refused
+/// before any run starts, saying how long and how to insist, as `csfq run` refuses a run.
+#[test]
+fn a_scale_benchmark_of_days_is_refused_unless_asked_for() {
+    let dir = tmp("scale-long");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args([
+            "bench",
+            "--scale",
+            "1000",
+            "--scale-gbps",
+            "10",
+            "--scale-seconds",
+            "1000000",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Refused, it exits at once; not refused, it would run for weeks: stop it and the runs
+    // it started (its process group), and fail.
+    let mut waited = 0;
+    while child.try_wait().unwrap().is_none() {
+        if waited == 600 {
+            // SAFETY: a plain system call on the group this test created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            child.wait().unwrap();
+            panic!("the benchmark started instead of being refused");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("days at 5 million events per second; lower --scale-seconds or --scale-gbps, or pass --long"),
+        "{err}"
+    );
+    assert!(!err.contains("fifo:"), "no run started: {err}");
+    assert!(out.is_empty(), "{out}");
 }
 
 /// A run estimated at more than a day (1 Tbit/s of 1000-byte packets for a million
