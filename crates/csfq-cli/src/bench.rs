@@ -276,7 +276,30 @@ pub fn bench_scale(sc: Scale, long: bool) -> Result<()> {
             "{d}: {} flows, {} Gbps, {} s ...",
             sc.flows, sc.gbps, sc.seconds
         );
-        let out = std::process::Command::new(&exe)
+        let mut cmd = std::process::Command::new(&exe);
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt as _;
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: between fork and exec the closure makes two system calls, both
+            // async-signal-safe, and touches no memory but its captured integer.
+            unsafe {
+                cmd.pre_exec(move || {
+                    // A run outlives nothing: if this process dies (killed, interrupted),
+                    // the kernel kills the run it started instead of leaving it to run on
+                    // for minutes with gigabytes of memory.
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // Died before the request took hold: go now.
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                    Ok(())
+                })
+            };
+        }
+        let out = cmd
             .args([
                 "bench",
                 "--scale",

@@ -1244,6 +1244,80 @@ fn a_scale_benchmark_of_days_is_refused_unless_asked_for() {
     assert!(out.is_empty(), "{out}");
 }
 
+/// The processes running a scale benchmark's runs started with these arguments.
+fn scale_runs(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.contains(&b"--scale-one".as_slice()) && args.contains(&marker.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Killed while one of its runs is under way, the scale benchmark leaves no run behind
+/// (each would otherwise run on alone, with its memory, to its end).
+#[test]
+fn a_killed_scale_benchmark_leaves_no_run_behind() {
+    let dir = tmp("scale-killed");
+    // Arguments no other test uses, so that the run is found by them: 3001 flows for
+    // 77.7 s, about half a minute of work.
+    let marker = "77.7";
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args([
+            "bench",
+            "--scale",
+            "3001",
+            "--scale-gbps",
+            "3.001",
+            "--scale-seconds",
+            marker,
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The benchmark names each run on standard error as it starts it.
+    let mut err = std::io::BufReader::new(bench.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("fifo: 3001 flows") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
+            "the benchmark ended before its first run"
+        );
+    }
+    let mut tries = 0;
+    while scale_runs(marker).is_empty() {
+        tries += 1;
+        assert!(tries < 100, "the first run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    let mut tries = 0;
+    let left = loop {
+        let left = scale_runs(marker);
+        tries += 1;
+        // The kernel kills the run as the benchmark exits; a second is ample.
+        if left.is_empty() || tries == 20 {
+            break left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    for &pid in &left {
+        // SAFETY: a plain system call on a process this test's benchmark started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "runs left behind: {left:?}");
+}
+
 /// A run estimated at more than a day (1 Tbit/s of 1000-byte packets for a million
 /// seconds: 1.25 x 10^14 packets) is refused at once, saying how long and how to insist;
 /// nothing is simulated and nothing is written.
