@@ -1244,20 +1244,51 @@ fn a_scale_benchmark_of_days_is_refused_unless_asked_for() {
     assert!(out.is_empty(), "{out}");
 }
 
-/// The processes running a scale benchmark's runs started with these arguments.
-fn scale_runs(marker: &str) -> Vec<i32> {
+/// Whether process `pid` is running a scale benchmark's run (a zombie's command line is
+/// empty).
+fn is_scale_run(pid: u32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    cmdline
+        .split(|&b| b == 0)
+        .any(|a| a == b"--scale-one".as_slice())
+}
+
+/// The processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
     let mut pids = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-        if args.contains(&b"--scale-one".as_slice()) && args.contains(&marker.as_bytes()) {
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let ppid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .and_then(|v| v.trim().parse::<u32>().ok());
+        if ppid == Some(parent) {
             pids.push(pid);
         }
     }
     pids
+}
+
+/// Kills, when dropped, a benchmark and the runs it started, however the test ends.
+struct KillOnDrop {
+    bench: std::process::Child,
+    runs: Vec<u32>,
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.bench.kill();
+        let _ = self.bench.wait();
+        for &pid in &self.runs {
+            if is_scale_run(pid) {
+                // SAFETY: a plain system call on a process this test's benchmark started.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+        }
+    }
 }
 
 /// Killed while one of its runs is under way, the scale benchmark leaves no run behind
@@ -1265,10 +1296,8 @@ fn scale_runs(marker: &str) -> Vec<i32> {
 #[test]
 fn a_killed_scale_benchmark_leaves_no_run_behind() {
     let dir = tmp("scale-killed");
-    // Arguments no other test uses, so that the run is found by them: 3001 flows for
-    // 77.7 s, about half a minute of work.
-    let marker = "77.7";
-    let mut bench = Command::new(env!("CARGO_BIN_EXE_csfq"))
+    // 3001 flows for 77.7 s: about half a minute of work a run.
+    let bench = Command::new(env!("CARGO_BIN_EXE_csfq"))
         .args([
             "bench",
             "--scale",
@@ -1276,15 +1305,19 @@ fn a_killed_scale_benchmark_leaves_no_run_behind() {
             "--scale-gbps",
             "3.001",
             "--scale-seconds",
-            marker,
+            "77.7",
         ])
         .current_dir(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut guard = KillOnDrop {
+        bench,
+        runs: Vec::new(),
+    };
     // The benchmark names each run on standard error as it starts it.
-    let mut err = std::io::BufReader::new(bench.stderr.take().unwrap());
+    let mut err = std::io::BufReader::new(guard.bench.stderr.take().unwrap());
     let mut line = String::new();
     while !line.starts_with("fifo: 3001 flows") {
         line.clear();
@@ -1294,27 +1327,32 @@ fn a_killed_scale_benchmark_leaves_no_run_behind() {
         );
     }
     let mut tries = 0;
-    while scale_runs(marker).is_empty() {
+    while guard.runs.is_empty() {
         tries += 1;
         assert!(tries < 100, "the first run did not start");
         std::thread::sleep(std::time::Duration::from_millis(50));
+        guard.runs = children_of(guard.bench.id())
+            .into_iter()
+            .filter(|&p| is_scale_run(p))
+            .collect();
     }
-    bench.kill().unwrap();
-    bench.wait().unwrap();
+    guard.bench.kill().unwrap();
+    guard.bench.wait().unwrap();
+    // The kernel kills the run as the benchmark exits; a second is ample.
     let mut tries = 0;
     let left = loop {
-        let left = scale_runs(marker);
+        let left: Vec<u32> = guard
+            .runs
+            .iter()
+            .copied()
+            .filter(|&p| is_scale_run(p))
+            .collect();
         tries += 1;
-        // The kernel kills the run as the benchmark exits; a second is ample.
         if left.is_empty() || tries == 20 {
             break left;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    for &pid in &left {
-        // SAFETY: a plain system call on a process this test's benchmark started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
     assert!(left.is_empty(), "runs left behind: {left:?}");
 }
 
