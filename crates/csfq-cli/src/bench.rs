@@ -113,6 +113,10 @@ const _: () = assert!((csfq_sim::config::MAX_FLOWS - 1) * 1000 <= 1_250_000_000)
 /// The scale run's TCP segment, bytes (the simulator's default).
 const SEGMENT_BYTES: f64 = 1000.0;
 
+/// The least time a flow's first segment takes to arrive, s: two 1 ms access links and
+/// the 10 ms bottleneck.
+const FIRST_ARRIVAL_S: f64 = 0.012;
+
 /// The scale run's bottleneck buffer: 10 ms at its rate, bytes.
 fn buffer_bytes(gbps: f64) -> f64 {
     (gbps * 1e9 / 8.0 * 0.010).round()
@@ -364,13 +368,19 @@ fn not_served_note(sc: Scale) -> String {
         // The least rate, in whole Mbit/s, whose buffer holds all but one first segment.
         let mbps = ((flows - 1.0) * SEGMENT_BYTES * 8.0 / 0.010 / 1e6).ceil();
         let gbps = (mbps / 1e3).max(MIN_SCALE_GBPS);
+        let too_short = if sc.seconds < FIRST_ARRIVAL_S {
+            " The run is also too short for any first segment to arrive (a flow's first \
+             takes at least 12 ms): give a longer --scale-seconds too."
+        } else {
+            ""
+        };
         format!(
             "{head}: their first segments met the full buffer (10 ms of the link, {} \
              bytes) when all started at once, and they wait out TCP's retransmission \
              timeout (1 s at first, then doubling). Memory per flow is then mostly that of \
              idle flows, and events/s is the served flows'. For every flow to send, give \
              the link at least --scale-gbps {gbps}: its buffer then holds every flow's \
-             first segment.",
+             first segment.{too_short}",
             buffer_bytes(sc.gbps)
         )
     } else {
@@ -441,6 +451,18 @@ mod tests {
             seconds: 1.0,
         });
         assert!(note.contains("--scale-gbps 800:"), "{note}");
+        assert!(!note.contains("too short"), "{note}");
+        // Both: a full buffer, and a run shorter than any first segment's trip.
+        let note = not_served_note(Scale {
+            flows: 1_000_000,
+            gbps: 100.0,
+            seconds: 0.001,
+        });
+        assert!(
+            note.contains("--scale-gbps 800:")
+                && note.contains("give a longer --scale-seconds too"),
+            "{note}"
+        );
         // Room for all, but a run too short for the first segments to arrive.
         let note = not_served_note(Scale {
             flows: 10,
