@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
 use csfq_sim::config::ScenarioBuilder;
-use csfq_sim::net::{human_duration, EVENTS_PER_SECOND};
+use csfq_sim::net::{human_duration, millions};
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
 
 fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
@@ -231,20 +231,20 @@ fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
     if let (false, Err(e)) = (long, est.refuse_if_too_long()) {
         bail!(
             "each of this benchmark's three runs would handle about {:.1e} events: about {} \
-             at {:.0} million events per second; lower --scale-seconds or --scale-gbps, or \
+             at {} million events per second; lower --scale-seconds or --scale-gbps, or \
              pass --long",
             e.events,
             human_duration(e.wall_s),
-            EVENTS_PER_SECOND / 1e6
+            millions(e.events_per_s)
         );
     }
-    let wall_s = est.wall_s(EVENTS_PER_SECOND);
+    let wall_s = est.wall_s();
     if wall_s > 60.0 {
         eprintln!(
-            "note: about {:.1e} events a run, about {} each at {:.0} million events per second",
+            "note: about {:.1e} events a run, about {} each at {} million events per second",
             est.events,
             human_duration(wall_s),
-            EVENTS_PER_SECOND / 1e6
+            millions(est.events_per_s())
         );
     }
     Ok(())

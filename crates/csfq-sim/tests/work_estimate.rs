@@ -103,3 +103,29 @@ fn back_to_back_flows_are_estimated_whole() {
         );
     }
 }
+
+/// The rate a run is expected at: 5 million events a second up to 1000 flows, divided by
+/// 5^(1/3) for each tenfold beyond, so 1 million at a million flows, where `csfq bench
+/// --scale` measured DRR at 1.0-1.5 million and FIFO at 2.8-3.1; hand-computed points.
+#[test]
+fn the_expected_rate_falls_with_the_flows_held() {
+    use csfq_sim::net::{events_per_second, millions};
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+    assert!(close(events_per_second(1), 5e6));
+    assert!(close(events_per_second(1000), 5e6));
+    assert!(close(
+        events_per_second(100_000),
+        5e6 * 5f64.powf(-2.0 / 3.0)
+    )); // 1.71 M
+    assert!(close(events_per_second(1_000_000), 1e6));
+    let mut last = f64::INFINITY;
+    for flows in [1, 10, 999, 1000, 1001, 5000, 123_456, 1 << 20] {
+        let r = events_per_second(flows);
+        assert!(r <= last, "{flows} flows: {r} after {last}");
+        last = r;
+    }
+    assert_eq!(millions(5e6), "5");
+    assert_eq!(millions(1.7099e6), "1.7");
+    assert_eq!(millions(1e6), "1");
+    assert_eq!(millions(12e6), "12");
+}

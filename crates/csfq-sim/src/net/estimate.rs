@@ -31,6 +31,8 @@ pub struct WorkEstimate {
     pub events: f64,
     /// Packets it will put on a wire (over all hops), about.
     pub packet_hops: f64,
+    /// The flows it holds (what sets how fast it runs at scale).
+    pub flows: usize,
 }
 
 /// The TCP details the estimate needs.
@@ -58,18 +60,24 @@ impl From<&TcpConfig> for TcpSizes {
 }
 
 impl WorkEstimate {
-    /// Wall time at `events_per_s`, s.
-    pub fn wall_s(&self, events_per_s: f64) -> f64 {
-        self.events / events_per_s
+    /// The events per second the run is expected at ([`events_per_second`] of its flows).
+    pub fn events_per_s(&self) -> f64 {
+        events_per_second(self.flows)
     }
 
-    /// Refuses a run estimated at more than [`LONG_RUN_S`] at [`EVENTS_PER_SECOND`].
+    /// Wall time at [`Self::events_per_s`], s.
+    pub fn wall_s(&self) -> f64 {
+        self.events / self.events_per_s()
+    }
+
+    /// Refuses a run estimated at more than [`LONG_RUN_S`].
     pub fn refuse_if_too_long(&self) -> Result<(), TooLong> {
-        let wall_s = self.wall_s(EVENTS_PER_SECOND);
+        let wall_s = self.wall_s();
         if wall_s > LONG_RUN_S {
             return Err(TooLong {
                 events: self.events,
                 wall_s,
+                events_per_s: self.events_per_s(),
             });
         }
         Ok(())
@@ -176,6 +184,7 @@ impl Topology {
             // sampling.
             events: self.flows.len() as f64 + ticks + EVENTS_PER_HOP * hops + samples,
             packet_hops: hops,
+            flows: self.flows.len(),
         }
     }
 }
@@ -247,9 +256,26 @@ impl Topology {
     }
 }
 
-/// The events per second a run is expected at: below what this simulator handles on one
-/// core (7-12 million in `csfq bench`), so that a wall time estimated from it is not short.
+/// The events per second a run of up to [`CACHED_FLOWS`] flows is expected at: below what
+/// this simulator handles on one core on the small cases (7-12 million in `csfq bench`),
+/// so that a wall time estimated from it is not short.
 pub const EVENTS_PER_SECOND: f64 = 5e6;
+
+/// Up to this many flows a run's state stays mostly in the caches.
+pub const CACHED_FLOWS: usize = 1000;
+
+/// The events per second a run of `flows` flows is expected at: [`EVENTS_PER_SECOND`] up to
+/// [`CACHED_FLOWS`], then falling as the flows' state outgrows the caches (every event
+/// waits for memory), by 5^(1/3) (1.71 times) for each tenfold, to 1 million at a million
+/// flows.
+/// Measured on one core with `csfq bench --scale` (long-lived TCP through one bottleneck):
+/// at 100 000 flows FIFO ran 3.7 and DRR 1.5 million events a second (this gives 1.7), at a
+/// million 2.8-3.1 and 1.0-1.5.
+pub fn events_per_second(flows: usize) -> f64 {
+    let tenfolds = (flows.max(CACHED_FLOWS) as f64 / CACHED_FLOWS as f64).log10();
+    // 5 to 1 million over three tenfolds: 5^(-1/3) a tenfold.
+    EVENTS_PER_SECOND * 5f64.powf(-tenfolds / 3.0)
+}
 
 /// The longest run started without asking for a long one (`csfq run --long`,
 /// `csfq.run(..., long=True)`): a day, estimated.
@@ -258,18 +284,34 @@ pub const LONG_RUN_S: f64 = 86_400.0;
 /// A run estimated to take longer than [`LONG_RUN_S`], refused unless asked for.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "this run would handle about {events:.1e} events: about {} at {:.0} million events per \
+    "this run would handle about {events:.1e} events: about {} at {} million events per \
      second (estimated from each flow's share of the links, its packet size and how long it \
      runs); shorten duration_s or lower the rates, or ask for a long run (csfq run --long; \
      long=True in Python)",
     human_duration(*wall_s),
-    EVENTS_PER_SECOND / 1e6
+    millions(*events_per_s)
 )]
 pub struct TooLong {
     /// Events estimated.
     pub events: f64,
     /// Wall time estimated, s.
     pub wall_s: f64,
+    /// The events per second the estimate assumed.
+    pub events_per_s: f64,
+}
+
+/// An events-per-second rate in millions, to two significant digits ("5", "1.7").
+pub fn millions(events_per_s: f64) -> String {
+    let m = events_per_s / 1e6;
+    if m >= 9.95 {
+        format!("{m:.0}")
+    } else {
+        let s = format!("{m:.1}");
+        match s.strip_suffix(".0") {
+            Some(whole) => whole.to_string(),
+            None => s,
+        }
+    }
 }
 
 /// A duration in the largest unit that keeps it readable.

@@ -19,7 +19,8 @@ mod loops;
 
 pub use build::pareto;
 pub use estimate::{
-    human_duration, TcpSizes, TooLong, WorkEstimate, EVENTS_PER_SECOND, LONG_RUN_S,
+    events_per_second, human_duration, millions, TcpSizes, TooLong, WorkEstimate, CACHED_FLOWS,
+    EVENTS_PER_SECOND, LONG_RUN_S,
 };
 pub use loops::{LoopDef, LoopHops};
 
