@@ -238,14 +238,8 @@ fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
             millions(e.events_per_s)
         );
     }
-    let wall_s = est.wall_s();
-    if wall_s > 60.0 {
-        eprintln!(
-            "note: about {:.1e} events a run, about {} each at {} million events per second",
-            est.events,
-            human_duration(wall_s),
-            millions(est.events_per_s())
-        );
+    if let Some(expected) = est.expected() {
+        eprintln!("note: each run {expected}");
     }
     Ok(())
 }

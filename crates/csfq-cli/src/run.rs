@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::net::{human_duration, millions, References, TooLong};
+use csfq_sim::net::{References, TooLong};
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -47,14 +47,8 @@ fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooL
     if !long {
         est.refuse_if_too_long()?;
     }
-    let wall_s = est.wall_s();
-    if wall_s > 60.0 {
-        eprintln!(
-            "note: about {:.1e} events, about {} at {} million events per second",
-            est.events,
-            human_duration(wall_s),
-            millions(est.events_per_s())
-        );
+    if let Some(expected) = est.expected() {
+        eprintln!("note: {expected}");
     }
     Ok(())
 }

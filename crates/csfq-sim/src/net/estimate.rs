@@ -70,6 +70,20 @@ impl WorkEstimate {
         self.events / self.events_per_s()
     }
 
+    /// What a run estimated at more than a minute is expected to take, said before it
+    /// starts ("about 1.2e8 events, about 2 minutes at 1 million events per second").
+    pub fn expected(&self) -> Option<String> {
+        let wall_s = self.wall_s();
+        (wall_s > 60.0).then(|| {
+            format!(
+                "about {:.1e} events, about {} at {} million events per second",
+                self.events,
+                human_duration(wall_s),
+                millions(self.events_per_s())
+            )
+        })
+    }
+
     /// Refuses a run estimated at more than [`LONG_RUN_S`].
     pub fn refuse_if_too_long(&self) -> Result<(), TooLong> {
         let wall_s = self.wall_s();
