@@ -239,7 +239,7 @@ fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
         );
     }
     if let Some(expected) = est.expected() {
-        eprintln!("note: each run {expected}");
+        eprintln!("note: each run: {expected}");
     }
     Ok(())
 }

@@ -96,6 +96,7 @@ fn back_to_back_flows_are_estimated_whole() {
         let s = ScenarioFile::parse(&text, Path::new("b2b.toml")).unwrap();
         let sim = Simulation::new(&s).unwrap();
         let est = sim.topology().work_estimate_of(&s);
+        assert_eq!(est.flows, n as usize, "the flows the rate is taken for");
         assert!(
             est.refuse_if_too_long().is_err(),
             "{n} flows: {:.2e} events estimated",
@@ -105,27 +106,48 @@ fn back_to_back_flows_are_estimated_whole() {
 }
 
 /// The rate a run is expected at: 5 million events a second up to 1000 flows, divided by
-/// 5^(1/3) for each tenfold beyond, so 1 million at a million flows, where `csfq bench
-/// --scale` measured DRR at 1.0-1.5 million and FIFO at 2.8-3.1; hand-computed points.
+/// 6.25^(1/3) for each tenfold beyond, so 0.8 million at a million flows, where `csfq bench
+/// --scale` measured DRR at 0.83-0.95 million; hand-computed points.
 #[test]
 fn the_expected_rate_falls_with_the_flows_held() {
-    use csfq_sim::net::{events_per_second, millions};
+    use csfq_sim::net::{events_per_second, millions, WorkEstimate};
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
     assert!(close(events_per_second(1), 5e6));
     assert!(close(events_per_second(1000), 5e6));
+    assert!(close(events_per_second(10_000), 5e6 / 6.25f64.cbrt())); // 2.71 M
     assert!(close(
         events_per_second(100_000),
-        5e6 * 5f64.powf(-2.0 / 3.0)
-    )); // 1.71 M
-    assert!(close(events_per_second(1_000_000), 1e6));
+        5e6 / 6.25f64.cbrt().powi(2)
+    )); // 1.47 M
+    assert!(close(events_per_second(1_000_000), 0.8e6));
     let mut last = f64::INFINITY;
     for flows in [1, 10, 999, 1000, 1001, 5000, 123_456, 1 << 20] {
         let r = events_per_second(flows);
         assert!(r <= last, "{flows} flows: {r} after {last}");
         last = r;
     }
-    assert_eq!(millions(5e6), "5");
-    assert_eq!(millions(1.7099e6), "1.7");
-    assert_eq!(millions(1e6), "1");
-    assert_eq!(millions(12e6), "12");
+    for (rate, text) in [
+        (12e6, "12"),
+        (9.96e6, "10"),
+        (5e6, "5"),
+        (1.4736e6, "1.5"),
+        (1e6, "1"),
+        (0.8e6, "0.8"),
+        (0.05e6, "0.05"),
+    ] {
+        assert_eq!(millions(rate), text, "{rate}");
+    }
+    // 9 x 10^10 events: 5 hours at 5 million a second, 31 at 0.8 million. The same
+    // estimate is started with a thousand flows and refused with a million.
+    let est = |flows| WorkEstimate {
+        events: 9e10,
+        packet_hops: 0.0,
+        flows,
+    };
+    assert!(est(1000).refuse_if_too_long().is_ok());
+    let e = est(1_000_000).refuse_if_too_long().unwrap_err().to_string();
+    assert!(
+        e.contains("about 31 hours at 0.8 million events per second"),
+        "{e}"
+    );
 }

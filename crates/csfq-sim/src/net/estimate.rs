@@ -71,7 +71,7 @@ impl WorkEstimate {
     }
 
     /// What a run estimated at more than a minute is expected to take, said before it
-    /// starts ("about 1.2e8 events, about 2 minutes at 1 million events per second").
+    /// starts ("about 1.2e8 events, about 3 minutes at 0.8 million events per second").
     pub fn expected(&self) -> Option<String> {
         let wall_s = self.wall_s();
         (wall_s > 60.0).then(|| {
@@ -271,8 +271,9 @@ impl Topology {
 }
 
 /// The events per second a run of up to [`CACHED_FLOWS`] flows is expected at: below what
-/// this simulator handles on one core on the small cases (7-12 million in `csfq bench`),
-/// so that a wall time estimated from it is not short.
+/// this simulator handles on one core on most small cases (7-12 million in `csfq bench`;
+/// FQ-CoDel on csfq-fig3a, 2.6 million, is slower), so that a wall time estimated from it
+/// is seldom short.
 pub const EVENTS_PER_SECOND: f64 = 5e6;
 
 /// Up to this many flows a run's state stays mostly in the caches.
@@ -280,15 +281,16 @@ pub const CACHED_FLOWS: usize = 1000;
 
 /// The events per second a run of `flows` flows is expected at: [`EVENTS_PER_SECOND`] up to
 /// [`CACHED_FLOWS`], then falling as the flows' state outgrows the caches (every event
-/// waits for memory), by 5^(1/3) (1.71 times) for each tenfold, to 1 million at a million
-/// flows.
-/// Measured on one core with `csfq bench --scale` (long-lived TCP through one bottleneck):
-/// at 100 000 flows FIFO ran 3.7 and DRR 1.5 million events a second (this gives 1.7), at a
-/// million 2.8-3.1 and 1.0-1.5.
+/// waits for memory), by 6.25^(1/3) (1.84 times) for each tenfold, to 0.8 million at a
+/// million flows. That is about the slowest of FIFO, CSFQ and DRR in `csfq bench --scale`
+/// (long-lived TCP through one bottleneck, one core): at a million flows DRR ran 0.83-0.95
+/// million events a second and FIFO 2.8-3.1; at 100 000 DRR 1.2-1.5 and FIFO 2.7-3.7 (this
+/// gives 1.47). An estimate of the order, not a bound: a slower discipline or machine
+/// takes longer.
 pub fn events_per_second(flows: usize) -> f64 {
     let tenfolds = (flows.max(CACHED_FLOWS) as f64 / CACHED_FLOWS as f64).log10();
-    // 5 to 1 million over three tenfolds: 5^(-1/3) a tenfold.
-    EVENTS_PER_SECOND * 5f64.powf(-tenfolds / 3.0)
+    // 5 to 0.8 million over three tenfolds.
+    EVENTS_PER_SECOND * 6.25f64.powf(-tenfolds / 3.0)
 }
 
 /// The longest run started without asking for a long one (`csfq run --long`,
@@ -314,17 +316,21 @@ pub struct TooLong {
     pub events_per_s: f64,
 }
 
-/// An events-per-second rate in millions, to two significant digits ("5", "1.7").
+/// An events-per-second rate in millions, to two significant digits, without trailing
+/// zeros ("12", "5", "1.7", "0.8", "0.05").
 pub fn millions(events_per_s: f64) -> String {
     let m = events_per_s / 1e6;
-    if m >= 9.95 {
+    let s = if m >= 9.95 {
         format!("{m:.0}")
+    } else if m >= 0.995 {
+        format!("{m:.1}")
     } else {
-        let s = format!("{m:.1}");
-        match s.strip_suffix(".0") {
-            Some(whole) => whole.to_string(),
-            None => s,
-        }
+        format!("{m:.2}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
