@@ -244,6 +244,34 @@ fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
     Ok(())
 }
 
+/// Makes the process `cmd` starts die with this one: a run outlives nothing, so if the
+/// benchmark dies (killed, interrupted), the kernel kills the run it started instead of
+/// leaving it to run on for minutes with gigabytes of memory. Linux only; elsewhere a
+/// no-op.
+fn dies_with_this_process(cmd: &mut std::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt as _;
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec the closure makes two system calls, both
+        // async-signal-safe, and touches no memory but its captured integer.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // This process died before the request took hold: go now.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            })
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 /// `csfq bench --scale FLOWS`: FIFO, CSFQ and DRR, each in a child process; refused if
 /// each would take more than a day, unless `long`.
 pub fn bench_scale(sc: Scale, long: bool) -> Result<()> {
@@ -275,28 +303,7 @@ pub fn bench_scale(sc: Scale, long: bool) -> Result<()> {
             sc.flows, sc.gbps, sc.seconds
         );
         let mut cmd = std::process::Command::new(&exe);
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt as _;
-            let parent = std::process::id() as libc::pid_t;
-            // SAFETY: between fork and exec the closure makes two system calls, both
-            // async-signal-safe, and touches no memory but its captured integer.
-            unsafe {
-                cmd.pre_exec(move || {
-                    // A run outlives nothing: if this process dies (killed, interrupted),
-                    // the kernel kills the run it started instead of leaving it to run on
-                    // for minutes with gigabytes of memory.
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    // Died before the request took hold: go now.
-                    if libc::getppid() != parent {
-                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                    }
-                    Ok(())
-                })
-            };
-        }
+        dies_with_this_process(&mut cmd);
         let out = cmd
             .args([
                 "bench",
