@@ -168,12 +168,16 @@ enum CoreCommand {
         /// The bottleneck interface.
         #[arg(long, value_name = "IF")]
         dev: String,
-        /// The link's rate C as the shaper on IF has it, in tc's units (e.g. 10mbit).
+        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
+        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
         #[arg(long, value_parser = parse_rate)]
-        rate: u64,
-        /// The virtual queue's size, in tc's size units: the shaper's limit.
-        #[arg(long, default_value = "64kb", value_parser = parse_size)]
-        limit: u64,
+        rate: Option<u64>,
+        /// The virtual queue's size, in tc's size units [default: the limit of the
+        /// shaper's queue on IF, read from its root qdisc: tbf, htb's default class's
+        /// FIFO, bfifo or pfifo]. The core models the real queue with it: a smaller one
+        /// tail-drops before the real queue is full, as drop-tail would.
+        #[arg(long, value_parser = parse_size)]
+        limit: Option<u64>,
         /// Queue below which alpha = 0 is kept [default: half the limit].
         #[arg(long, value_parser = parse_size)]
         threshold: Option<u64>,
@@ -220,10 +224,11 @@ enum MayCommand {
         /// The bottleneck interface.
         #[arg(long, value_name = "IF")]
         dev: String,
-        /// The link's rate C as the shaper on IF has it, in tc's units (e.g. 10mbit): the
-        /// utilization is the arrival rate over it.
+        /// The link's rate C, in tc's units (e.g. 10mbit): the utilization is a rate over
+        /// it [default: the rate of the shaper on IF, read from its root qdisc: tbf, or
+        /// htb's default class].
         #[arg(long, value_parser = parse_rate)]
-        rate: u64,
+        rate: Option<u64>,
         /// Table size, entries: flows that lost a packet, rounded up to a multiple of 4 (a
         /// flow may take an entry in two sets of four, evicting the flow of the eight whose
         /// last drop is the oldest when all are taken: size it at twice the lossy flows or
@@ -252,10 +257,12 @@ enum MayCommand {
         /// 1/S0 (dropped if the utilization is above u0).
         #[arg(long, default_value_t = 1000.0)]
         s0: f64,
-        /// What the utilization counts: `arrivals`, every byte that reaches the queue (the
-        /// paper's reading), or `passed`, the bytes MAY passes on (a flow MAY has shut off
-        /// then stops holding v up; README, "MAY on a real router").
-        #[arg(long, default_value = "arrivals", value_parser = ["arrivals", "passed"])]
+        /// What the utilization counts: `passed`, the bytes MAY passes on to the queue
+        /// (Eq. 3's rate after MAY's own drops), or `arrivals`, every byte that reaches
+        /// MAY, its own drops included (a flow MAY has shut off then holds v up, and with
+        /// an unresponsive flow above u0 C alone v grows until every flow in the table is
+        /// dropped; README, "MAY on a real router").
+        #[arg(long, default_value = "passed", value_parser = ["passed", "arrivals"])]
         utilization: String,
         /// The clock MAY reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's tick
         /// counter: one tick's resolution, 1-4 ms, cheaper; Delta and T0 must then be at
@@ -321,6 +328,70 @@ enum LoopCommand {
         #[arg(long, value_parser = parse_time)]
         duration: Option<u64>,
     },
+}
+
+/// The link's rate C and the bytes its queue holds, for a program in front of the shaper
+/// on `dev`: each as given, else read from the shaper (csfq_dp::shaper). A value given
+/// that differs from the shaper's is kept, with a warning; one neither given nor readable
+/// is an error that says what was found. Without `need_limit` (MAY) the limit is 0.
+fn link_of(
+    dev: &str,
+    rate: Option<u64>,
+    limit: Option<u64>,
+    need_limit: bool,
+) -> Result<(u64, u64)> {
+    let shaper = match csfq_dp::read_shaper(dev) {
+        Ok(s) => Some(s),
+        Err(e @ csfq_dp::DpError::NoSuchInterface(_)) => return Err(e.into()),
+        Err(e) if rate.is_none() || (need_limit && limit.is_none()) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "reading the shaper on {dev} (give --rate and --limit to attach without it)"
+            )))
+        }
+        Err(_) => None,
+    };
+    let what = shaper.as_ref().map_or("?".to_string(), |s| s.what.clone());
+    let pick = |given: Option<u64>,
+                found: Option<u64>,
+                flag: &str,
+                show: fn(u64) -> String|
+     -> Result<u64> {
+        match (given, found) {
+            (Some(g), Some(f)) if g != f => {
+                eprintln!(
+                    "warning: --{flag} {} on {dev}, whose root qdisc ({what}) has {}: the \
+                     core models a link that is not there (leave out --{flag} to use the \
+                     qdisc's)",
+                    show(g),
+                    show(f)
+                );
+                Ok(g)
+            }
+            (Some(g), _) => Ok(g),
+            (None, Some(f)) => Ok(f),
+            (None, None) => anyhow::bail!(
+                "the root qdisc on {dev} ({what}) gives no {}: give --{flag} (csfq reads \
+                 tbf, htb with a default class, bfifo and pfifo)",
+                if flag == "rate" { "rate" } else { "byte limit" }
+            ),
+        }
+    };
+    let rate = pick(
+        rate,
+        shaper.as_ref().and_then(|s| s.rate_bps),
+        "rate",
+        |v| format!("{} Mbit/s", v as f64 / 1e6),
+    )?;
+    if !need_limit {
+        return Ok((rate, 0));
+    }
+    let limit = pick(
+        limit,
+        shaper.as_ref().and_then(|s| s.limit_bytes),
+        "limit",
+        |v| format!("{v} bytes"),
+    )?;
+    Ok((rate, limit))
 }
 
 fn outcome(o: AttachOutcome, what: &str, dev: &str) {
@@ -404,6 +475,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     )
                 })
             };
+            let (rate, limit) = link_of(&dev, rate, limit, true)?;
             let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);
             s.threshold_bytes = threshold.map(|t| bytes("threshold", t)).transpose()?;
             s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
@@ -437,6 +509,10 @@ pub fn dp(args: Dp) -> Result<()> {
                     clock,
                 },
         } => {
+            let rate = match rate {
+                Some(r) => r,
+                None => link_of(&dev, None, None, false)?.0,
+            };
             let s = MaySettings {
                 rate_bps: rate,
                 table,
@@ -700,13 +776,14 @@ fn print_stats(st: &[InterfaceStats]) {
         println!("{} {}{scope}{stale}", s.role.name(), s.interface);
         if let Some(c) = &s.core {
             println!(
-                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} B   {} clock",
+                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} of {} B   {} clock",
                 mbps(c.capacity_bps),
                 mbps(c.arrival_bps),
                 mbps(c.accepted_bps),
                 mbps(c.alpha_bps),
                 if c.congested { "congested" } else { "uncongested" },
                 c.queue_bytes,
+                c.limit_bytes,
                 c.clock
             );
             match &c.trusted_ifindexes {

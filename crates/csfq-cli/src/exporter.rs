@@ -15,8 +15,9 @@
 //! | `csfq_core_fair_share_bits_per_second` | gauge | `alpha` (0: not congested) |
 //! | `csfq_core_congested` | gauge | 1 in a congested window |
 //! | `csfq_core_virtual_queue_bytes` | gauge | the virtual queue |
+//! | `csfq_core_virtual_queue_limit_bytes` | gauge | its limit (the shaper's, unless given) |
 //! | `csfq_may_v` | gauge | MAY's `v`: drop probability per unit of a flow's `delta` |
-//! | `csfq_may_utilization` | gauge | the last interval's arrival rate over `C` |
+//! | `csfq_may_utilization` | gauge | the last interval's rate into the queue over `C` (or arrivals', as attached) |
 //! | `csfq_may_table_entries` | gauge | entries in MAY's table |
 //! | `csfq_may_table_live_entries` | gauge | of them, flows that lost a packet within `T0` |
 //! | `csfq_loop_rate_bits_per_second` | gauge | an overlay loop's shaper rate `lambda` (ingress) |
@@ -58,7 +59,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 12] = [
+const GAUGES: [Gauge; 13] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -90,13 +91,18 @@ const GAUGES: [Gauge; 12] = [
         value: |s| s.core.as_ref().map(|c| c.queue_bytes as f64),
     },
     Gauge {
+        name: "csfq_core_virtual_queue_limit_bytes",
+        help: "The core's virtual queue limit: the shaper's, read at attach unless given",
+        value: |s| s.core.as_ref().map(|c| c.limit_bytes as f64),
+    },
+    Gauge {
         name: "csfq_may_v",
         help: "MAY's v: the drop probability per unit of a flow's average drops delta",
         value: |s| s.may.as_ref().map(|m| m.v),
     },
     Gauge {
         name: "csfq_may_utilization",
-        help: "MAY's utilization over its last interval: arrivals, dropped ones included, over C",
+        help: "MAY's utilization over its last interval: the bytes it passed (or every arrival, as attached) over C",
         value: |s| s.may.as_ref().map(|m| m.utilization),
     },
     Gauge {
@@ -400,6 +406,7 @@ mod tests {
                     clock: "fine",
                     congested: true,
                     queue_bytes: 4096,
+                    limit_bytes: 65536,
                     trusted_ifindexes: Some(vec![2]),
                 }),
                 may: None,

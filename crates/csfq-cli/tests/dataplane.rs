@@ -74,6 +74,8 @@ struct Net {
     prefix: String,
     children: Vec<Child>,
     tmp: PathBuf,
+    /// The TCP senders' congestion control (`iperf3 -C`); `None`: the host's default.
+    tcp_cc: Option<&'static str>,
 }
 
 const NS: [&str; 4] = ["s", "e", "c", "r"];
@@ -115,10 +117,16 @@ impl Net {
     /// The namespaces for `tag`, which no other test may use: tests run at once, and a
     /// net's drop removes every namespace and pin of its prefix.
     fn new(tag: &str) -> Net {
+        Net::shaped(tag, "10mbit", "10kb", "64kb")
+    }
+
+    /// As [`Net::new`], the bottleneck a tbf of this rate, burst and limit (tc's units).
+    fn shaped(tag: &str, rate: &str, burst: &str, limit: &str) -> Net {
         let net = Net {
             prefix: format!("csfqt{}{tag}", std::process::id() % 100_000),
             children: Vec::new(),
             tmp: std::env::temp_dir().join(format!("csfq-dp-{}-{tag}", std::process::id())),
+            tcp_cc: None,
         };
         let _ = std::fs::remove_dir_all(&net.tmp);
         std::fs::create_dir_all(&net.tmp).unwrap();
@@ -182,12 +190,12 @@ impl Net {
             "c",
             &["ip", "route", "add", "10.77.1.0/24", "via", "10.77.2.1"],
         );
-        // The bottleneck: 10 Mbit/s out of the core router towards the receiver.
+        // The bottleneck: out of the core router towards the receiver.
         net.x(
             "c",
             &[
-                "tc", "qdisc", "add", "dev", "c1", "root", "tbf", "rate", "10mbit", "burst",
-                "10kb", "limit", "64kb",
+                "tc", "qdisc", "add", "dev", "c1", "root", "tbf", "rate", rate, "burst", burst,
+                "limit", limit,
             ],
         );
         net
@@ -337,6 +345,8 @@ impl Net {
                 ];
                 if p == 5205 {
                     a.extend_from_slice(&["-u", "-b", udp_rate]);
+                } else if let Some(cc) = self.tcp_cc {
+                    a.extend_from_slice(&["-C", cc]);
                 }
                 let child = Command::new("ip")
                     .args(&a)
@@ -616,6 +626,109 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .collect();
     assert_eq!(clocks, ["coarse", "coarse"], "{stats}");
     assert_held_to_share("coarse clock", &coarse);
+}
+
+/// CSFQ across the rates it claims: 10 Mbit/s, 100 Mbit/s and 1 Gbit/s (about the most
+/// this machine's veth path carries with offloads off: 0.94-0.96 of it with the tbf
+/// alone). Four kernel CUBIC TCPs (Linux's default, pinned: a host may default to
+/// another) and a UDP at the link rate; the tbf's limit 20 ms at the rate (at least
+/// 64 KB) and its burst an eighth of that, one rule for every rate. The core is attached
+/// with neither `--rate` nor `--limit`: both are read from the tbf, and stats says so.
+/// At each rate, with csfq, every TCP gets at least 0.75x its fair share, the link carries
+/// at least 90% of what it carries without csfq, and the UDP gets at most 1.5x its share:
+/// the suite's bound since the dataplane's first test, not the 1.25x aimed at, which
+/// 100 Mbit/s does not meet (README, "CSFQ at the rates operators run": 1.18-1.33x, each
+/// TCP 0.89-1.00x, the link 0.96 full; with the core's old fixed 64 KB limit 1.96-2.09x
+/// and each TCP 0.67-0.77x, which fails here).
+///
+/// At 1 Gbit/s the UDP's sender cannot take its share even without csfq here (0.6x,
+/// measured: the five senders and three routers share two CPUs), so there the test shows
+/// the TCPs' shares and the link's use, not a hog held.
+#[test]
+fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
+    if !runnable("csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits") {
+        return;
+    }
+    let _heavy = cpu_heavy();
+    for mbps in [10u64, 100, 1000] {
+        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
+        let (rate, burst, limit_s) = (
+            format!("{mbps}mbit"),
+            format!("{}b", limit / 8),
+            format!("{limit}b"),
+        );
+        let udp = format!("{mbps}M");
+        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
+        let run = |with_csfq: bool| -> (Vec<f64>, Option<serde_json::Value>) {
+            let tag = format!("r{mbps}{}", if with_csfq { "c" } else { "p" });
+            let mut net = Net::shaped(&tag, &rate, &burst, &limit_s);
+            net.tcp_cc = Some("cubic");
+            if with_csfq {
+                net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+                net.dp_ok(
+                    "c",
+                    &["core", "attach", "--dev", "c1", "--trusted-from", "c0"],
+                );
+            }
+            let rates = net.traffic(&udp, 10);
+            let core = with_csfq.then(|| {
+                let o = net.csfq("c", &["stats", "--json"]);
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
+                of_net(&v, &net.prefix)
+                    .into_iter()
+                    .find(|s| s["role"] == "core")
+                    .expect("the core in stats")["core"]
+                    .clone()
+            });
+            (rates, core)
+        };
+        let (plain, _) = run(false);
+        let (fair_run, core) = run(true);
+        let core = core.unwrap();
+        let mbit = |v: &[f64]| v.iter().map(|r| r / 1e6).collect::<Vec<_>>();
+        eprintln!(
+            "{mbps} Mbit/s: without csfq {:?}, with csfq {:?} (fair share {:.2})",
+            mbit(&plain),
+            mbit(&fair_run),
+            fair / 1e6
+        );
+        assert_eq!(
+            core["capacity_bps"],
+            mbps * 1_000_000,
+            "C read from the tbf: {core}"
+        );
+        assert_eq!(
+            core["limit_bytes"], limit,
+            "the limit read from the tbf: {core}"
+        );
+        if mbps <= 100 {
+            assert!(
+                plain[4] > 1.25 * fair,
+                "{mbps} Mbit/s: without csfq the UDP should take more than its share: {plain:?}"
+            );
+        }
+        let (total_plain, total): (f64, f64) = (plain.iter().sum(), fair_run.iter().sum());
+        assert!(
+            total <= mbps as f64 * 1e6,
+            "{mbps} Mbit/s: the goodputs sum to more than the link: {fair_run:?}"
+        );
+        assert!(
+            fair_run[4] <= 1.5 * fair,
+            "{mbps} Mbit/s: UDP {} > 1.5 x its share {fair}: {fair_run:?}",
+            fair_run[4]
+        );
+        for (i, tcp) in fair_run[..4].iter().enumerate() {
+            assert!(
+                *tcp >= 0.75 * fair,
+                "{mbps} Mbit/s: TCP {i} {tcp} < 0.75 x its share {fair}: {fair_run:?}"
+            );
+        }
+        assert!(
+            total >= 0.9 * total_plain,
+            "{mbps} Mbit/s: the link carried {total} with csfq, under 90% of {total_plain} \
+             without: {fair_run:?} / {plain:?}"
+        );
+    }
 }
 
 /// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
@@ -1471,10 +1584,15 @@ fn may_stats(net: &Net) -> serde_json::Value {
         .expect("MAY in stats")
 }
 
-/// Four TCPs and a UDP flow at 10 Mbit/s (5x its 2 Mbit/s share) for `secs`, through the
-/// bottleneck as `net` has it; the UDP's goodput from `from` s to the end (bit/s), and the
-/// TCPs' over the middle of their runs ([`goodput`]).
-fn udp_beside_tcp(net: &mut Net, secs: u32, from: u32) -> Result<(f64, Vec<f64>), String> {
+/// Four TCPs and a UDP flow at `udp_mbps` (10: 5x its 2 Mbit/s share) for `secs`, through
+/// the bottleneck as `net` has it; the UDP's goodput from `from` s to the end (bit/s), and
+/// the TCPs' over the middle of their runs ([`goodput`]).
+fn udp_beside_tcp(
+    net: &mut Net,
+    secs: u32,
+    from: u32,
+    udp_mbps: f64,
+) -> Result<(f64, Vec<f64>), String> {
     let (rns, sns) = (net.ns("r"), net.ns("s"));
     let receiver = Command::new("ip")
         .args(["netns", "exec", &rns, "timeout", "60", "python3", "-c"])
@@ -1489,8 +1607,14 @@ fn udp_beside_tcp(net: &mut Net, secs: u32, from: u32) -> Result<(f64, Vec<f64>)
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sender = Command::new("ip")
         .args(["netns", "exec", &sns, "timeout", "60", "python3", "-c"])
-        // One port of the four TCPs' host, at 10 Mbit/s.
-        .args([MANY_PORTS_SENDER, "10.77.1.1", "10.77.3.2", "1", "10"])
+        // One port of the four TCPs' host.
+        .args([
+            MANY_PORTS_SENDER,
+            "10.77.1.1",
+            "10.77.3.2",
+            "1",
+            &udp_mbps.to_string(),
+        ])
         .arg((secs + 2).to_string())
         .spawn()
         .expect("sender");
@@ -1510,15 +1634,19 @@ fn udp_beside_tcp(net: &mut Net, secs: u32, from: u32) -> Result<(f64, Vec<f64>)
 /// has the UDP sampled within its first second and shut off from about 8 s (Theorem 3.2:
 /// a CBR above the share is shut off, not held at it), so from 10 s on its goodput must be
 /// at most 1.25 x its share; under the drop-tail tbf alone it takes most of the link. The
-/// UDP's arrivals alone are above u0 C, so v keeps growing (the utilization is the arrival
-/// rate, dropped packets included): stats must show it, and the TCPs in the table are
-/// dropped too; their goodputs are printed beside FIFO's (the README quotes them). MAY
+/// utilization is Eq. (3)'s, the bytes MAY passes (the default): once the UDP is shut off
+/// it no longer holds v up, so no TCP may fall under half its share (with every arriving
+/// byte counted, the UDP's dropped packets kept v growing and MAY dropped every flow in its
+/// table: all four TCPs at 0.00 Mbit/s at 20 Mbit/s). Last, a UDP at half its share (MAY
+/// samples it into the table at 1/S0 a packet and drops it only while its rate times v
+/// is above 1, Eq. 2) passes almost untouched: at least 90% of what it sends arrives. MAY
 /// runs on each clock, the fine one and the kernel's tick counter.
 #[test]
 fn may_shuts_off_a_udp_flow_above_its_share() {
     if !runnable("may_shuts_off_a_udp_flow_above_its_share") || missing_tool("python3") {
         return;
     }
+    let _heavy = cpu_heavy();
     let (secs, from) = (20, 10);
     let mut results = Vec::new();
     for clock in [None, Some("fine"), Some("coarse")] {
@@ -1531,6 +1659,8 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
                 Some("fine") => "y",
                 Some(_) => "l",
             });
+            // Linux's default, pinned: a host may default to another (BBR, say).
+            net.tcp_cc = Some("cubic");
             if let Some(clock) = clock {
                 net.dp_ok(
                     "c",
@@ -1557,7 +1687,7 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
                     "{err}"
                 );
             }
-            match udp_beside_tcp(&mut net, secs, from) {
+            match udp_beside_tcp(&mut net, secs, from, 10.0) {
                 Ok((udp, tcp)) => {
                     let st = may.then(|| may_stats(&net));
                     break (udp, tcp, st);
@@ -1588,15 +1718,14 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
         );
         let st = st.as_ref().unwrap();
         assert_eq!(st["may"]["clock"], clock, "{st}");
-        let (v, util) = (
-            st["may"]["v"].as_f64().unwrap(),
-            st["may"]["utilization"].as_f64().unwrap(),
-        );
-        assert!(
-            util > 0.98 && v > 0.1,
-            "the UDP's arrivals keep the utilization above u0 and v growing ({clock} clock): \
-             {st}"
-        );
+        assert_eq!(st["may"]["utilization_counts"], "passed", "{st}");
+        let tcps = &results[if clock == "fine" { 1 } else { 2 }].1;
+        for (i, tcp) in tcps.iter().enumerate() {
+            assert!(
+                *tcp >= 0.5 * FAIR_GOODPUT,
+                "MAY ({clock} clock): TCP {i} {tcp} < half its share: {results:?}"
+            );
+        }
         assert!(
             st["counters"]["drop_may_history"]["packets"]
                 .as_u64()
@@ -1605,6 +1734,21 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
             "{st}"
         );
     }
+
+    // A UDP at half its share (1 Mbit/s; its payload 972 bytes of each 1000).
+    let mut net = Net::new("h");
+    net.tcp_cc = Some("cubic");
+    net.dp_ok("c", &["may", "attach", "--dev", "c1"]);
+    let (udp, tcp) = udp_beside_tcp(&mut net, secs, from, 1.0).expect("half-share run");
+    eprintln!(
+        "MAY, UDP at half its share: {:.3} Mbit/s from {from} s, TCPs {:?}",
+        udp / 1e6,
+        tcp.iter().map(|x| x / 1e6).collect::<Vec<_>>()
+    );
+    assert!(
+        udp >= 0.9 * 0.972e6,
+        "MAY dropped a UDP under its share: {udp} of 972000 bit/s arrived"
+    );
 }
 
 /// Accepts TCP connections on port 7000 and reads each to its end, for `argv[1]` seconds.
@@ -1713,6 +1857,7 @@ fn may_spares_short_transfers_beside_long_flows() {
                 prefix: net.prefix.clone(),
                 children: Vec::new(),
                 tmp: net.tmp.join("longs"),
+                tcp_cc: net.tcp_cc,
             });
             std::fs::create_dir_all(&longs.tmp).unwrap();
             move || longs.try_iperf(None, 20)

@@ -592,8 +592,8 @@ pub struct MaySettings {
     /// `S0`: a packet of a flow not in the table is sampled with probability `1/S0`
     /// (1000).
     pub s0: f64,
-    /// Count only the bytes MAY passes in the utilization (default: every arriving byte,
-    /// the paper's reading).
+    /// Count only the bytes MAY passes in the utilization (the default: Eq. 3's rate into
+    /// the queue); off, every arriving byte counts, MAY's own drops included.
     pub passed_only: bool,
     /// Read the coarse clock (the kernel's tick counter, see [`tick_ns`]) instead of the
     /// fine one. Each interval's length and each entry's age are then known to a tick, so
@@ -615,7 +615,7 @@ impl MaySettings {
             q_w: p.q_w,
             timeout_ns: p.timeout.0,
             s0: p.s0,
-            passed_only: false,
+            passed_only: p.utilization == csfq_algo::may::MayUtilization::Passed,
             coarse_clock: false,
         }
     }
@@ -1376,12 +1376,12 @@ pub struct MayStats {
     pub capacity_bps: u64,
     /// `v`, the drop probability per unit of `delta`.
     pub v: f64,
-    /// The last interval's utilization: arrivals (dropped ones included) over `C`.
+    /// The last interval's utilization over `C`: what `utilization_counts` says.
     pub utilization: f64,
     /// `u0`.
     pub target_utilization: f64,
-    /// What the utilization counts: `arrivals` (every byte, the paper's reading) or
-    /// `passed` (the bytes MAY passes on).
+    /// What the utilization counts: `passed` (the bytes MAY passes on, Eq. 3's rate into
+    /// the queue, the default) or `arrivals` (every byte, MAY's drops included).
     pub utilization_counts: &'static str,
     /// `Delta`, ns.
     pub interval_ns: u64,
@@ -1453,6 +1453,8 @@ pub struct CoreStats {
     pub congested: bool,
     /// The virtual queue now, bytes.
     pub queue_bytes: u64,
+    /// The virtual queue's limit, bytes: the shaper's, read at attach unless given.
+    pub limit_bytes: u64,
     /// The interfaces (ifindexes, in the core's namespace) whose packets' labels count;
     /// `None`: every interface's.
     pub trusted_ifindexes: Option<Vec<u32>>,
@@ -1540,6 +1542,7 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                 },
                 congested: s.congested != 0,
                 queue_bytes,
+                limit_bytes: u64::from(c.limit_bytes),
                 trusted_ifindexes: (c.trust == crate::abi::TRUST_LISTED)
                     .then(|| c.trusted.iter().copied().take_while(|&i| i != 0).collect()),
             });

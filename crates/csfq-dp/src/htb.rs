@@ -235,6 +235,48 @@ impl Tc {
         .map(drop)
     }
 
+    /// Every queueing discipline on the interface, the hidden default ones (an htb class's
+    /// own FIFO) included.
+    pub(crate) fn qdiscs(&mut self) -> Result<Vec<TcMessage>, DpError> {
+        let mut m = self.msg(0, 0, "", Vec::new());
+        m.attributes.push(TcAttribute::DumpInvisible(true));
+        let replies = self.request(
+            RouteNetlinkMessage::GetQueueDiscipline(m),
+            NLM_F_DUMP,
+            "reading the interface's queueing disciplines",
+        )?;
+        Ok(self.of_this_interface(replies, |r| match r {
+            RouteNetlinkMessage::NewQueueDiscipline(q) => Some(q),
+            _ => None,
+        }))
+    }
+
+    /// Every traffic class on the interface.
+    pub(crate) fn classes(&mut self) -> Result<Vec<TcMessage>, DpError> {
+        let m = self.msg(0, 0, "", Vec::new());
+        let replies = self.request(
+            RouteNetlinkMessage::GetTrafficClass(m),
+            NLM_F_DUMP,
+            "reading the interface's traffic classes",
+        )?;
+        Ok(self.of_this_interface(replies, |r| match r {
+            RouteNetlinkMessage::NewTrafficClass(c) => Some(c),
+            _ => None,
+        }))
+    }
+
+    fn of_this_interface(
+        &self,
+        replies: Vec<RouteNetlinkMessage>,
+        pick: impl Fn(RouteNetlinkMessage) -> Option<TcMessage>,
+    ) -> Vec<TcMessage> {
+        replies
+            .into_iter()
+            .filter_map(pick)
+            .filter(|m| m.header.index == self.ifindex)
+            .collect()
+    }
+
     /// The counters of every class on the interface, by class id.
     pub fn class_stats(&mut self) -> Result<Vec<(u32, ClassStats)>, DpError> {
         let m = self.msg(0, 0, "", Vec::new());

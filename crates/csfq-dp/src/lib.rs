@@ -26,6 +26,7 @@ pub mod flow_table;
 pub mod htb;
 mod loader;
 pub mod loops;
+pub mod shaper;
 pub mod units;
 
 pub use dataplane::{
@@ -35,6 +36,7 @@ pub use dataplane::{
     DEFAULT_FLOWS,
 };
 pub use loader::TestProgram;
+pub use shaper::{read_shaper, Shaper};
 
 use thiserror::Error;
 
