@@ -19,12 +19,18 @@
 //! sampled at all, so it almost never loses a packet.
 //!
 //! Choices the paper leaves open, made here:
-//! - **Utilization** is the paper's congestion indicator, which Section V defines as the
-//!   arrival rate at the queue: every byte that arrives over the last update interval,
-//!   whether MAY or the buffer then drops it, divided by what the link could send in it
-//!   (`8 bytes / (C * elapsed)`). It exceeds 1 under overload, which is what lets `v` grow
-//!   on a link that drop-tail alone keeps below `u0` (accepted or departed bytes cannot
-//!   exceed about 1). Arrivals use the last completed interval's value.
+//! - **Utilization** is the paper's congestion indicator. Eq. (3) regulates
+//!   `sum_i U_i (1 - delta_i v) = u0 C`, the rate of the flows' packets after MAY's own
+//!   drops, so by default ([`MayUtilization::Passed`]) it is the rate into the queue:
+//!   every byte MAY does not drop over the last update interval, including bytes the
+//!   buffer then overflows, divided by what the link could send in it
+//!   (`8 bytes / (C * elapsed)`). It exceeds 1 while the buffer overflows, which is what
+//!   lets `v` grow on a link that drop-tail alone keeps below `u0` (departed bytes cannot
+//!   exceed about 1). [`MayUtilization::Arrivals`] also counts the bytes MAY drops (an
+//!   earlier reading of Section V's "arrival rate at the queue"): it diverges whenever an
+//!   unresponsive flow alone offers more than `u0 C`, since shutting that flow off never
+//!   lowers it, `v` grows without bound and every flow in `H` is dropped. Arrivals use the
+//!   last completed interval's value.
 //! - **Updates** run on the first arrival at least `Delta` after the last one (the
 //!   pseudocode's `now - LastUpdate > Delta`), over the time actually elapsed.
 //! - **A full table** (`table_capacity` entries; the paper sizes 16K entries per Mbit of
@@ -76,6 +82,20 @@ pub struct MayParams {
     /// Whether a buffer overflow of a flow in `H` counts in its `ND` (the prose's
     /// reading); the pseudocode's, off, is the default.
     pub overflow_in_nd: bool,
+    /// What the utilization counts (Eq. 3's rate into the queue by default).
+    pub utilization: MayUtilization,
+}
+
+/// What MAY's congestion indicator, the utilization, counts over an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MayUtilization {
+    /// Every byte MAY does not drop, overflowed by the buffer or not: the rate into the
+    /// queue that Eq. (3) regulates (`sum_i U_i (1 - delta_i v) = u0 C`).
+    #[default]
+    Passed,
+    /// Every arriving byte, MAY's own drops included. Diverges under an unresponsive flow
+    /// that alone offers more than `u0 C` (see the module's notes).
+    Arrivals,
 }
 
 impl MayParams {
@@ -93,6 +113,7 @@ impl MayParams {
             table_capacity: 1 << 17,
             packet_bytes: 1000,
             overflow_in_nd: false,
+            utilization: MayUtilization::Passed,
         }
     }
 
@@ -300,7 +321,9 @@ impl<P: Packet> QueueDisc<P> for May<P> {
         let flow = p.flow_hash_key();
         let verdict = self.decide(flow, now, rng);
         self.update(now);
-        self.arrived_bytes += u64::from(p.size_bytes());
+        if verdict.is_none() || self.params.utilization == MayUtilization::Arrivals {
+            self.arrived_bytes += u64::from(p.size_bytes());
+        }
         if let Some(reason) = verdict {
             return Some(Dropped::new(p, reason));
         }
@@ -658,10 +681,45 @@ mod tests {
         assert!((f.target_pkts - 0.98 * 10_000.0).abs() < 1e-6);
     }
 
-    /// Section V's indicator is the arrival rate: every arriving byte counts, the ones the
-    /// buffer then drops included. 2500 packets of 1000 bytes arrive in 1 s at a 10 Mbit/s
-    /// link with a 10-packet buffer that sends 1250: utilization = 2500 * 8000 / 10e6 = 2.0
-    /// and `v = 0.1 * (2.0 - 0.98) = 0.102`. Counting accepted bytes would give about
+    /// Eq. (3)'s utilization leaves out what MAY itself drops; the arrivals reading counts
+    /// it. By hand: a flow in `H` with `delta = 1` under `v = 1` loses every packet (line
+    /// 4: probability `v delta = 1`); 1250 packets of 1000 bytes in one second on a
+    /// 10 Mbit/s link are 10 Mbit/s offered. Passed: utilization 0, and `v` falls by
+    /// `kappa u0 = 0.098`. Arrivals: utilization 1, and `v` rises by `kappa (1 - u0)`.
+    #[test]
+    fn utilization_leaves_out_mays_own_drops_unless_arrivals_are_asked_for() {
+        for (reading, util, v) in [
+            (MayUtilization::Passed, 0.0, 1.0 - 0.098),
+            (MayUtilization::Arrivals, 1.0, 1.0 + 0.1 * 0.02),
+        ] {
+            let mut m: May<TestPacket> = May::new(MayParams {
+                utilization: reading,
+                ..params()
+            })
+            .unwrap();
+            m.v = 1.0;
+            m.table.insert(
+                pkt(3).flow_hash_key(),
+                MayEntry {
+                    delta: 1.0,
+                    ts: Nanos::ZERO,
+                    nd: 0,
+                },
+            );
+            for i in 0..1250u64 {
+                let d = m.enqueue(pkt(3), Nanos(i * 800_000), &mut always(0.5));
+                assert_eq!(d.map(|d| d.reason), Some(DropReason::MayHistory));
+            }
+            m.enqueue(pkt(4), Nanos::from_millis(1000), &mut always(0.9));
+            assert!((m.utilization() - util).abs() < 1e-12, "{reading:?}");
+            assert!((m.v() - v).abs() < 1e-12, "{reading:?}: {}", m.v());
+        }
+    }
+
+    /// The rate into the queue counts the bytes the buffer then drops (MAY passed them).
+    /// 2500 packets of 1000 bytes arrive in 1 s at a 10 Mbit/s link with a 10-packet
+    /// buffer that sends 1250: utilization = 2500 * 8000 / 10e6 = 2.0 and
+    /// `v = 0.1 * (2.0 - 0.98) = 0.102`. Counting accepted bytes would give about
     /// 1260 * 8000 / 10e6 = 1.008 and `v` = 0.0028: drop-tail would hide the overload.
     #[test]
     fn utilization_is_the_arrival_rate_drops_included() {

@@ -31,15 +31,16 @@
 //! Only MAY's own drops count in `ND` (the pseudocode's reading): the program sits in front
 //! of the link's shaper and does not see the shaper's buffer overflow.
 //!
-//! The utilization counts every arriving byte by default (the arrival rate at the queue,
-//! Section V). With `passed_only` it counts the bytes MAY passes on to the queue: a
-//! constant-rate flow MAY has shut off then stops holding `v` up (under the arrival
-//! reading, its dropped packets keep the utilization above `u0`, and `v` rising, for as
-//! long as it sends, and flows in the table beside it are dropped too).
+//! The utilization counts the bytes MAY passes on to the queue (`passed_only`, set from
+//! [`MayParams::utilization`], [`MayUtilization::Passed`] by default: Eq. (3)'s rate after
+//! MAY's own drops): a constant-rate flow MAY has shut off then stops holding `v` up.
+//! Without it every arriving byte counts, and a flow's dropped packets keep the
+//! utilization above `u0`, and `v` rising, for as long as it sends, so flows in the table
+//! beside it are dropped too.
 
 use std::collections::HashMap;
 
-use crate::may::{MayParamError, MayParams};
+use crate::may::{MayParamError, MayParams, MayUtilization};
 use crate::packet::FlowId;
 
 /// `v`'s ceiling, Q32: 16 (a flow with `delta` of 1/16 drop per interval already loses
@@ -76,8 +77,8 @@ pub struct FixedMayParams {
     pub keep_q32: u64,
     /// `q0 = 1/S0`, Q32 (at most 2^32).
     pub sample_q32: u64,
-    /// Count only the bytes MAY passes in the utilization, not those it drops (an
-    /// operator's option; the paper's reading, off, counts every arrival).
+    /// Count only the bytes MAY passes in the utilization, not those it drops (Eq. 3's
+    /// reading, the default); off, every arrival counts.
     pub passed_only: bool,
 }
 
@@ -113,7 +114,7 @@ impl FixedMayParams {
             q_w_q16: q(p.q_w, 16),
             keep_q32: q(1.0 - p.q_w, 32).min(ONE_Q32 - 1),
             sample_q32: q(1.0 / p.s0, 32).min(ONE_Q32),
-            passed_only: false,
+            passed_only: p.utilization == MayUtilization::Passed,
         })
     }
 }
@@ -328,7 +329,8 @@ impl FixedMay {
 
 /// Test vectors for the dataplane's MAY program: the model's outputs on fixed inputs, one
 /// CSV line each; `testdata/may-fixed-vectors.csv` holds this text. The first line after
-/// the comment gives the parameters (`mayparams,C,Delta,T0,u0,kappa,q_w,1-q_w,q0`); each
+/// the comment gives the parameters (`mayparams,C,Delta,T0,u0,kappa,q_w,1-q_w,q0,
+/// passed_only`); each
 /// `may` line one packet: `now,flow,bytes,draw,verdict,inserted,expired,v,utilization,
 /// epoch,delta,ND` (the last two its flow's entry after it, `-` if it has none; verdict
 /// 0 forward, 1 history drop, 2 sample drop).
@@ -351,7 +353,7 @@ pub fn test_vectors() -> String {
     );
     writeln!(
         out,
-        "mayparams,{},{},{},{},{},{},{},{}",
+        "mayparams,{},{},{},{},{},{},{},{},{}",
         p.capacity_bps,
         p.interval_ns,
         p.timeout_ns,
@@ -359,7 +361,8 @@ pub fn test_vectors() -> String {
         p.gain_q16,
         p.q_w_q16,
         p.keep_q32,
-        p.sample_q32
+        p.sample_q32,
+        u8::from(p.passed_only)
     )
     .unwrap();
     let mut m = FixedMay::new(p);

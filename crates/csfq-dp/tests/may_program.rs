@@ -31,6 +31,7 @@ fn config_from_vectors() -> MayConfigRaw {
         q_w_q16: p[5],
         keep_q32: p[6],
         sample_q32: p[7],
+        passed_only: p[8] as u32,
         test_mode: 1,
         ..Default::default()
     }
@@ -250,17 +251,19 @@ fn may_settings_out_of_range_are_refused() {
     );
 }
 
-/// `--utilization passed` in the program is the model's `passed_only`: the vectors'
-/// packets replayed through both, each packet's verdict, `v`, utilization and the
-/// interval's byte count equal (dropped packets leave the count alone).
+/// `--utilization arrivals` in the program is the model without `passed_only` (the
+/// vectors are of the default, `passed`): the vectors' packets replayed through both,
+/// each packet's verdict, `v`, utilization and the interval's byte count equal (dropped
+/// packets count too).
 #[test]
-fn passed_only_equals_the_model() {
+fn arrivals_reading_equals_the_model() {
     use csfq_algo::may_fixed::{FixedMay, FixedMayParams, FixedMayVerdict};
-    if !dataplane_or_skip("passed_only_equals_the_model") {
+    if !dataplane_or_skip("arrivals_reading_equals_the_model") {
         return;
     }
     let mut cfg = config_from_vectors();
-    cfg.passed_only = 1;
+    assert_eq!(cfg.passed_only, 1, "the vectors are of the default reading");
+    cfg.passed_only = 0;
     let mut model = FixedMay::new(FixedMayParams {
         capacity_bps: cfg.capacity_bps,
         interval_ns: cfg.interval_ns,
@@ -270,7 +273,7 @@ fn passed_only_equals_the_model() {
         q_w_q16: cfg.q_w_q16,
         keep_q32: cfg.keep_q32,
         sample_q32: cfg.sample_q32,
-        passed_only: true,
+        passed_only: false,
     });
     let mut p = TestProgram::load_may(1024).expect("load may");
     let mut dropped = 0;

@@ -180,6 +180,7 @@ impl Discipline {
                     table_capacity: m.table_capacity as usize,
                     packet_bytes: s.segment_bytes,
                     overflow_in_nd: m.overflow_in_nd,
+                    utilization: m.utilization.into(),
                     ..MayParams::new(rate_bps, buffer_bytes)
                 };
                 Discipline::May(Box::new(

@@ -239,6 +239,36 @@ pub struct MayConfig {
     /// false, is the default.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub overflow_in_nd: bool,
+    /// What the utilization counts: `passed` (the default), the bytes MAY passes on to the
+    /// queue, Eq. (3)'s rate after MAY's own drops; `arrivals`, every arriving byte.
+    #[serde(skip_serializing_if = "MayUtilizationKind::is_default")]
+    pub utilization: MayUtilizationKind,
+}
+
+/// What MAY's utilization counts (`[may] utilization`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MayUtilizationKind {
+    /// The bytes MAY passes on to the queue, overflowed or not (Eq. 3).
+    #[default]
+    Passed,
+    /// Every arriving byte, MAY's own drops included.
+    Arrivals,
+}
+
+impl MayUtilizationKind {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl From<MayUtilizationKind> for csfq_algo::may::MayUtilization {
+    fn from(k: MayUtilizationKind) -> Self {
+        match k {
+            MayUtilizationKind::Passed => Self::Passed,
+            MayUtilizationKind::Arrivals => Self::Arrivals,
+        }
+    }
 }
 
 impl Default for MayConfig {
@@ -252,6 +282,7 @@ impl Default for MayConfig {
             s0: 1000.0,
             table_capacity: 1 << 17,
             overflow_in_nd: false,
+            utilization: MayUtilizationKind::Passed,
         }
     }
 }
