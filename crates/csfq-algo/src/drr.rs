@@ -2,12 +2,17 @@
 //! Round Robin", SIGCOMM 1995, Section 3 (Fig. 3's algorithm).
 //!
 //! Per-flow FIFOs served round robin, each visit granting a quantum of bytes. Buffer
-//! management as in the CSFQ paper's benchmark (and Shreedhar and Varghese, Section 3):
-//! when the shared buffer is full, packets are pushed out from the tail of the longest
-//! queue until the arrival fits; if the arrival's own queue (with the arrival) is the
-//! longest, the arrival is dropped instead. Pushing out one packet is not enough: while
-//! small-packet flows keep the buffer full, one 200-byte packet never makes room for a
-//! 1500-byte arrival, and a flow of large packets would be starved below its fair share.
+//! management as in ns-2's `queue/drr.cc`, which every paper compared here ran ("all
+//! algorithms used in the simulation, except CSFQ and FRED, were part of the standard
+//! ns-2 distribution", CSFQ paper, Section 3): the arrival is queued, then while the
+//! shared buffer holds more than its size the **head** of the longest queue is dropped
+//! (`while (bytecnt > blimit_) getMaxflow(curr)->deque()`), the arrival's own queue
+//! included ([`DrrDropEnd::Head`], the default). [`DrrDropEnd::Tail`] pushes packets out
+//! from the tail of the longest queue until the arrival fits, and drops the arrival
+//! instead if its own queue (with it) is the longest (Shreedhar and Varghese, Section 3).
+//! Either way one drop is not always enough: while small-packet flows keep the buffer
+//! full, one 200-byte packet never makes room for a 1500-byte arrival, and a flow of large
+//! packets would be starved below its fair share.
 //!
 //! Among equally backlogged flows the push-out takes the one with the highest tie-break
 //! number, drawn afresh at each of a flow's arrivals, so no flow is pushed out more often
@@ -40,14 +45,29 @@ pub struct DrrParams {
     pub buffer_bytes: u32,
     /// Bytes a flow may send per round; at least the largest packet (1500).
     pub quantum_bytes: u32,
+    /// Which end of the longest queue loses a packet when the buffer is full.
+    pub drop_end: DrrDropEnd,
+}
+
+/// Which end of the longest queue a full buffer drops from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DrrDropEnd {
+    /// Queue the arrival, then drop the longest queue's head until the buffer fits
+    /// (ns-2's `queue/drr.cc`).
+    #[default]
+    Head,
+    /// Push out the longest queue's tail until the arrival fits; drop the arrival if its
+    /// own queue is the longest.
+    Tail,
 }
 
 impl DrrParams {
-    /// DRR with a 1500-byte quantum.
+    /// DRR with a 1500-byte quantum, dropping from the head as ns-2 does.
     pub fn new(buffer_bytes: u32) -> Self {
         DrrParams {
             buffer_bytes,
             quantum_bytes: 1500,
+            drop_end: DrrDropEnd::Head,
         }
     }
 }
@@ -328,13 +348,15 @@ impl<P: Packet> Drr<P> {
         }
     }
 
-    /// Removes the most recent packet of flow `i`, which has one.
-    fn pop_tail(&mut self, i: usize) -> P {
+    /// Removes the most recent packet of flow `i` (`tail`) or its oldest, which it has.
+    fn pop_end(&mut self, i: usize, tail: bool) -> P {
         let q = &mut self.flows[i];
-        let p = self
-            .slab
-            .pop_back(&mut q.packets)
-            .expect("active flow has packets");
+        let p = if tail {
+            self.slab.pop_back(&mut q.packets)
+        } else {
+            self.slab.pop_front(&mut q.packets)
+        }
+        .expect("active flow has packets");
         let size = p.size_bytes();
         q.bytes -= size;
         self.bytes -= size;
@@ -365,6 +387,17 @@ impl<P: Packet> Drr<P> {
 impl<P: Packet> QueueDisc<P> for Drr<P> {
     fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
         let size = p.size_bytes();
+        if self.params.drop_end == DrrDropEnd::Head {
+            // ns-2: queued first, then the longest queue's head until the buffer fits.
+            self.push(p, rng);
+            while self.bytes > self.params.buffer_bytes {
+                let v = self.heap.first().expect("a queued packet").flow as usize;
+                let dropped = self.pop_end(v, false);
+                self.drops
+                    .push(Dropped::new(dropped, DropReason::DrrLongestQueue));
+            }
+            return self.drops.finish();
+        }
         let own = self.queue(p.flow());
         while self.bytes + size > self.params.buffer_bytes {
             // Looked up each time: the arrival's queue may become the longest. The top
@@ -387,7 +420,7 @@ impl<P: Packet> QueueDisc<P> for Drr<P> {
                             own_quantum,
                         ) != Ordering::Less =>
                 {
-                    let evicted = self.pop_tail(v);
+                    let evicted = self.pop_end(v, true);
                     self.drops
                         .push(Dropped::new(evicted, DropReason::DrrLongestQueue));
                 }
@@ -582,7 +615,10 @@ mod tests {
     /// flow whose backlog is the largest relative to its new weight is the one pushed out.
     #[test]
     fn weight_changed_while_queued_moves_the_flow_in_the_heap() {
-        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(10_000));
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams {
+            drop_end: DrrDropEnd::Tail,
+            ..DrrParams::new(10_000)
+        });
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         // Flow 0: 5000 bytes, flow 1: 3000, flow 2: 2000; the buffer is full.
         for (f, n) in [(0, 5), (1, 3), (2, 2)] {
@@ -735,10 +771,57 @@ mod tests {
         );
     }
 
-    /// When pushing out makes the arrival's own queue the longest, the arrival goes too.
+    /// The default, ns-2's: the arrival is queued, then heads of the longest queue go.
+    #[test]
+    fn drops_heads_of_the_longest_queue_after_queueing_the_arrival() {
+        // ns-2's queue/drr.cc, by hand. A 3000-byte buffer; flow 0: 1600 bytes in 200-byte
+        // packets; flow 1: 1400 bytes in one packet.
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(3000));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for _ in 0..8 {
+            assert!(q
+                .enqueue(TestPacket::new(0, 200, 0.0), Nanos(0), &mut rng)
+                .is_none());
+        }
+        assert!(q
+            .enqueue(TestPacket::new(1, 1400, 0.0), Nanos(0), &mut rng)
+            .is_none());
+        // Flow 1's 1000-byte arrival is queued (4000 bytes); flow 1 is then the longest
+        // (2400 > 1600) and loses its head, the 1400-byte packet: 2600 bytes, the arrival
+        // kept.
+        let d = q
+            .enqueue(TestPacket::new(1, 1000, 0.0), Nanos(0), &mut rng)
+            .unwrap();
+        assert_eq!((d.packet.flow.0, d.packet.size), (1, 1400));
+        assert!(q.take_extra_drop().is_none());
+        assert_eq!(q.len_bytes(), 2600);
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(1)), 1000);
+        // A 1500-byte arrival of flow 0 (4100 bytes): flow 0 (3100) is the longest until
+        // six of its 200-byte heads are gone (2900 bytes); the arrival stays.
+        let mut dropped = vec![q
+            .enqueue(TestPacket::new(0, 1500, 0.0), Nanos(0), &mut rng)
+            .unwrap()];
+        while let Some(d) = q.take_extra_drop() {
+            dropped.push(d);
+        }
+        let sizes: Vec<_> = dropped
+            .iter()
+            .map(|d| (d.packet.flow.0, d.packet.size))
+            .collect();
+        assert_eq!(sizes, vec![(0, 200); 6]);
+        assert_eq!(q.len_bytes(), 2900);
+        assert_eq!(q.flow_bytes(crate::packet::FlowId(0)), 1900);
+        q.check_heap();
+    }
+
+    /// Tail push-out: when pushing out makes the arrival's own queue the longest, the
+    /// arrival goes too.
     #[test]
     fn drops_the_arrival_once_its_own_queue_is_longest() {
-        let mut q: Drr<TestPacket> = Drr::new(DrrParams::new(3000));
+        let mut q: Drr<TestPacket> = Drr::new(DrrParams {
+            drop_end: DrrDropEnd::Tail,
+            ..DrrParams::new(3000)
+        });
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         // Flow 0: 1600 bytes in 200-byte packets; flow 1: 1400 bytes in one packet.
         for _ in 0..8 {

@@ -124,6 +124,7 @@ impl Discipline {
             DisciplineKind::Drr => Discipline::Drr(Box::new(Drr::new(DrrParams {
                 buffer_bytes,
                 quantum_bytes: s.drr.quantum_bytes,
+                drop_end: s.drr.drop_from.into(),
             }))),
             DisciplineKind::Csfq => {
                 let params = s.csfq.core_params(rate_bps, buffer_bytes);

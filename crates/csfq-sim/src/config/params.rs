@@ -131,6 +131,38 @@ pub struct DrrConfig {
     /// nodes as a script creates them) and hashed as ns-2 hashes a source address
     /// (`csfq_algo::drr::ns2_bucket`). Flows in one bucket share its queue.
     pub buckets: u32,
+    /// Which end of the longest queue a full buffer drops from: `head` (the default, as
+    /// ns-2's `queue/drr.cc`: the arrival is queued, then the longest queue's head goes)
+    /// or `tail` (the longest queue's tail is pushed out, the arrival dropped if its own
+    /// queue is the longest).
+    #[serde(skip_serializing_if = "DrrDropFrom::is_default")]
+    pub drop_from: DrrDropFrom,
+}
+
+/// Which end of the longest queue DRR drops from (`[drr] drop_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrrDropFrom {
+    /// ns-2's: the head.
+    #[default]
+    Head,
+    /// The tail, the arrival's own queue excepted.
+    Tail,
+}
+
+impl DrrDropFrom {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl From<DrrDropFrom> for csfq_algo::drr::DrrDropEnd {
+    fn from(d: DrrDropFrom) -> Self {
+        match d {
+            DrrDropFrom::Head => Self::Head,
+            DrrDropFrom::Tail => Self::Tail,
+        }
+    }
 }
 
 impl Default for DrrConfig {
@@ -138,6 +170,7 @@ impl Default for DrrConfig {
         DrrConfig {
             quantum_bytes: 1000,
             buckets: 0,
+            drop_from: DrrDropFrom::Head,
         }
     }
 }
