@@ -628,6 +628,69 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     assert_held_to_share("coarse clock", &coarse);
 }
 
+/// The core reads the link's rate and its queue's limit from the interface's root qdisc:
+/// a tbf's rate and limit; an htb's default class (the least ceil on its way to the root)
+/// and that class's FIFO (packets counted as full frames of the MTU); a value given that
+/// the qdisc contradicts is kept, with a warning; stats shows the limit in use.
+#[test]
+fn core_reads_rate_and_limit_from_the_shaper() {
+    if !runnable("core_reads_rate_and_limit_from_the_shaper") {
+        return;
+    }
+    let net = Net::new("q");
+    let core = |net: &Net| {
+        let o = net.csfq("c", &["stats", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
+        let c = of_net(&v, &net.prefix)
+            .into_iter()
+            .find(|s| s["role"] == "core")
+            .expect("the core")["core"]
+            .clone();
+        (
+            c["capacity_bps"].as_u64().unwrap(),
+            c["limit_bytes"].as_u64().unwrap(),
+        )
+    };
+    // Net's tbf: 10mbit, limit 64kb.
+    net.dp_ok("c", &["core", "attach", "--dev", "c1", "--trust-any-label"]);
+    assert_eq!(core(&net), (10_000_000, 65_536));
+    // Given a limit the tbf contradicts: kept, with a warning that names both.
+    let o = net.csfq(
+        "c",
+        &[
+            "core",
+            "attach",
+            "--dev",
+            "c1",
+            "--limit",
+            "32kb",
+            "--trust-any-label",
+        ],
+    );
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: --limit 32768 bytes on c1, whose root qdisc (tbf) has 65536 bytes"),
+        "{err}"
+    );
+    assert_eq!(core(&net), (10_000_000, 32_768));
+    net.dp_ok("c", &["detach", "--dev", "c1"]);
+    // htb: default class 1:10 under 1:1; 1:1 ceil 20mbit, 1:10 rate 5mbit ceil 50mbit, its
+    // FIFO 40 packets (MTU 1500: 40 x 1514 bytes).
+    net.x("c", &["tc", "qdisc", "del", "dev", "c1", "root"]);
+    for cmd in [
+        "tc qdisc add dev c1 root handle 1: htb default 10",
+        "tc class add dev c1 parent 1: classid 1:1 htb rate 20mbit ceil 20mbit",
+        "tc class add dev c1 parent 1:1 classid 1:10 htb rate 5mbit ceil 50mbit",
+        "tc qdisc add dev c1 parent 1:10 handle 10: pfifo limit 40",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        net.x("c", &args);
+    }
+    net.dp_ok("c", &["core", "attach", "--dev", "c1", "--trust-any-label"]);
+    assert_eq!(core(&net), (20_000_000, 40 * 1514));
+}
+
 /// CSFQ across the rates it claims: 10 Mbit/s, 100 Mbit/s and 1 Gbit/s (about the most
 /// this machine's veth path carries with offloads off: 0.94-0.96 of it with the tbf
 /// alone). Four kernel CUBIC TCPs (Linux's default, pinned: a host may default to
@@ -1346,8 +1409,30 @@ fn dp_errors_name_what_is_missing() {
             "only with --unlabelable RATE",
         ),
         (
-            &["core", "--rate", "10mbit", "--trusted-from", "csfq-nosuch1"][..],
+            &[
+                "core",
+                "--rate",
+                "10mbit",
+                "--limit",
+                "64kb",
+                "--trusted-from",
+                "csfq-nosuch1",
+            ][..],
             "no interface `csfq-nosuch1`",
+        ),
+        // Neither given nor readable from the interface's root qdisc (lo has none that
+        // shapes): refused, saying what was found.
+        (
+            &["core", "--trust-any-label"][..],
+            "the root qdisc on lo (noqueue) gives no rate: give --rate",
+        ),
+        (
+            &["core", "--rate", "10mbit", "--trust-any-label"][..],
+            "the root qdisc on lo (noqueue) gives no byte limit: give --limit",
+        ),
+        (
+            &["may"][..],
+            "the root qdisc on lo (noqueue) gives no rate: give --rate",
         ),
     ] {
         let o = Command::new(CSFQ)
