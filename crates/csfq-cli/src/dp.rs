@@ -345,7 +345,12 @@ fn link_of(
         Err(e @ csfq_dp::DpError::NoSuchInterface(_)) => return Err(e.into()),
         Err(e) if rate.is_none() || (need_limit && limit.is_none()) => {
             return Err(anyhow::Error::new(e).context(format!(
-                "reading the shaper on {dev} (give --rate and --limit to attach without it)"
+                "reading the shaper on {dev} (give {} to attach without it)",
+                if need_limit {
+                    "--rate and --limit"
+                } else {
+                    "--rate"
+                }
             )))
         }
         Err(_) => None,
@@ -786,6 +791,22 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.limit_bytes,
                 c.clock
             );
+            if let Some(now) = &c.shaper_now {
+                let rate_differs = now.rate_bps.is_some_and(|r| r != c.capacity_bps);
+                let limit_differs = now.limit_bytes.is_some_and(|l| l != c.limit_bytes);
+                if rate_differs || limit_differs {
+                    println!(
+                        "  MISMATCH: the shaper ({}) now has {} and a limit of {}, not the core's: \
+                         csfq dp core attach --dev {} again to follow it",
+                        now.what,
+                        now.rate_bps
+                            .map_or("no rate".into(), |r| format!("{} Mbit/s", mbps(r))),
+                        now.limit_bytes
+                            .map_or("none".into(), |l| format!("{l} B")),
+                        s.interface
+                    );
+                }
+            }
             match &c.trusted_ifindexes {
                 None => println!("  labels trusted from every interface"),
                 Some(ix) => println!(

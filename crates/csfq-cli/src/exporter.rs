@@ -407,6 +407,7 @@ mod tests {
                     congested: true,
                     queue_bytes: 4096,
                     limit_bytes: 65536,
+                    shaper_now: None,
                     trusted_ifindexes: Some(vec![2]),
                 }),
                 may: None,

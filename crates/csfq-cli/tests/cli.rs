@@ -361,8 +361,12 @@ fn dp_rejects_bad_units_with_what_it_expected() {
             ],
             "prefix length",
         ),
-        (vec!["dp", "core", "attach", "--dev", "eth0"], "--rate"),
-        // A core must be told whose labels to believe.
+        // A core must be told whose labels to believe (its rate and limit may be left
+        // out: they are read from the shaper).
+        (
+            vec!["dp", "core", "attach", "--dev", "eth0"],
+            "--trusted-from <IF>",
+        ),
         (
             vec!["dp", "core", "attach", "--dev", "eth0", "--rate", "10mbit"],
             "--trusted-from <IF>",

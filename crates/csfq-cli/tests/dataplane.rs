@@ -631,7 +631,9 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
 /// The core reads the link's rate and its queue's limit from the interface's root qdisc:
 /// a tbf's rate and limit; an htb's default class (the least ceil on its way to the root)
 /// and that class's FIFO (packets counted as full frames of the MTU); a value given that
-/// the qdisc contradicts is kept, with a warning; stats shows the limit in use.
+/// the qdisc contradicts is kept, with a warning; stats shows the limit in use and says
+/// when the shaper no longer agrees with it (overridden, or changed after the attach),
+/// and attaching again follows the shaper.
 #[test]
 fn core_reads_rate_and_limit_from_the_shaper() {
     if !runnable("core_reads_rate_and_limit_from_the_shaper") {
@@ -674,6 +676,25 @@ fn core_reads_rate_and_limit_from_the_shaper() {
         "{err}"
     );
     assert_eq!(core(&net), (10_000_000, 32_768));
+    let text = |net: &Net| String::from_utf8_lossy(&net.csfq("c", &["stats"]).stdout).to_string();
+    let st = text(&net);
+    assert!(
+        st.contains("MISMATCH: the shaper (tbf) now has 10.000 Mbit/s and a limit of 65536 B"),
+        "{st}"
+    );
+    // The shaper changed after the attach: stats says so; attaching again follows it.
+    net.x(
+        "c",
+        &[
+            "tc", "qdisc", "change", "dev", "c1", "root", "tbf", "rate", "20mbit", "burst", "10kb",
+            "limit", "128kb",
+        ],
+    );
+    assert!(text(&net).contains("now has 20.000 Mbit/s and a limit of 131072 B"));
+    net.dp_ok("c", &["core", "attach", "--dev", "c1", "--trust-any-label"]);
+    assert_eq!(core(&net), (20_000_000, 131_072));
+    let st = text(&net);
+    assert!(!st.contains("MISMATCH"), "{st}");
     net.dp_ok("c", &["detach", "--dev", "c1"]);
     // htb: default class 1:10 under 1:1; 1:1 ceil 20mbit, 1:10 rate 5mbit ceil 50mbit, its
     // FIFO 40 packets (MTU 1500: 40 x 1514 bytes).

@@ -1455,9 +1455,24 @@ pub struct CoreStats {
     pub queue_bytes: u64,
     /// The virtual queue's limit, bytes: the shaper's, read at attach unless given.
     pub limit_bytes: u64,
+    /// The shaper on the interface as it is now (read where this process runs in the
+    /// core's namespace; `None` elsewhere): a rate or limit that differs from the core's
+    /// means the shaper changed since the attach, or was overridden.
+    pub shaper_now: Option<ShaperNow>,
     /// The interfaces (ifindexes, in the core's namespace) whose packets' labels count;
     /// `None`: every interface's.
     pub trusted_ifindexes: Option<Vec<u32>>,
+}
+
+/// What the shaper in front of which a core runs says now.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ShaperNow {
+    /// The root qdisc, in words (`crate::shaper::Shaper::what`).
+    pub what: String,
+    /// Its rate, bit/s, if it has one.
+    pub rate_bps: Option<u64>,
+    /// Its queue's limit, bytes, if it has one.
+    pub limit_bytes: Option<u64>,
 }
 
 pub(crate) fn monotonic_ns() -> u64 {
@@ -1543,6 +1558,14 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                 congested: s.congested != 0,
                 queue_bytes,
                 limit_bytes: u64::from(c.limit_bytes),
+                shaper_now: (scope == self::scope())
+                    .then(|| crate::shaper::read_shaper(dev).ok())
+                    .flatten()
+                    .map(|s| ShaperNow {
+                        what: s.what,
+                        rate_bps: s.rate_bps,
+                        limit_bytes: s.limit_bytes,
+                    }),
                 trusted_ifindexes: (c.trust == crate::abi::TRUST_LISTED)
                     .then(|| c.trusted.iter().copied().take_while(|&i| i != 0).collect()),
             });

@@ -32,8 +32,8 @@ pub mod units;
 pub use dataplane::{
     adopt_current_netns, attach_core, attach_edge, attach_may, detach, detach_stale, enter_netns,
     stats, tick_ns, AttachOutcome, CoreSettings, CoreStats, CoreTrust, CountJson, EdgeSettings,
-    EdgeStats, FlowKey, InterfaceStats, MaySettings, MayStats, Prefix, Unlabelable, WeightClass,
-    DEFAULT_FLOWS,
+    EdgeStats, FlowKey, InterfaceStats, MaySettings, MayStats, Prefix, ShaperNow, Unlabelable,
+    WeightClass, DEFAULT_FLOWS,
 };
 pub use loader::TestProgram;
 pub use shaper::{read_shaper, Shaper};
