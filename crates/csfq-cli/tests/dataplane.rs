@@ -496,27 +496,34 @@ impl Drop for Exporter {
     }
 }
 
-/// Goodputs of four TCPs and a UDP (last, bit/s) as CSFQ should leave them: the UDP at
-/// most 1.5 times the fair share, each TCP at least half of it; `what` names the case.
-/// First, that their sum is at most the link's 10 Mbit/s: a sum above it means some
-/// flow's window held seconds in which fewer flows competed (a coarse guard: payload
-/// alone cannot exceed about 9.7 Mbit/s).
+/// Goodputs of four TCPs and a UDP (last, bit/s) as CSFQ should leave them on the
+/// 10 Mbit/s link: the UDP at most 1.5 times the fair share, each TCP at least half of it;
+/// `what` names the case.
 fn assert_held_to_share(what: &str, rates: &[f64]) {
+    assert_shares(what, rates, 10e6, FAIR_GOODPUT, 1.5, 0.5);
+}
+
+/// Goodputs of four TCPs and a UDP (last, bit/s) on a link of `link_bps` whose fair share
+/// of payload is `fair`: the UDP at most `udp_max` times it, each TCP at least `tcp_min`
+/// times it. First, that their sum is at most the link's rate: a sum above it means some
+/// flow's window held seconds in which fewer flows competed (a coarse guard: payload alone
+/// cannot exceed about 97% of it).
+fn assert_shares(what: &str, rates: &[f64], link_bps: f64, fair: f64, udp_max: f64, tcp_min: f64) {
     let total: f64 = rates.iter().sum();
     assert!(
-        total <= 10e6,
+        total <= link_bps,
         "{what}: the goodputs sum to {total} bit/s, more than the link carries: the flows \
          did not run over the same seconds: {rates:?}"
     );
     assert!(
-        rates[4] <= 1.5 * FAIR_GOODPUT,
-        "{what}: UDP {} > 1.5 x fair share {FAIR_GOODPUT}: {rates:?}",
+        rates[4] <= udp_max * fair,
+        "{what}: UDP {} > {udp_max} x its share {fair}: {rates:?}",
         rates[4]
     );
     for (i, tcp) in rates[..4].iter().enumerate() {
         assert!(
-            *tcp >= 0.5 * FAIR_GOODPUT,
-            "{what}: TCP {i} {tcp} < half the fair share: {rates:?}"
+            *tcp >= tcp_min * fair,
+            "{what}: TCP {i} {tcp} < {tcp_min} x its share {fair}: {rates:?}"
         );
     }
 }
@@ -800,21 +807,8 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             );
         }
         let (total_plain, total): (f64, f64) = (plain.iter().sum(), fair_run.iter().sum());
-        assert!(
-            total <= mbps as f64 * 1e6,
-            "{mbps} Mbit/s: the goodputs sum to more than the link: {fair_run:?}"
-        );
-        assert!(
-            fair_run[4] <= 1.5 * fair,
-            "{mbps} Mbit/s: UDP {} > 1.5 x its share {fair}: {fair_run:?}",
-            fair_run[4]
-        );
-        for (i, tcp) in fair_run[..4].iter().enumerate() {
-            assert!(
-                *tcp >= 0.75 * fair,
-                "{mbps} Mbit/s: TCP {i} {tcp} < 0.75 x its share {fair}: {fair_run:?}"
-            );
-        }
+        let what = format!("{mbps} Mbit/s");
+        assert_shares(&what, &fair_run, mbps as f64 * 1e6, fair, 1.5, 0.75);
         assert!(
             total >= 0.9 * total_plain,
             "{mbps} Mbit/s: the link carried {total} with csfq, under 90% of {total_plain} \
