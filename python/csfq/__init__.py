@@ -155,6 +155,7 @@ _VERDICT_COLUMNS = [
     "seeds_in_band",
     "seeds_judged",
     "per_seed",
+    "kind",
 ]
 
 

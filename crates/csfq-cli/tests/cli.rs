@@ -860,6 +860,27 @@ fn check_report_of_two_seeds(out: &Path, stdout: &str) {
     assert!(md.contains("mean of seeds 1-2"));
     assert!(md.contains("of them flip with the seed"));
     assert!(md.contains("\nIn all: "));
+    assert!(
+        md.contains("match at every seed and hold across"),
+        "the skeptic's count"
+    );
+    assert!(md.contains("Held out: every experiment with runs was run again at seeds 3-4"));
+    // Every verdict's band comes from its basis, recomputed here from what summary.json
+    // says: the one table of readings, our seeds' spread, the source's own numbers.
+    let mut kinds = std::collections::BTreeMap::new();
+    for id in csfq_papers::experiments::EXPERIMENTS.iter().map(|e| e.id) {
+        let text = std::fs::read_to_string(out.join(id).join("summary.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for v in json["verdicts"].as_array().unwrap() {
+            band_follows_its_basis(id, v);
+            *kinds
+                .entry(v["basis"]["kind"].as_str().unwrap().to_string())
+                .or_insert(0) += 1;
+        }
+    }
+    for k in ["stated", "ordering", "noise", "reading"] {
+        assert!(kinds.contains_key(k), "no {k} band among {kinds:?}");
+    }
     // The sensitivity section judges the verdicts again at other values of the papers'
     // unstated parameters.
     assert!(md.contains("## Sensitivity to unstated parameters"));
@@ -883,6 +904,80 @@ fn check_report_of_two_seeds(out: &Path, stdout: &str) {
             assert!(out.join(&f).exists(), "{f}");
             assert!(md.contains(&f), "{f} not in report.md");
         }
+    }
+}
+
+/// One verdict of summary.json: its band is what its basis gives. A reading's band is the
+/// table's; a noise band is K standard deviations of the difference between our mean and
+/// the published number, recomputed from the per-seed numbers; an ordering's pivot is 0
+/// or 1 with no slack; a stated band's ends are numbers of the published text.
+fn band_follows_its_basis(id: &str, v: &serde_json::Value) {
+    let num = |x: &serde_json::Value, inf: f64| x.as_f64().unwrap_or(inf);
+    let (lo, hi) = (
+        num(&v["lo"], f64::NEG_INFINITY),
+        num(&v["hi"], f64::INFINITY),
+    );
+    let b = &v["basis"];
+    let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+    match b["kind"].as_str().unwrap() {
+        "reading" => {
+            let r = csfq_papers::check::READINGS
+                .iter()
+                .find(|r| r.text == b["word"].as_str().unwrap())
+                .unwrap_or_else(|| panic!("{id}: {b} is not in the table"));
+            assert!(close(lo, r.lo) && close(hi, r.hi), "{id}: {v}");
+        }
+        "ordering" => {
+            let p = b["pivot"].as_f64().unwrap();
+            assert!(p == 0.0 || p == 1.0, "{id}: {v}");
+            assert!(
+                (lo == p && hi.is_infinite()) || (hi == p && lo.is_infinite()),
+                "{id}: {v}"
+            );
+        }
+        "stated" => {
+            let text = v["published"].as_str().unwrap();
+            for end in [lo, hi].into_iter().filter(|x| x.is_finite()) {
+                let s = csfq_papers::check::fmt_num(end);
+                assert!(
+                    text.contains(s.trim_start_matches('-')),
+                    "{id}: {end} not in {text:?}"
+                );
+            }
+        }
+        "noise" => {
+            let xs: Vec<f64> = v["per_seed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            // One run (a model without a network): its standard error within the run.
+            let (n, sd2) = if xs.len() < 2 {
+                (1.0, b["our_se"].as_f64().unwrap().powi(2))
+            } else {
+                let n = xs.len() as f64;
+                let m = xs.iter().sum::<f64>() / n;
+                (
+                    n,
+                    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0),
+                )
+            };
+            let pub_var = match b["published"].as_str().unwrap() {
+                "one_run" => sd2,
+                "analytic" => 0.0,
+                _ => b["published_se"].as_f64().unwrap().powi(2),
+            };
+            let h = csfq_papers::check::K_SD * (pub_var + sd2 / n).sqrt()
+                + b["read_half_width"].as_f64().unwrap();
+            let c = b["center"].as_f64().unwrap();
+            match b["side"].as_str().unwrap() {
+                "both" => assert!(close(lo, c - h) && close(hi, c + h), "{id}: {v}"),
+                "at_least" => assert!(close(lo, c - h) && hi.is_infinite(), "{id}: {v}"),
+                _ => assert!(close(hi, c + h) && lo.is_infinite(), "{id}: {v}"),
+            }
+        }
+        other => panic!("{id}: a band with no provenance ({other}): {v}"),
     }
 }
 
@@ -1105,10 +1200,16 @@ fn readme_counts_are_the_reports() {
             .map(|w| w.parse().unwrap())
             .collect()
     };
-    // Report: "In all: M of N verdicts match, K of them at every seed ..."
+    // Report: "In all: Of R reproductions (each counted once), E match at every seed ...;
+    // S ... (seed-dependent); F ... fragile ...; D depart. Apart from these: A analyses ...
+    // (M match), ..."
     let all = numbers(&report, "In all: ");
-    let (matches, verdicts, every_seed) = (all[0], all[1], all[2]);
-    let claim = format!("{matches} of the {verdicts} verdicts match ({every_seed} at every seed)");
+    let (r, e, sd, f, d) = (all[0], all[1], all[2], all[3], all[4]);
+    assert_eq!(r, e + sd + f + d, "{all:?}");
+    let claim = format!(
+        "{} of the {r} reproductions match: {e} at every seed and across the unstated parameters' plausible values, {sd} seed-dependent, {f} fragile; {d} depart",
+        e + sd + f
+    );
     assert!(readme.contains(&claim), "README should say: {claim}");
     // Report: "... N verdicts of experiments with unstated parameters ...: R robust (...), F fragile"
     let sens = numbers(
@@ -1126,15 +1227,17 @@ fn readme_counts_are_the_reports() {
         "Generated by `csfq reproduce --all --out docs/report`: ",
     );
     let claim = format!(
-        "({} simulations at seeds 1-8, {} more for the sensitivity section",
-        runs[0], runs[3]
+        "({} simulations at seeds 1-8, {} more for the sensitivity section, {} at the held-out seeds 9-16",
+        runs[0], runs[3], runs[4]
     );
     assert!(readme.contains(&claim), "README should say: {claim}");
 }
 
-/// Every number in the README's results table ("ours") is one the report prints, so a
-/// regenerated report cannot leave the table stale: each is looked up among the report's
-/// numbers, rounded as the README rounds them (minus signs and dashes read as `-`).
+/// Every number in the README's results table ("ours") is one the report prints in the
+/// section of that row's own experiments (its tables, verdicts and notes), so a regenerated
+/// report cannot leave a cell stale, and a cell cannot borrow a number from another
+/// experiment: each is looked up among those sections' numbers, rounded as the README
+/// rounds them (minus signs and dashes read as `-`).
 #[test]
 fn readme_results_table_numbers_are_in_the_report() {
     let norm = |t: &str| t.replace(['\u{2212}', '\u{2013}'], "-");
@@ -1166,16 +1269,52 @@ fn readme_results_table_numbers_are_in_the_report() {
     };
     // A report number counts at every precision it can be rounded to (9.2696 is also
     // 9.27 and 9.3): the README rounds.
-    let mut known = std::collections::HashSet::new();
-    for n in numbers(&report) {
-        if let Ok(v) = n.parse::<f64>() {
-            let places = n.split('.').nth(1).map_or(0, str::len);
-            for d in 0..=places.max(4) {
-                known.insert(format!("{v:.d$}"));
+    let known_in = |text: &str| {
+        let mut known = std::collections::HashSet::new();
+        for n in numbers(text) {
+            if let Ok(v) = n.parse::<f64>() {
+                let places = n.split('.').nth(1).map_or(0, str::len);
+                for d in 0..=places.max(4) {
+                    known.insert(format!("{v:.d$}"));
+                }
             }
+            known.insert(n);
         }
-        known.insert(n);
-    }
+        known
+    };
+    // The report's sections and subsections (the sensitivity section's and the scale
+    // section's, each headed by an experiment's id), by heading.
+    let headed = report.replace("\n### ", "\n## ");
+    let sections: Vec<(String, &str)> = headed
+        .split("\n## ")
+        .skip(1)
+        .map(|sec| {
+            let id = sec.lines().next().unwrap_or("").trim().to_string();
+            (id, sec)
+        })
+        .collect();
+    // A row's experiments: its first word, "csfq-fig6a/b" read as csfq-fig6a and
+    // csfq-fig6b, each also naming the sections it begins ("tuf-fig13": both of its).
+    let row_sections = |cell: &str| -> Vec<&str> {
+        let first = cell.trim().split([',', ' ']).next().unwrap_or("");
+        let mut parts = first.split('/');
+        let base = parts.next().unwrap_or("").to_string();
+        let mut ids = vec![base.clone()];
+        for p in parts {
+            ids.push(format!(
+                "{}{p}",
+                &base[..base.len().saturating_sub(p.len())]
+            ));
+        }
+        sections
+            .iter()
+            .filter(|(id, _)| {
+                ids.iter()
+                    .any(|c| !c.is_empty() && id.starts_with(c.as_str()))
+            })
+            .map(|(_, sec)| *sec)
+            .collect()
+    };
     let table = readme
         .split("| experiment | paper | ours")
         .nth(1)
@@ -1184,6 +1323,9 @@ fn readme_results_table_numbers_are_in_the_report() {
     for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
         let cells: Vec<&str> = row.split('|').collect();
         let (id, ours) = (cells[1].trim(), cells[3]);
+        let secs = row_sections(id);
+        assert!(!secs.is_empty(), "{id}: no section of the report");
+        let known = known_in(&secs.concat());
         for n in numbers(ours) {
             // Seeds, counts of seeds and link counts ("seeds 1-8", "5 links") are words.
             if n.parse::<f64>()

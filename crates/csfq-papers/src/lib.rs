@@ -30,12 +30,16 @@ pub mod experiments;
 pub mod may_paper;
 pub mod overlay_paper;
 pub mod scenarios;
+pub mod tally;
 pub mod tuf_report;
 
 use chart::Chart;
 use check::seeds_words;
-pub use check::{choose_alternatives, combine_seeds, Check, Outcome, Prefer};
+pub use check::{
+    choose_alternatives, combine_seeds, Basis, Check, Kind, Outcome, Prefer, Read, Side, Word,
+};
 pub use experiments::{find, Experiment, Sweep, Unstated, EXPERIMENTS};
+pub use tally::Tally;
 
 /// The seeds every verdict is judged over by default: the mean of eight runs, with their
 /// spread, so that a verdict does not rest on one seed's noise.
@@ -373,8 +377,8 @@ mod tests {
     /// Every experiment's verdicts are computed comparisons that can fail: each has a band
     /// with at least one finite end, our number is judged by it, and a number outside it is
     /// judged "departs". Fed wrong runs (every flow's throughput, packets and time series
-    /// scaled by 3 or 0.3 alternating between runs or between disciplines, or by a ramp
-    /// over the runs), every experiment with runs has a verdict that departs.
+    /// scaled by 3 or 0.3 alternating between runs, between disciplines or between flows,
+    /// or by a ramp over the runs), every experiment with runs has a verdict that departs.
     #[test]
     fn every_verdict_is_computed_and_can_fail() {
         let es: Vec<&Experiment> = EXPERIMENTS.iter().collect();
@@ -386,11 +390,16 @@ mod tests {
                 assert!(c.lo.is_finite() || c.hi.is_finite(), "{}: {c}", e.id);
                 assert!(c.ours.is_finite(), "{}: {c}", e.id);
                 assert!(
-                    !c.source.is_empty() && !c.tolerance.is_empty(),
+                    !c.source.is_empty() && !c.tolerance().is_empty(),
                     "{}: {c}",
                     e.id
                 );
                 assert_eq!(c.judge(c.wrong_number()), Outcome::Departs, "{}: {c}", e.id);
+                // Every band comes from its basis (the source's own range, our seeds'
+                // spread, or the one table of readings), none typed by hand.
+                if let Err(why) = c.provenance() {
+                    panic!("{}: {why}", e.id);
+                }
             }
             if results.is_empty() {
                 continue;
@@ -399,10 +408,13 @@ mod tests {
             // sweep), by discipline (breaks comparisons between disciplines), and by a ramp
             // over the runs (breaks shapes, such as a dip in the middle of a sweep).
             let order = |d: DisciplineKind| e.disciplines.iter().position(|&x| x == d).unwrap_or(0);
+            // A fourth scales alternate flows of every run (breaks fairness between flows,
+            // which no uniform scaling of a run moves).
             let caught = [
-                |i: usize, _: usize| if i.is_multiple_of(2) { 3.0 } else { 0.3 },
-                |_: usize, d: usize| if d.is_multiple_of(2) { 3.0 } else { 0.3 },
-                |i: usize, _: usize| (i + 1) as f64,
+                |i: usize, _: usize, _: usize| if i.is_multiple_of(2) { 3.0 } else { 0.3 },
+                |_: usize, d: usize, _: usize| if d.is_multiple_of(2) { 3.0 } else { 0.3 },
+                |i: usize, _: usize, _: usize| (i + 1) as f64,
+                |_: usize, _: usize, f: usize| if f.is_multiple_of(2) { 3.0 } else { 0.3 },
             ]
             .iter()
             .any(|scale| {
@@ -410,9 +422,9 @@ mod tests {
                     .iter()
                     .enumerate()
                     .map(|(i, r)| {
-                        let k = scale(i, order(r.discipline));
                         let mut report = r.report.clone();
-                        for f in &mut report.flows {
+                        for (j, f) in report.flows.iter_mut().enumerate() {
+                            let k = scale(i, order(r.discipline), j);
                             f.throughput_mbps *= k;
                             f.delivered_pkts = (f.delivered_pkts as f64 * k) as u64;
                             f.dropped_pkts = (f.dropped_pkts as f64 * k) as u64;

@@ -15,7 +15,7 @@ mod traffic;
 
 pub(crate) use latency::{table3, table4};
 pub(crate) use multiple_links::{fig6, weighted};
-pub(crate) use single_link::{fig3a, fig3b, fig4};
+pub(crate) use single_link::{fig3a, fig3b, fig4, range_ends};
 pub(crate) use traffic::{fig7, table1, table2};
 
 /// The UDP throughput (Mbit/s) the CSFQ paper reports for csfq-fig3b, per discipline;

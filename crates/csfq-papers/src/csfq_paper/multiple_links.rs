@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::chart::Series;
 use crate::common::*;
 use crate::csfne_thesis::fig6_published_mean;
-use crate::{Analysis, Check, RunResult};
+use crate::{Analysis, Check, RunResult, Side, Word};
 
 pub(crate) fn fig6(id: &str, results: &[RunResult]) -> Analysis {
     let udp = id == "csfq-fig6a";
@@ -47,74 +47,66 @@ pub(crate) fn fig6(id: &str, results: &[RunResult]) -> Analysis {
             .map(mean_of)
             .into_iter()
             .fold(f64::NEG_INFINITY, f64::max);
-        checks.push(Check::at_least(
+        checks.push(Check::ordering(
             "DRR's mean delivered fraction minus the best other's",
             SRC,
             mean_of(Drr) - others,
             "DRR best",
+            Side::AtLeast,
             0.0,
-            "none: an ordering",
         ));
-        let tol = "'reasonably well' read as at least 0.75 of the UDP's traffic delivered, mean over K (a fraction: at most 1)";
-        checks.push(Check::within(
+        checks.push(Check::reading(
             "CSFQ: mean delivered fraction over K",
             SRC,
             mean_of(Csfq),
             "reasonably well",
-            (0.75, 1.0),
-            tol,
+            Word::ReasonablyWell,
         ));
-        checks.push(Check::within(
+        checks.push(Check::reading(
             "FRED-1: mean delivered fraction over K",
             SRC,
             mean_of(Fred1),
             "reasonably well",
-            (0.75, 1.0),
-            tol,
+            Word::ReasonablyWell,
         ));
-        checks.push(Check::within(
+        checks.push(Check::reading(
             "FRED-2: mean delivered fraction over K",
             SRC,
             mean_of(Fred2),
             "reasonably well",
-            (0.75, 1.0),
-            tol,
+            Word::ReasonablyWell,
         ));
     } else {
         const SRC: &str = "CSFQ paper, Fig. 6(b)";
-        let tol = "'effective' read as at least half the fair share, mean over K";
-        checks.push(Check::at_least(
+        checks.push(Check::reading(
             "DRR: the TCP's mean normalized throughput over K",
             SRC,
             mean_of(Drr),
             "effective",
-            0.5,
-            tol,
+            Word::Effective,
         ));
-        checks.push(Check::at_least(
+        checks.push(Check::reading(
             "CSFQ: the TCP's mean normalized throughput over K",
             SRC,
             mean_of(Csfq),
             "effective",
-            0.5,
-            tol,
+            Word::Effective,
         ));
         let fred = mean_of(Fred1).max(mean_of(Fred2));
-        checks.push(Check::at_most(
+        checks.push(Check::reading(
             "the better FRED's mean over CSFQ's",
             SRC,
             fred / mean_of(Csfq),
             "FRED much worse",
-            0.5,
-            "'much worse' read as at most half of CSFQ's",
+            Word::MuchWorse,
         ));
-        checks.push(Check::at_most(
+        checks.push(Check::ordering(
             "the better of RED and FIFO minus the worse FRED, mean",
             SRC,
             mean_of(Red).max(mean_of(Fifo)) - mean_of(Fred1).min(mean_of(Fred2)),
             "RED and FIFO worst",
+            Side::AtMost,
             0.0,
-            "none: an ordering",
         ));
     }
     Analysis {
@@ -180,7 +172,7 @@ pub(crate) fn weighted(id: &str, results: &[RunResult]) -> Analysis {
     Analysis {
         header: ["flow", "weight", "route", "throughput Mbps", "weighted max-min Mbps", "vs max-min"].map(s).to_vec(),
         rows,
-        checks: vec![Check::at_most("the worst flow's deviation from its weighted max-min share, %", "CSFQ paper, Section 2.3 (weighted max-min)", worst * 100.0, "weighted max-min", 5.0, "5%: CSFQ's single-link precision in csfq-fig3a")],
+        checks: vec![Check::stated("the worst flow's deviation from its weighted max-min share, %", "CSFQ paper, Section 2.3 (weighted max-min), judged by its single-link precision on csfq-fig3a (every flow within -11% .. +5%)", worst * 100.0, "weighted max-min; the paper's precision on one link: every flow within -11% .. +5%", (-11.0, 5.0)).analysis()],
         notes: Vec::new(),
         chart,
         extra_charts: Vec::new(),

@@ -5,6 +5,7 @@ use csfq_sim::DisciplineKind;
 use serde_json::json;
 
 use super::*;
+use crate::check::{Read, Side, Word};
 use crate::common::*;
 use crate::{Analysis, Check, Prefer, RunResult};
 
@@ -39,22 +40,21 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
         checks.extend(fig3a_band_checks("CSFQ", SRC, c));
     }
     if let Some(d) = get(DisciplineKind::Drr) {
-        checks.push(Check::at_least(
+        checks.push(Check::reading(
             "DRR: Jain's index of throughput / fair share",
             SRC,
             d.report.jain_index,
             "fair",
-            0.995,
-            "'fair' read as Jain's index >= 0.995, what CSFQ's published -11% .. +5% spread gives",
+            Word::Fair,
         ));
         if let Some(f) = get(DisciplineKind::Fred2) {
-            checks.push(Check::at_least(
+            checks.push(Check::ordering(
                 "Jain's index, DRR minus FRED-2",
                 SRC,
                 d.report.jain_index - f.report.jain_index,
                 "FRED-2 less precise than DRR",
+                Side::AtLeast,
                 0.0,
-                "none: an ordering",
             ));
         }
     }
@@ -64,13 +64,12 @@ pub(crate) fn fig3a(results: &[RunResult]) -> Analysis {
         DisciplineKind::Fred1,
     ] {
         if let Some(r) = get(d) {
-            checks.push(Check::at_least(
+            checks.push(Check::reading(
                 format!("{d}: Jain's index of throughput / offered rate"),
                 SRC,
                 proportionality(r),
                 "share proportional to rate",
-                0.95,
-                "'proportional' read as Jain's index of throughput/offered >= 0.95 (1 when every flow gets the same fraction of what it sends)",
+                Word::Proportional,
             ));
         }
     }
@@ -118,15 +117,16 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         let what = format!("{}: the UDP's throughput, Mbps", r.discipline);
         let fred = matches!(r.discipline, DisciplineKind::Fred1 | DisciplineKind::Fred2);
         match fig3b_published_udp(r.discipline).filter(|_| !fred) {
-            Some((v, true)) => checks.push(Check::at_least(
+            Some((v, true)) => checks.push(Check::stated(
                 what,
                 FIG3B,
                 udp,
                 paper.clone(),
-                v,
-                "none: the paper's own bound",
+                (v, f64::INFINITY),
             )),
-            Some((v, false)) => checks.push(Check::relative(what, FIG3B, udp, v, 0.10)),
+            Some((v, false)) => {
+                checks.push(Check::noise(what, FIG3B, udp, v, Read::printed(&paper)))
+            }
             None => {}
         }
         rows.push(vec![
@@ -148,12 +148,12 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
     {
         if let Some((v, _)) = fig3b_published_udp(r.discipline) {
             checks.push(
-                Check::relative(
+                Check::noise(
                     format!("{}: the UDP's throughput, Mbps", r.discipline),
                     "CSFQ paper, Fig. 3(b) and Section 3 ('the version of FRED which performed better')",
                     r.report.flows[0].throughput_mbps,
                     v,
-                    0.10,
+                    Read::printed(&v.to_string()),
                 )
                 .alternative(
                     "FRED, the better of FRED-1 and FRED-2 (the one leaving the UDP less): the UDP's throughput, Mbps",
@@ -168,7 +168,7 @@ pub(crate) fn fig3b(results: &[RunResult]) -> Analysis {
         } else if c.what.starts_with("drr") {
             "with ns-2's DRR (the longest queue's head dropped, queue/drr.cc) the UDP got 0.383 Mbps on the mean of seeds 1-8 and each TCP timed out about 9.4 times in 10 s; with its tail pushed out (`[drr] drop_from = \"tail\"`, this project's DRR before) 0.454 and 14-15 times"
         } else if c.what.starts_with("csfq") {
-            "the UDP gets about 20% more than published, at every seed. With a 0.31 Mbps share and a ~57 ms RTT a TCP has about two segments in flight, too few for fast retransmit, and while a TCP waits out its timer the UDP takes the slack: ours time out 21-30 times each in 10 s (seeds 1-8). This is not the TCPs alone: under ns-2's DRR (head drop), which matches the paper here (0.383), the same TCPs time out about 9.4 times each; CSFQ's drops cost them more timeouts, a cause not yet found (the paper does not give its TCPs' timer settings)"
+            "the UDP gets about 20% more than published, at every seed. Traced packet by packet (seed 1, after the first second), with no departure of ours from the paper's algorithm found (Eq. (3) labels with the estimate updated by the packet itself, as its Fig. 2; the drop on the incoming label; alpha = alpha C / F per K_c; the overflow amendment; checked line by line): the UDP gets about alpha (0.42 Mbps on the mean), so its share is C less what the TCPs get accepted. A TCP's window arrives at the edge back to back, and Eq. (3) adds about l/K = 80 kbit/s (a quarter of the share) for each packet of it, so a window of 4-5 segments climbs from about 0.41 to 0.83 Mbps of label against alpha 0.42: the TCPs' labels average 0.47 Mbps where they send 0.37, a CSFQ drop falls on the 1st to 5th packet of a burst with probability 9%, 14%, 26%, 41%, 47%, 45% of the drops are a burst's last packet (no duplicate ACKs follow) and 79% of the timeouts follow two or more drops in one window. The queue is short (median 26 KB, RTT about 27 ms), so one more segment of window is the whole share and each TCP overshoots alpha whenever it grows. Probes over seeds 1-8: the edge's K at 200 ms gives the UDP 0.372 (500 ms: 0.335) with the timeouts unchanged (26.5, 25.3 per TCP), but the paper states K = 100 ms here; K_alpha or K_c at 50-200 ms, no access links, or the label taken before the update (0.529) do not bring it toward 0.361. What ns-2's TCPs did that ours do not (how bunched their windows reached the edge, which Eq. (3) sums when they arrive at one instant) is the likeliest remaining difference; the paper does not give it. Under ns-2's DRR (head drop) the same TCPs time out about 9.4 times each and the UDP gets 0.383, against the paper's 0.396"
         } else if c.what.starts_with("fred") {
             "our FRED-1 holds the UDP below the published 1.8 and FRED-2 above it: the paper's 1.8 lies between our two variants, and it gives neither FRED's parameters beyond the thresholds nor which of its variants performed better in this run"
         } else {
@@ -235,30 +235,28 @@ pub(crate) fn fig4(results: &[RunResult]) -> Analysis {
     let mut checks = Vec::new();
     if let Some(drr) = get(DisciplineKind::Drr) {
         let upto22: Vec<(f64, f64)> = drr.iter().copied().filter(|p| p.0 <= 22.0).collect();
-        checks.push(Check::at_least(
+        checks.push(Check::reading(
             "DRR: the TCP's lowest normalized throughput for N <= 22",
             SRC,
             min(&upto22),
             "good up to N ~ 22",
-            0.9,
-            "'good' read as at least 0.9 of the fair share",
+            Word::Good,
         ));
-        checks.push(Check::at_most(
+        checks.push(Check::reading(
             "DRR: the TCP's normalized throughput at N = 32",
             SRC,
             at(drr, 32.0),
             "falls after N ~ 22 (the TCP has < 3 buffers)",
-            0.75,
-            "'falls' read as at most 0.75 of the fair share",
+            Word::Falls,
         ));
         if let Some(csfq) = get(DisciplineKind::Csfq) {
-            checks.push(Check::at_least(
+            checks.push(Check::ordering(
                 "CSFQ minus DRR at N = 32, normalized",
                 SRC,
                 at(csfq, 32.0) - at(drr, 32.0),
                 "CSFQ beats DRR for large N",
+                Side::AtLeast,
                 0.0,
-                "none: an ordering",
             ));
         }
     }
@@ -270,26 +268,18 @@ pub(crate) fn fig4(results: &[RunResult]) -> Analysis {
                     .zip(fred)
                     .map(|(c, f)| c.1 - f.1)
                     .fold(f64::INFINITY, f64::min);
-                checks.push(Check::at_least(format!("CSFQ minus {d}, lowest over N, normalized"), SRC, worst, "CSFQ >= FRED over the whole range", -0.05, "0.05: one run's noise at small N, where both keep the TCP near 0.9").note_if_departs("at small N both FREDs keep the TCP a little higher than CSFQ does (N = 2: 0.89 against 0.85 in seed 1, 0.95 against 0.88..0.90 in seeds 2-4); the paper's claim holds from N = 16 on; not investigated further"));
+                checks.push(Check::ordering(format!("CSFQ minus {d}, lowest over N, normalized"), SRC, worst, "CSFQ >= FRED over the whole range", Side::AtLeast, 0.0).note_if_departs("at small N both FREDs keep the TCP a little higher than CSFQ does (N = 2: 0.89 against 0.85 in seed 1, 0.95 against 0.88..0.90 in seeds 2-4); the paper's claim holds from N = 16 on; not investigated further"));
             }
         }
-        const TUF: &str = "TUF report, Fig. 10 (CSFQ curve)";
-        let tol = "0.03 of the fair share: one run's noise (the same N varies by up to 0.05 between seeds)";
-        checks.push(Check::at_least(
-            "CSFQ: the TCP's lowest normalized throughput over N",
-            TUF,
+        // "Between 55% and 90%": the curve's two ends, each judged from both sides (a
+        // CSFQ at 0.8 for every N does not pass).
+        checks.extend(range_ends(
+            "CSFQ",
+            "TUF report, Fig. 10 (CSFQ curve)",
             min(csfq),
-            "55-90% of the fair share",
-            0.52,
-            tol,
-        ));
-        checks.push(Check::at_most(
-            "CSFQ: the TCP's highest normalized throughput over N",
-            TUF,
             max(csfq),
+            (0.55, 0.90),
             "55-90% of the fair share",
-            0.93,
-            tol,
         ));
     }
     Analysis {
@@ -309,4 +299,35 @@ pub(crate) fn fig4(results: &[RunResult]) -> Analysis {
             .map(|(d, p)| json!({"discipline": d.name(), "normalized_tcp": p}))
             .collect::<Vec<_>>()),
     }
+}
+
+/// A published range a curve spans ("between 55% and 90%"), as two noise verdicts: the
+/// curve's lowest point near the range's lower end and its highest near the upper, each
+/// from both sides, read to the whole percent the text prints.
+pub(crate) fn range_ends(
+    who: &str,
+    source: &'static str,
+    lowest: f64,
+    highest: f64,
+    (lo, hi): (f64, f64),
+    published: &str,
+) -> [Check; 2] {
+    [
+        Check::noise(
+            format!("{who}: the TCP's lowest normalized throughput over N"),
+            source,
+            lowest,
+            lo,
+            Read::Printed(0.01),
+        )
+        .with_published(published),
+        Check::noise(
+            format!("{who}: the TCP's highest normalized throughput over N"),
+            source,
+            highest,
+            hi,
+            Read::Printed(0.01),
+        )
+        .with_published(published),
+    ]
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::common::*;
-use crate::{Analysis, Check, RunResult};
+use crate::{Analysis, Check, Read, RunResult};
 
 /// may-fig5 and may-fig7: Jain's index per discipline against the published one.
 pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
@@ -56,21 +56,21 @@ pub(crate) fn fairness(id: &str, results: &[RunResult]) -> Analysis {
             "early_drops": own, "overflow_drops": overflow}));
         if let Some(p) = published(r.discipline) {
             let c = if r.discipline == Ared {
-                Check::relative(
+                Check::noise(
                     format!("{}: Jain's index", paper_name(r.discipline)),
                     source,
                     j,
                     p,
-                    0.15,
+                    Read::Printed(0.001),
                 )
                 .note("RED's index depends on parameters the paper does not give; ours are adaptive RED's automatic ones")
             } else {
-                let c = Check::near(
+                let c = Check::noise(
                     format!("{}: Jain's index", paper_name(r.discipline)),
                     source,
                     j,
                     p,
-                    0.03,
+                    Read::Printed(0.001),
                 );
                 if fig7 && r.discipline == Drr {
                     c.note_if_departs(

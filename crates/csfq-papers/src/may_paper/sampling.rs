@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::chart::{Chart, Series};
 use crate::common::*;
 use crate::scenarios::models::{may_sampling, MAY_MODEL_S0, MAY_MODEL_SHAPES};
-use crate::{Analysis, Check};
+use crate::{Analysis, Check, Read, Word};
 
 /// Flows per (shape, S0) in may-fig2's simulation: enough for the lossless share to
 /// within 0.001 (its binomial standard error is below 0.0004).
@@ -73,34 +73,41 @@ pub(crate) fn fig2() -> Analysis {
     let mut checks = Vec::new();
     for (s0, bits, lossless) in &by_s0 {
         if *s0 == 1000.0 {
-            checks.push(Check::within(
-                "table memory per flow at S0 = 1000, bits (mean over shapes 1.1..2)",
+            checks.push(Check::reading(
+                "table memory per flow at S0 = 1000 over the published 1 bit (mean over shapes 1.1..2)",
                 FIG2,
                 mean(bits),
                 "about 1 bit per flow",
-                (0.5, 2.0),
-                "'about' read as within a factor of 2",
+                Word::About,
             ));
         }
         let bound = if *s0 >= 1000.0 { 0.99 } else { 0.98 };
-        checks.push(Check::at_least(
-            format!("lossless share of short flows at S0 = {s0}, lowest over shapes"),
-            FIG2,
-            min(lossless),
-            format!(
+        // The lowest share is of FIG2_FLOWS sampled flows: its binomial standard error.
+        let low = min(lossless);
+        checks.push(
+            Check::noise(
+                format!("lossless share of short flows at S0 = {s0}, lowest over shapes"),
+                FIG2,
+                low,
+                bound,
+                Read::Exact,
+            )
+            .analytic()
+            .at_least()
+            .our_se((low * (1.0 - low) / f64::from(FIG2_FLOWS)).sqrt())
+            .with_published(format!(
                 "> {bound} for S0 >= {}",
                 if *s0 >= 1000.0 { 1000 } else { 500 }
-            ),
-            bound - 0.001,
-            "0.001: the simulation's sampling error",
-        ));
-        checks.push(Check::at_most(
-            format!("table memory per flow at S0 = {s0}, bits, largest over shapes"),
+            )),
+        );
+        // Fig. 2's 1.6 bits at S0 = 500, scaled by 500/S0 (memory falls as 1/S0 for flows
+        // far below S0): ours over it, "at most about".
+        checks.push(Check::reading(
+            format!("table memory per flow at S0 = {s0}, bits, largest over shapes, over Fig. 2's 1.6 bits at S0 = 500 scaled by 500/S0"),
             FIG2,
-            max(bits),
+            max(bits) / (1.6 * 500.0 / s0),
             "at most about 1.6 bits (Fig. 2's scale, S0 = 500)",
-            1.6 * 500.0 / s0 * 1.1,
-            "Fig. 2's 1.6 bits at S0 = 500, scaled by 500/S0 (memory falls as 1/S0 for flows far below S0), plus 10%",
+            Word::About,
         ));
     }
     Analysis {

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::*;
 use crate::chart::{Chart, Series};
 use crate::common::*;
-use crate::{Analysis, Check, RunResult};
+use crate::{Analysis, Check, Read, RunResult, Side, Word};
 
 /// may-fig9: flow completion times of the short transfers.
 pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
@@ -67,12 +67,12 @@ pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
     let mut checks: Vec<Check> = means
         .iter()
         .filter_map(|&(d, m, _)| {
-            let c = Check::relative(
+            let c = Check::noise(
                 format!("{}: mean FCT of the short transfers, s", paper_name(d)),
                 FIG9,
                 m,
                 published(d)?,
-                0.3,
+                Read::Printed(0.01),
             )
             .with_published(format!("{} s", published(d)?));
             Some(match (&may_note, d) {
@@ -85,26 +85,25 @@ pub(crate) fn fig9(results: &[RunResult]) -> Analysis {
         })
         .collect();
     for (other, name) in [(Ared, "RED's"), (Drr, "DRR's")] {
-        checks.push(Check::at_most(
+        checks.push(Check::reading(
             format!("MAY's mean FCT over {name}"),
             FIG9,
             mean_of(May) / mean_of(other),
             format!(
-                "{:.2} (1.72 s against {})",
+                "far below: {:.2} (1.72 s against {})",
                 1.72 / published(other).expect("published"),
                 published(other).expect("published")
             ),
-            0.5,
-            "'far below' read as at most half",
+            Word::MuchWorse,
         ));
     }
-    checks.push(Check::at_most(
+    checks.push(Check::ordering(
         "LAS's mean FCT over MAY's",
         FIG9,
         mean_of(Las) / mean_of(May),
-        "0.73 (1.26 s against 1.72 s)",
+        "LAS at least as fast: 0.73 (1.26 s against 1.72 s)",
+        Side::AtMost,
         1.0,
-        "LAS, the stateful scheme, at least as fast",
     ));
     Analysis {
         header: [

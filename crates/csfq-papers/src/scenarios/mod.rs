@@ -14,6 +14,12 @@ pub use models::ONOFF_PERIODS_MS;
 
 /// `scenarios/csfq-fig3a.toml`.
 pub const CSFQ_FIG3A: &str = include_str!("../../../../scenarios/csfq-fig3a.toml");
+/// csfq-fig3a as the CS-FNE thesis's Table 1 runs it: ns-2's DRR hashes flows into
+/// buckets (`buckets_`, queue/drr.cc); the thesis states none, so one per flow (32).
+pub const CSFNE_TABLE1: &str = concat!(
+    include_str!("../../../../scenarios/csfq-fig3a.toml"),
+    "\n# CS-FNE thesis, Table 1: ns-2's DRR hashes flows into buckets; one per flow.\n[drr]\nbuckets = 32\n"
+);
 /// `scenarios/csfq-fig3b.toml`.
 pub const CSFQ_FIG3B: &str = include_str!("../../../../scenarios/csfq-fig3b.toml");
 /// `scenarios/csfq-fig4.toml`.
