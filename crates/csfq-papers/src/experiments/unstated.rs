@@ -184,6 +184,69 @@ const ACCESS_RATE: Unstated = Unstated {
     },
 };
 
+/// The TCP senders' window cap in the CSFQ paper's and the TUF report's experiments (ns-2
+/// both): ours 64 segments; ns-2's own default `window_` is 20.
+const TCP_WINDOW_NS2: Unstated = Unstated {
+    name: "TCP window cap, segments",
+    rule: "64 segments (the papers give none); ns-2's default window_ is 20",
+    ours: 64.0,
+    others: &[20.0],
+    apply: |s, v| s.tcp.max_window_segments = v as u32,
+};
+
+/// The access links of the CSFQ paper's single-link experiments: ours 100 Mbps, ten times
+/// the bottleneck; faster ones deliver a window more bunched.
+const ACCESS_RATE_CSFQ: Unstated = Unstated {
+    name: "access link rate, Mbps",
+    rule: "100 Mbps, ten times the 10 Mbps bottleneck (the paper gives none)",
+    ours: 100.0,
+    others: &[1000.0],
+    apply: |s, v| {
+        for f in &mut s.flows {
+            if let Some(a) = &mut f.get_mut().access {
+                a.rate_mbps = v;
+            }
+        }
+    },
+};
+
+/// FRED's `minq` (Lin and Morris): the packets a flow may always queue.
+const FRED_MINQ: Unstated = Unstated {
+    name: "FRED minq, packets",
+    rule: "2, Lin and Morris's value for small buffers (they use 4 for larger ones; the paper gives none)",
+    ours: 2.0,
+    others: &[1.0, 4.0],
+    apply: |s, v| s.fred.min_q_packets = v as u32,
+};
+
+/// How long csfq-table1 runs: its source "sent 6758 packets", about 100 s at its duty cycle.
+const RUN_LENGTH_TABLE1: Unstated = Unstated {
+    name: "run length, s",
+    rule:
+        "100 s: the ON-OFF source's 6758 packets at its 5% duty cycle (the paper gives no length)",
+    ours: 100.0,
+    others: &[50.0, 200.0],
+    apply: |s, v| s.duration_s = v,
+};
+
+/// CS-FNE's Time Sliding Window at the edge.
+const CSFNE_WINDOW: Unstated = Unstated {
+    name: "CS-FNE edge window, ms",
+    rule: "100 ms, CSFQ's K (the thesis gives none)",
+    ours: 100.0,
+    others: &[50.0, 200.0],
+    apply: |s, v| s.csfne.win_ms = v,
+};
+
+/// CS-FNE's queue below which the core drops nothing.
+const CSFNE_TARGET: Unstated = Unstated {
+    name: "CS-FNE queue target, bytes",
+    rule: "16 KB, RED's first threshold (the thesis gives none)",
+    ours: 16_000.0,
+    others: &[8_000.0, 32_000.0],
+    apply: |s, v| s.csfne.target_bytes = v as u32,
+};
+
 /// Whether buffer overflows count in a MAY flow's `ND`: the pseudocode (Fig. 1) counts only
 /// MAY's own drops, the prose "the number of dropped packets from the flow".
 const MAY_OVERFLOW_IN_ND: Unstated = Unstated {
@@ -258,9 +321,22 @@ fn spread_starts(s: &mut ScenarioFile, v: f64) {
 /// The unstated parameters of an experiment (none for most).
 pub fn unstated(id: &str) -> &'static [Unstated] {
     match id {
-        "csfq-fig3b" => &[RED_MAX_P, TCP_TICK, TCP_TIMER],
-        "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP],
-        "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER],
+        "csfq-fig3a" => &[ACCESS_RATE_CSFQ, FRED_MINQ],
+        "csfq-fig3b" => &[
+            RED_MAX_P,
+            TCP_TICK,
+            TCP_TIMER,
+            TCP_WINDOW_NS2,
+            ACCESS_RATE_CSFQ,
+            FRED_MINQ,
+        ],
+        "csfq-fig4" => &[TCP_WINDOW_NS2],
+        "csfq-fig7" => &[TCP_WINDOW_NS2],
+        "csfq-table1" => &[RUN_LENGTH_TABLE1],
+        "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP, TCP_WINDOW_NS2],
+        "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER, TCP_WINDOW_NS2],
+        "tuf-fig12a" => &[TCP_WINDOW_NS2],
+        "csfne-table1" => &[CSFNE_WINDOW, CSFNE_TARGET],
         "may-fig5" => &[
             MAY_BUFFER,
             TCP_WINDOW,
@@ -272,7 +348,8 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND, DRR_BUCKETS],
         // The thesis states RED's buffer and thresholds, not max_p.
-        "csfne-table2" | "csfne-table6" => &[RED_MAX_P],
+        "csfne-table2" => &[RED_MAX_P],
+        "csfne-table6" => &[RED_MAX_P, CSFNE_WINDOW, CSFNE_TARGET],
         "overlay-fig6" => &[LINK_DELAY],
         "overlay-fig7" => &[START_SPREAD, LOOP_BUFFER],
         "overlay-fig9" => &[ASSURED_ON_INGRESS],
