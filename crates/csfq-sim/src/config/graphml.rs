@@ -39,6 +39,62 @@ use super::{LinkSpec, ScenarioError};
 /// tens of kilobytes).
 pub const MAX_GRAPHML_BYTES: u64 = super::MAX_FILE_BYTES;
 
+/// The deepest nesting of elements read: GraphML nests five deep (graphml, graph, node or
+/// edge, data, and a value's markup); a file far deeper is not a topology, and a parser or
+/// a walk over it must not run out of stack.
+pub const MAX_GRAPHML_DEPTH: usize = 64;
+
+/// Where an XML text's elements first nest deeper than `max`, as (line, column), 1-based;
+/// `None` if they never do. Comments, CDATA sections, processing instructions and
+/// declarations are skipped; an empty element (`<a/>`) opens nothing. Only a bound, checked
+/// before the parser sees the text: a malformed file is the parser's to report.
+fn nesting_beyond(text: &str, max: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    let skip_to = |from: usize, end: &[u8]| {
+        b[from..]
+            .windows(end.len())
+            .position(|w| w == end)
+            .map_or(b.len(), |k| from + k + end.len())
+    };
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"<!--") {
+            i = skip_to(i + 4, b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = skip_to(i + 9, b"]]>");
+        } else if rest.starts_with(b"<?") {
+            i = skip_to(i + 2, b"?>");
+        } else if rest.starts_with(b"<!") {
+            i = skip_to(i + 2, b">");
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            i = skip_to(i + 2, b">");
+        } else {
+            let end = skip_to(i + 1, b">");
+            let empty = end >= 2 && b[end - 2] == b'/';
+            if !empty {
+                depth += 1;
+                if depth > max {
+                    let line = 1 + b[..i].iter().filter(|&&c| c == b'\n').count();
+                    let col = 1 + i
+                        - b[..i]
+                            .iter()
+                            .rposition(|&c| c == b'\n')
+                            .map_or(0, |p| p + 1);
+                    return Some((line, col));
+                }
+            }
+            i = end;
+        }
+    }
+    None
+}
+
 /// A scenario's `[graphml]` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,6 +219,11 @@ impl GraphmlSpec {
         }
         let text = {
             use std::io::Read as _;
+            // Only a regular file: a FIFO or a device would block the read or never end.
+            let meta = std::fs::metadata(&path).map_err(|e| whole(format!("cannot read: {e}")))?;
+            if !meta.is_file() {
+                return Err(whole("not a regular file".to_string()));
+            }
             let f = std::fs::File::open(&path).map_err(|e| whole(format!("cannot read: {e}")))?;
             let mut s = String::new();
             f.take(MAX_GRAPHML_BYTES + 1)
@@ -176,6 +237,17 @@ impl GraphmlSpec {
             }
             s
         };
+        if let Some((line, column)) = nesting_beyond(&text, MAX_GRAPHML_DEPTH) {
+            return Err(ScenarioError {
+                file: path.clone(),
+                line,
+                column,
+                field: None,
+                message: format!(
+                    "elements nest deeper than {MAX_GRAPHML_DEPTH}: not a topology (nesting too deep)"
+                ),
+            });
+        }
         let doc = roxmltree::Document::parse(&text).map_err(|e| {
             let p = e.pos();
             ScenarioError {
@@ -402,6 +474,60 @@ mod tests {
             ..spec()
         }
         .read(&dir.join("s.toml"))
+    }
+
+    /// A file nested 20 000 deep (which overflowed the stack and killed the process, or the
+    /// Python interpreter that ran it) is refused at the element that goes too deep, with
+    /// its line and column; comments, CDATA and empty elements do not count; a GraphML
+    /// file's own depth passes.
+    #[test]
+    fn nesting_too_deep_is_an_error_not_a_crash() {
+        let n = 20_000;
+        let xml = format!(
+            "<graphml>\n{}{}</graphml>",
+            "<a>".repeat(n),
+            "</a>".repeat(n)
+        );
+        let e = read(&xml).unwrap_err();
+        assert!(e.message.contains("nesting too deep"), "{e}");
+        // <graphml> is depth 1 on line 1; the 64th <a> (depth 65) starts at column 190
+        // of line 2.
+        assert_eq!((e.line, e.column), (2, 1 + 3 * 63));
+        assert_eq!(
+            nesting_beyond("<a><!-- <b><c> --><![CDATA[<d><e>]]><f/><?x <g>?></a>", 1),
+            None
+        );
+        assert_eq!(nesting_beyond("<a><b></b></a>", 1), Some((1, 4)));
+        assert_eq!(
+            nesting_beyond(
+                &format!("{HEAD}<node id=\"0\"><data key=\"d0\">x</data></node></graph></graphml>"),
+                4
+            ),
+            None
+        );
+    }
+
+    /// A GraphML path that is a FIFO is refused at once (it used to block the run for
+    /// ever).
+    #[test]
+    fn a_fifo_is_not_read() {
+        let dir = std::env::temp_dir().join(format!("csfq-graphml-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("f.graphml");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("SKIPPED a_fifo_is_not_read: mkfifo unavailable");
+            return;
+        }
+        let e = GraphmlSpec {
+            file: "f.graphml".into(),
+            ..spec()
+        }
+        .read(&dir.join("s.toml"))
+        .unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     const HEAD: &str = r#"<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
