@@ -23,8 +23,12 @@ pub struct FileStore {
     dir: PathBuf,
     /// This program's identity.
     build: u64,
-    /// Runs taken from the directory.
+    /// Runs taken from the directory that an earlier invocation left there.
     pub reused: AtomicUsize,
+    /// Runs taken that this invocation itself kept (experiments that share a run).
+    pub shared: AtomicUsize,
+    /// The keys of the runs an earlier invocation left, as the store opened.
+    left: std::collections::HashSet<u64>,
     /// Runs simulated (and kept).
     pub made: AtomicUsize,
 }
@@ -45,19 +49,37 @@ impl FileStore {
     /// The store under `out`; runs another build left there are removed.
     pub fn open(out: &Path) -> std::io::Result<Self> {
         let dir = out.join(RUNS_DIR);
+        // Only a directory of its own: a symbolic link (or a file) in its place would have
+        // the clean-up below, and the removal once the report is out, delete what it
+        // points to.
+        if let Ok(m) = std::fs::symlink_metadata(&dir) {
+            if !m.is_dir() {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a directory csfq made (a symbolic link or a file): remove it",
+                    dir.display()
+                )));
+            }
+        }
         std::fs::create_dir_all(&dir)?;
-        let store = FileStore {
+        let mut store = FileStore {
             dir,
             build: build_identity(),
             reused: AtomicUsize::new(0),
+            shared: AtomicUsize::new(0),
             made: AtomicUsize::new(0),
+            left: std::collections::HashSet::new(),
         };
         // Runs of another build, and files an interrupted write left half done.
         let mine = format!("{:016x}-", store.build);
+        // Anything but a regular file (a FIFO, a device, a link) is not a run csfq wrote:
+        // opened, a FIFO would block the run for ever.
         for e in std::fs::read_dir(&store.dir)?.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !name.starts_with(&mine) || !name.ends_with(".cbor") {
+            let regular = e.file_type().is_ok_and(|t| t.is_file());
+            if !regular || !name.starts_with(&mine) || !name.ends_with(".cbor") {
                 let _ = std::fs::remove_file(e.path());
+            } else if let Ok(key) = u64::from_str_radix(&name[mine.len()..name.len() - 5], 16) {
+                store.left.insert(key);
             }
         }
         Ok(store)
@@ -86,10 +108,21 @@ impl FileStore {
 impl RunStore for FileStore {
     fn get(&self, key: u64) -> Option<RunResult> {
         let path = self.path(key);
+        // A regular file only (see `open`): what else appears meanwhile is not taken.
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
         let f = std::fs::File::open(&path).ok()?;
         match ciborium::from_reader(std::io::BufReader::new(f)) {
             Ok(run) => {
-                self.reused.fetch_add(1, Ordering::Relaxed);
+                // Left by an earlier invocation, or kept by this one for another
+                // experiment with the same run: only the first is "taken again".
+                let count = if self.left.contains(&key) {
+                    &self.reused
+                } else {
+                    &self.shared
+                };
+                count.fetch_add(1, Ordering::Relaxed);
                 Some(run)
             }
             Err(_) => {
@@ -118,6 +151,48 @@ impl RunStore for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO named like a kept run is removed when the store opens, and one made after is
+    /// not opened (either used to hang `reproduce --all`); a `.runs` that is a symbolic
+    /// link is refused, and what it points to is left as it was.
+    #[test]
+    fn only_regular_files_are_runs_and_runs_is_no_link() {
+        let out = std::env::temp_dir().join(format!("csfq-store-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join(RUNS_DIR)).unwrap();
+        let mkfifo = |p: &Path| {
+            std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let build = build_identity();
+        let early = out
+            .join(RUNS_DIR)
+            .join(format!("{build:016x}-{:016x}.cbor", 1));
+        if !mkfifo(&early) {
+            eprintln!("SKIPPED only_regular_files_are_runs_and_runs_is_no_link: no mkfifo");
+            return;
+        }
+        let store = FileStore::open(&out).unwrap();
+        assert!(!early.exists(), "the FIFO is removed");
+        assert!(mkfifo(&store.path(2)));
+        assert!(store.get(2).is_none(), "a FIFO is not opened");
+        drop(store);
+        // A symbolic link in the place of .runs.
+        let elsewhere = out.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("keep.txt"), "mine").unwrap();
+        std::fs::remove_dir_all(out.join(RUNS_DIR)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join(RUNS_DIR)).unwrap();
+        let err = FileStore::open(&out).err().expect("a link is refused");
+        assert!(
+            err.to_string().contains("not a directory csfq made"),
+            "{err}"
+        );
+        assert!(elsewhere.join("keep.txt").exists());
+        let _ = std::fs::remove_dir_all(&out);
+    }
 
     /// A run written and read back is the same run (the links' sojourn histograms, which
     /// no analysis reads, aside): the runs at one seed of experiments with every kind of
@@ -161,7 +236,14 @@ mod tests {
             }
             assert_eq!(&back, r);
         }
-        assert_eq!(store.reused.load(Ordering::Relaxed), runs.len());
+        // Kept by this same store: shared, not taken from an earlier invocation.
+        assert_eq!(store.shared.load(Ordering::Relaxed), runs.len());
+        assert_eq!(store.reused.load(Ordering::Relaxed), 0);
+        // A second invocation over the same directory takes them as left by the first.
+        let again = FileStore::open(&dir).unwrap();
+        assert!(again.get(1).is_some());
+        assert_eq!(again.reused.load(Ordering::Relaxed), 1);
+        assert_eq!(again.shared.load(Ordering::Relaxed), 0);
         // A damaged file is not a run: it is dropped and the run simulated again.
         std::fs::write(store.path(0), b"not cbor").unwrap();
         assert!(store.get(0).is_none());
