@@ -113,13 +113,16 @@ def run(
     (``file``, ``line``, ``column``, ``field``, ``message``). A run estimated to take more
     than a day (from each flow's share, packet size and duration, as ``csfq run`` does)
     raises :class:`SimulationError` before it starts, unless ``long=True``."""
+    # A flag, not a truth value: run(long="False") must not enable a week-long run.
+    if not isinstance(long, bool):
+        raise TypeError(f"long is True or False, not {long!r}")
     text, name = load_scenario(scenario, **overrides)
     if seed is not None:
         try:
             seed = _seed(seed)
         except (TypeError, ValueError) as e:
             raise _scenario_error(name, "seed", str(e)) from None
-    data = json.loads(_csfq.run(text, name, discipline, seed, bool(long)))
+    data = json.loads(_csfq.run(text, name, discipline, seed, long))
     flows = _flows_frame(data["flows"])
     links = _links_frame(data["links"])
     series = _series_frame(data, links)

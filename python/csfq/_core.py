@@ -81,6 +81,10 @@ def load_scenario(scenario: Scenario, **overrides: Any) -> tuple:
         raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
     if not overrides and text is not None:
         return text, name
+    for k, v in overrides.items():
+        # TOML has no null: a None would fail in the serializer, far from the override.
+        if v is None:
+            raise _scenario_error(name, k, f"override `{k}`: None is not a value (TOML has none)")
     if doc is None:
         # tomlkit keeps the file's layout: an error in the result is on the line it is on
         # in the file, an overridden value where the file has it.

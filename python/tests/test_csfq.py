@@ -160,6 +160,27 @@ def test_overrides_by_dotted_path_and_keyword():
         assert e.value.field == "seed", bad
 
 
+def test_hostile_arguments_are_clear_errors(tmp_path):
+    # A string is not a flag: "False" used to enable a long run.
+    with pytest.raises(TypeError, match="long is True or False"):
+        csfq.run(three_udp(), long="False")
+    # None overrides nothing: a ScenarioError naming the field, not the serializer's error.
+    with pytest.raises(csfq.ScenarioError, match="None is not a value") as e:
+        csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=None)
+    assert e.value.field == "duration_s"
+    # A GraphML file nested 20 000 deep used to overflow the stack and kill the
+    # interpreter: an error at the element that goes too deep.
+    n = 20000
+    (tmp_path / "deep.graphml").write_text("<graphml>" + "<a>" * n + "</a>" * n + "</graphml>")
+    scenario = tmp_path / "deep.toml"
+    scenario.write_text(
+        'name = "deep"\nduration_s = 1.0\n[graphml]\nfile = "deep.graphml"\n'
+        '[[flow]]\nkind = "udp"\nfrom = "a"\nto = "b"\nrate_mbps = 1\n'
+    )
+    with pytest.raises(csfq.ScenarioError, match="nesting too deep"):
+        csfq.run(scenario)
+
+
 def test_an_overridden_file_keeps_its_lines(tmp_path):
     # An error in a file run with overrides is on the line the file has it on (the text
     # used to be written anew, and the line moved).
