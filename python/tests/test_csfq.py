@@ -174,7 +174,7 @@ def test_hostile_arguments_are_clear_errors(tmp_path):
     (tmp_path / "deep.graphml").write_text("<graphml>" + "<a>" * n + "</a>" * n + "</graphml>")
     scenario = tmp_path / "deep.toml"
     scenario.write_text(
-        'name = "deep"\nduration_s = 1.0\n[graphml]\nfile = "deep.graphml"\n'
+        'name = "deep"\nduration_s = 1.0\ndiscipline = "fifo"\n[graphml]\nfile = "deep.graphml"\n'
         '[[flow]]\nkind = "udp"\nfrom = "a"\nto = "b"\nrate_mbps = 1\n'
     )
     with pytest.raises(csfq.ScenarioError, match="nesting too deep"):
