@@ -1612,7 +1612,8 @@ fn dp_bench_reports_each_attached_program() {
 /// Deleting a namespace without detaching leaves its pins: `csfq dp stats` marks that
 /// attachment stale (before, it showed a core with its numbers frozen, as if alive), the
 /// exporter leaves it out, `csfq dp detach --stale` removes it and nothing else, and
-/// `--netns NAME stats` shows that namespace's attachments only.
+/// `--netns NAME stats` shows that namespace's attachments only, as `--netns NAME detach
+/// --stale` removes only that namespace's (it used to remove every namespace's).
 #[test]
 fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
     if !runnable("a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes") {
@@ -1669,6 +1670,26 @@ fn a_deleted_namespace_leaves_a_stale_attachment_that_detach_stale_removes() {
     assert_eq!(stale[0]["scope"], c.as_str());
     let text = Command::new(CSFQ).args(["dp", "stats"]).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("STALE"));
+    // Under another namespace's --netns, detach --stale is that namespace's only: the
+    // stale core (the deleted namespace's) stays.
+    let o = net.csfq("e", &["detach", "--stale"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("csfq has no stale attachment"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let still = ours(
+        &Command::new(CSFQ)
+            .args(["dp", "stats", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        still.iter().filter(|s| s["stale"] == true).count(),
+        1,
+        "{still:?}"
+    );
     // detach --stale removes the stale core and leaves the live edge.
     let o = Command::new(CSFQ)
         .args(["dp", "detach", "--stale"])

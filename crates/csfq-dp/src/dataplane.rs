@@ -1695,14 +1695,19 @@ pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
     Ok(out)
 }
 
-/// Removes the pins of every stale attachment, in every scope (see
+/// Removes the pins of every stale attachment, in every scope (only the current one's
+/// under `--netns NAME` or `ip netns exec NAME`, as [`stats`] shows; see
 /// [`InterfaceStats::stale`]); returns what it removed as (scope, interface, role).
 pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
     crate::require("csfq dp detach --stale")?;
     let _lock = change_lock()?;
     let root = Path::new(BPFFS).join("csfq");
+    let only = SCOPE.get();
     let mut removed = Vec::new();
     for (scope, sp) in entries(&root) {
+        if only.is_some_and(|o| *o != scope) {
+            continue;
+        }
         for (dev, dp) in entries(&sp) {
             for role in Role::ALL {
                 let d = dp.join(role.name());
