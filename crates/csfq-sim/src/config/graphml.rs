@@ -367,6 +367,19 @@ impl GraphmlSpec {
                 continue;
             }
             let d = data_of(e, "edge", &keys);
+            // A number that is no speed (NaN, infinite, negative) is an error at its edge,
+            // not the default rate in silence; 0 is the Topology Zoo's "unknown".
+            for k in ["LinkSpeedRaw", "LinkSpeed"] {
+                if let Some(v) = d.get(k).and_then(|v| v.parse::<f64>().ok()) {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(at(
+                            e,
+                            k,
+                            format!("{v} is not a speed (a finite number >= 0; 0 for unknown)"),
+                        ));
+                    }
+                }
+            }
             let raw = d
                 .get("LinkSpeedRaw")
                 .and_then(|v| v.parse::<f64>().ok())
@@ -586,6 +599,24 @@ mod tests {
         );
         let t = read(&xml).unwrap();
         assert!((t.links[0].rate_mbps - 48.0 * 51.84).abs() < 1e-9);
+    }
+
+    /// A speed that is NaN, infinite or negative is an error at its edge, naming the
+    /// field (it became the default rate in silence).
+    #[test]
+    fn a_speed_that_is_no_number_is_an_error() {
+        for bad in ["NaN", "inf", "-1e9"] {
+            let e = read(&format!(
+                "{HEAD}<node id=\"0\"/><node id=\"1\"/>\n<edge source=\"0\" target=\"1\"><data key=\"d3\">{bad}</data></edge>\n</graph></graphml>"
+            ))
+            .unwrap_err();
+            assert_eq!(
+                (e.line, e.field.as_deref()),
+                (9, Some("LinkSpeedRaw")),
+                "{bad}: {e}"
+            );
+            assert!(e.message.contains("not a speed"), "{e}");
+        }
     }
 
     /// Bad files are errors naming the GraphML file and the line of the fault.
