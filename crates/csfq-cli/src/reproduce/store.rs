@@ -7,7 +7,11 @@
 //! `csfq_papers::RunStore`) and this program's identity (a hash of its executable), so a
 //! rebuilt `csfq` never takes a run an older one made. Files are CBOR, written to a
 //! temporary name and renamed, so a file is whole or absent; one that cannot be read is
-//! simulated again. The directory holds what the interrupted runs made, no more.
+//! simulated again. Each file begins with a checksum of its bytes, this build's identity
+//! and its key: a file damaged or edited by hand (a throughput changed) does not verify,
+//! and is removed and simulated again, not taken. (A checksum, not a signature: it stops
+//! damage and edits, not someone who rebuilds it with this code.) The directory holds what
+//! the interrupted runs made, no more.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -99,6 +103,16 @@ impl FileStore {
             .join(format!("{:016x}-{key:016x}.cbor", self.build))
     }
 
+    /// The checksum a kept run's file begins with: of its CBOR bytes, this build and its
+    /// key.
+    fn checksum(&self, key: u64, bytes: &[u8]) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.build.hash(&mut h);
+        key.hash(&mut h);
+        bytes.hash(&mut h);
+        h.finish()
+    }
+
     /// Removes the directory and every run in it (the report is out).
     pub fn remove(self) -> std::io::Result<()> {
         std::fs::remove_dir_all(&self.dir)
@@ -112,9 +126,11 @@ impl RunStore for FileStore {
         if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             return None;
         }
-        let f = std::fs::File::open(&path).ok()?;
-        match ciborium::from_reader(std::io::BufReader::new(f)) {
-            Ok(run) => {
+        let bytes = std::fs::read(&path).ok()?;
+        let verified =
+            bytes.len() >= 8 && bytes[..8] == self.checksum(key, &bytes[8..]).to_le_bytes()[..];
+        match verified.then(|| ciborium::from_reader::<RunResult, _>(&bytes[8..])) {
+            Some(Ok(run)) => {
                 // Left by an earlier invocation, or kept by this one for another
                 // experiment with the same run: only the first is "taken again".
                 let count = if self.left.contains(&key) {
@@ -125,7 +141,7 @@ impl RunStore for FileStore {
                 count.fetch_add(1, Ordering::Relaxed);
                 Some(run)
             }
-            Err(_) => {
+            _ => {
                 let _ = std::fs::remove_file(&path);
                 None
             }
@@ -137,11 +153,13 @@ impl RunStore for FileStore {
         // Best effort: a run that cannot be kept (a full disk) is only not kept.
         let path = self.path(key);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let written = std::fs::File::create(&tmp).map_err(|_| ()).and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            ciborium::into_writer(run, &mut w).map_err(|_| ())?;
-            std::io::Write::flush(&mut w).map_err(|_| ())
-        });
+        let mut bytes = Vec::new();
+        if ciborium::into_writer(run, &mut bytes).is_err() {
+            return;
+        }
+        let mut file = self.checksum(key, &bytes).to_le_bytes().to_vec();
+        file.extend_from_slice(&bytes);
+        let written = std::fs::write(&tmp, &file);
         if written.is_err() || std::fs::rename(&tmp, &path).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
@@ -244,6 +262,14 @@ mod tests {
         assert!(again.get(1).is_some());
         assert_eq!(again.reused.load(Ordering::Relaxed), 1);
         assert_eq!(again.shared.load(Ordering::Relaxed), 0);
+        // A run edited by hand (one byte of its CBOR changed, as a throughput edited
+        // would) does not verify: it is removed, not taken.
+        let mut bytes = std::fs::read(store.path(1)).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(store.path(1), &bytes).unwrap();
+        assert!(again.get(1).is_none());
+        assert!(!store.path(1).exists());
         // A damaged file is not a run: it is dropped and the run simulated again.
         std::fs::write(store.path(0), b"not cbor").unwrap();
         assert!(store.get(0).is_none());
