@@ -1,6 +1,10 @@
 //! Verdicts as computed comparisons: our number, the cited source's number or claim, and a
-//! stated tolerance, which together give a band; the verdict is whether our number falls
-//! in it. Nothing here is a fixed sentence: a wrong number gives "departs".
+//! band; the verdict is whether our number falls in it. Nothing here is a fixed sentence: a
+//! wrong number gives "departs". Every band has a [`Basis`], and only three kinds exist:
+//! the source's own range, bound or ordering (no slack); our statistics ([`K_SD`] standard
+//! deviations from the seeds, plus the published number's printed or plotted precision);
+//! or a qualitative word read through the one table [`READINGS`]. [`Check::provenance`]
+//! recomputes a band from its basis, so a band typed by hand is caught.
 
 use std::fmt;
 

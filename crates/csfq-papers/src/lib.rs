@@ -9,7 +9,7 @@
 //!   [`csfq_paper`] (Stoica, Shenker, Zhang, SIGCOMM'98), [`tuf_report`] (Clerget and
 //!   Dabbous), [`csfne_thesis`] (Kim), [`may_paper`] (the MAY paper), [`overlay_paper`]
 //!   (edge-to-edge overlay loops);
-//! - [`check`]: a verdict ([`Check`]): our number, the source's, the tolerance, and the
+//! - [`check`]: a verdict ([`Check`]): our number, the source's, the band's basis, and the
 //!   band the verdict is computed from; [`chart`]: what each figure shows;
 //! - the runner ([`run_experiments`]) and [`analyze_seeds`], which judges each verdict on
 //!   the mean over seeds.
@@ -71,7 +71,7 @@ pub struct Analysis {
     pub header: Vec<String>,
     /// Table rows.
     pub rows: Vec<Vec<String>>,
-    /// The verdicts: our numbers against the cited source's, each with its tolerance.
+    /// The verdicts: our numbers against the cited source's, each with its band's basis.
     pub checks: Vec<Check>,
     /// What a reader needs besides the verdicts: modeling choices, caveats.
     pub notes: Vec<String>,

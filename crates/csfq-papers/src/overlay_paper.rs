@@ -1,7 +1,8 @@
 //! Analyses of the overlay paper's experiments (`papers/overlay-edge-to-edge-harrison-
 //! kalyanaraman.txt`, Section 7). Interior routers are FIFO in every run; what varies is
-//! whether flows ride edge-to-edge loops. The paper's figures are read by eye, so numbers
-//! read off a figure get wide tolerances, stated with each verdict.
+//! whether flows ride edge-to-edge loops. Where the text states a number (the CoVs) it is
+//! judged against our seeds' spread; its qualitative words go through the one table of
+//! readings.
 
 use crate::scenarios::overlay::{leased_queue_bound, DUMBBELL_FLOWS, LINEAR_C_MBPS, LINEAR_K};
 use csfq_algo::alpha_fair::{linear_network_min_delay, linear_network_proportional};
