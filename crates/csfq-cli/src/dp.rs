@@ -812,10 +812,19 @@ fn print_stats(st: &[InterfaceStats]) {
                 Some(ix) => println!(
                     "  labels trusted only from ifindex {}",
                     ix.iter()
-                        .map(|i| i.to_string())
+                        .map(|i| match c.trusted_now.iter().find(|t| t.0 == *i) {
+                            Some((_, Some(name))) => format!("{i} ({name})"),
+                            _ => i.to_string(),
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+            }
+            for (i, _) in c.trusted_now.iter().filter(|t| t.1.is_none()) {
+                println!(
+                    "  MISSING: trusted ifindex {i} is no interface now (deleted: one made again under its name has another index, and its labels are not believed); csfq dp core attach --dev {} again to trust it",
+                    s.interface
+                );
             }
         }
         if let Some(m) = &s.may {

@@ -409,6 +409,7 @@ mod tests {
                     limit_bytes: 65536,
                     shaper_now: None,
                     trusted_ifindexes: Some(vec![2]),
+                    trusted_now: Vec::new(),
                 }),
                 may: None,
                 loops: None,

@@ -879,6 +879,86 @@ fn core_trusts_labels_only_from_the_edges_side() {
     assert_held_to_share("attacker", held);
 }
 
+/// The core trusts its `--trusted-from` interfaces by index. Deleted and made again under
+/// the same name, the edge's side has another index, and its labels are no longer
+/// believed: `stats` names each trusted index's interface, says which index no interface
+/// has any more (it said only "ifindex 2", and an honest UDP got three times its share),
+/// and attaching again trusts the new one.
+#[test]
+fn a_trusted_interface_made_again_is_shown_missing_until_attached_again() {
+    if !runnable("a_trusted_interface_made_again_is_shown_missing_until_attached_again") {
+        return;
+    }
+    let _light = cpu_light();
+    let net = Net::new("f");
+    net.attach_core(&["--trusted-from", "c0"]);
+    let text = |net: &Net| {
+        let o = net.csfq("c", &["stats"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let index = |net: &Net| -> u32 {
+        let o = net.x("c", &["cat", "/sys/class/net/c0/ifindex"]);
+        String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    };
+    let before = index(&net);
+    let t = text(&net);
+    assert!(
+        t.contains(&format!("labels trusted only from ifindex {before} (c0)"))
+            && !t.contains("MISSING"),
+        "{t}"
+    );
+    // The edge's side deleted and made again, same names.
+    net.x("e", &["ip", "link", "del", "e1"]);
+    run(
+        "ip",
+        &[
+            "link",
+            "add",
+            "e1",
+            "netns",
+            &net.ns("e"),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "c0",
+            "netns",
+            &net.ns("c"),
+        ],
+    );
+    let after = index(&net);
+    assert_ne!(before, after, "a veth made again gets another index");
+    let t = text(&net);
+    assert!(
+        t.contains(&format!(
+            "MISSING: trusted ifindex {before} is no interface now"
+        )),
+        "{t}"
+    );
+    let o = net.csfq("c", &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+    let core = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["role"] == "core")
+        .expect("the core");
+    assert_eq!(
+        core["core"]["trusted_now"],
+        serde_json::json!([[before, null]]),
+        "{core}"
+    );
+    // Attached again: the new index, by name, and nothing missing.
+    net.attach_core(&["--trusted-from", "c0"]);
+    let t = text(&net);
+    assert!(
+        t.contains(&format!("labels trusted only from ifindex {after} (c0)"))
+            && !t.contains("MISSING"),
+        "{t}"
+    );
+}
+
 /// Two `csfq dp core attach` at once, five times: both succeed (one attaches, the other
 /// updates its settings) and the core is attached afterwards: a success message means it
 /// is running. An attached edge's flow table cannot be resized in place: another

@@ -839,6 +839,19 @@ pub(crate) fn ifindex(dev: &str) -> Result<u32, DpError> {
     Ok(i)
 }
 
+/// The name of the interface with this index in the current namespace, if there is one.
+pub(crate) fn ifname(index: u32) -> Option<String> {
+    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
+    // SAFETY: `buf` holds IF_NAMESIZE bytes, as if_indextoname requires.
+    let p = unsafe { libc::if_indextoname(index, buf.as_mut_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: on success if_indextoname wrote a NUL-terminated name into `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+    Some(name.to_string_lossy().into_owned())
+}
+
 /// Mounts the BPF filesystem at /sys/fs/bpf unless it is there.
 fn ensure_bpffs() -> Result<(), DpError> {
     if is_bpffs(Path::new(BPFFS)) {
@@ -1462,6 +1475,11 @@ pub struct CoreStats {
     /// The interfaces (ifindexes, in the core's namespace) whose packets' labels count;
     /// `None`: every interface's.
     pub trusted_ifindexes: Option<Vec<u32>>,
+    /// Each trusted ifindex's interface now, by name (read where this process runs in the
+    /// core's namespace; empty elsewhere): `None` for an index no interface has any more
+    /// (deleted; one made again under its name has another index, and its labels are not
+    /// believed until the core is attached again).
+    pub trusted_now: Vec<(u32, Option<String>)>,
 }
 
 /// What the shaper in front of which a core runs says now.
@@ -1568,6 +1586,16 @@ fn read_one(scope: &str, dev: &str, role: Role, d: &Path) -> Result<InterfaceSta
                     }),
                 trusted_ifindexes: (c.trust == crate::abi::TRUST_LISTED)
                     .then(|| c.trusted.iter().copied().take_while(|&i| i != 0).collect()),
+                trusted_now: if c.trust == crate::abi::TRUST_LISTED && scope == self::scope() {
+                    c.trusted
+                        .iter()
+                        .copied()
+                        .take_while(|&i| i != 0)
+                        .map(|i| (i, ifname(i)))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             });
         }
         Role::May => may = Some(read_may(d)?),
