@@ -524,34 +524,36 @@ impl Check {
         self.side(Side::AtMost)
     }
 
-    fn side(mut self, s: Side) -> Self {
-        if let Basis::Noise { side, .. } = &mut self.basis {
-            *side = s;
-        }
-        self.rebuild()
+    fn side(self, s: Side) -> Self {
+        self.map_noise(|side, _, _| *side = s)
     }
 
     /// The standard error the source states for its number (a mean over its runs).
-    pub fn published_se(mut self, se: f64) -> Self {
-        if let Basis::Noise { published, .. } = &mut self.basis {
-            *published = Published::Se(se);
-        }
-        self.rebuild()
+    pub fn published_se(self, se: f64) -> Self {
+        self.map_noise(|_, published, _| *published = Published::Se(se))
     }
 
     /// The published number is analytic (a model's value): it has no noise.
-    pub fn analytic(mut self) -> Self {
-        if let Basis::Noise { published, .. } = &mut self.basis {
-            *published = Published::Analytic;
-        }
-        self.rebuild()
+    pub fn analytic(self) -> Self {
+        self.map_noise(|_, published, _| *published = Published::Analytic)
     }
 
     /// Our number's standard error within the one run it comes from (where the analysis
     /// computes one, e.g. a proportion's binomial error); used while there is one seed.
-    pub fn our_se(mut self, se: f64) -> Self {
-        if let Basis::Noise { our_se, .. } = &mut self.basis {
-            *our_se = se;
+    pub fn our_se(self, se: f64) -> Self {
+        self.map_noise(|_, _, our_se| *our_se = se)
+    }
+
+    /// Changes a noise basis (nothing else) and recomputes the band from it.
+    fn map_noise(mut self, f: impl FnOnce(&mut Side, &mut Published, &mut f64)) -> Self {
+        if let Basis::Noise {
+            side,
+            published,
+            our_se,
+            ..
+        } = &mut self.basis
+        {
+            f(side, published, our_se);
         }
         self.rebuild()
     }

@@ -187,27 +187,19 @@ const ACCESS_RATE: Unstated = Unstated {
 /// The TCP senders' window cap in the CSFQ paper's and the TUF report's experiments (ns-2
 /// both): ours 64 segments; ns-2's own default `window_` is 20.
 const TCP_WINDOW_NS2: Unstated = Unstated {
-    name: "TCP window cap, segments",
     rule: "64 segments (the papers give none); ns-2's default window_ is 20",
     ours: 64.0,
     others: &[20.0],
-    apply: |s, v| s.tcp.max_window_segments = v as u32,
+    ..TCP_WINDOW
 };
 
 /// The access links of the CSFQ paper's single-link experiments: ours 100 Mbps, ten times
 /// the bottleneck; faster ones deliver a window more bunched.
 const ACCESS_RATE_CSFQ: Unstated = Unstated {
-    name: "access link rate, Mbps",
     rule: "100 Mbps, ten times the 10 Mbps bottleneck (the paper gives none)",
     ours: 100.0,
     others: &[1000.0],
-    apply: |s, v| {
-        for f in &mut s.flows {
-            if let Some(a) = &mut f.get_mut().access {
-                a.rate_mbps = v;
-            }
-        }
-    },
+    ..ACCESS_RATE
 };
 
 /// FRED's `minq` (Lin and Morris): the packets a flow may always queue.
