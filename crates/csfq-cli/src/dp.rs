@@ -433,11 +433,8 @@ pub fn dp(args: Dp) -> Result<()> {
                     rate_bps,
                     burst_bytes: match burst {
                         None => csfq_dp::Unlabelable::default_burst(rate_bps),
-                        Some(b) => u32::try_from(b).map_err(|_| {
-                            anyhow::anyhow!(
-                                "invalid unlabelable-burst: {b} bytes is out of range: must be from 1500 bytes to 1gb"
-                            )
-                        })?,
+                        Some(b) => u32::try_from(b)
+                            .map_err(|_| csfq_dp::BYTES.error("unlabelable-burst", b))?,
                     },
                 },
                 (_, Some(_)) => anyhow::bail!(
@@ -473,12 +470,8 @@ pub fn dp(args: Dp) -> Result<()> {
                     clock,
                 },
         } => {
-            let bytes = |what: &str, v: u64| {
-                u32::try_from(v).map_err(|_| {
-                    anyhow::anyhow!(
-                        "invalid {what}: {v} bytes is out of range: must be from 1500 bytes to 1gb"
-                    )
-                })
+            let bytes = |what: &'static str, v: u64| {
+                u32::try_from(v).map_err(|_| csfq_dp::BYTES.error(what, v))
             };
             let (rate, limit) = link_of(&dev, rate, limit, true)?;
             let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);

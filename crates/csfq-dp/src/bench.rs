@@ -47,12 +47,12 @@ use serde::Serialize;
 use aya::programs::tc::{TcAttachOptions, TcAttachType};
 use aya::programs::{LinkOrder, SchedClassifier};
 
-use crate::dataplane::{
-    attach_core, attach_edge, attach_may, detach, enter_netns, CoreSettings, EdgeSettings,
+use crate::loader::EMPTY_PROGRAM;
+use crate::programs::{CORE, EDGE, MAY};
+use crate::{
+    attach_core, attach_edge, attach_may, detach, enter_netns, CoreSettings, DpError, EdgeSettings,
     MaySettings,
 };
-use crate::loader::EMPTY_PROGRAM;
-use crate::{DpError, Role};
 
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
@@ -103,10 +103,10 @@ fn costs(dev: &str) -> Result<[ProgCost; 4], DpError> {
             runs: p.run_count(),
         };
         match p.name_as_str() {
-            Some(n) if n == Role::Edge.program() => out[0] = c,
-            Some(n) if n == Role::Core.program() => out[1] = c,
+            Some(n) if n == EDGE.function => out[0] = c,
+            Some(n) if n == CORE.function => out[1] = c,
             Some(EMPTY_PROGRAM) => out[2] = c,
-            Some(n) if n == Role::May.program() => out[3] = c,
+            Some(n) if n == MAY.function => out[3] = c,
             _ => {}
         }
     }
@@ -308,7 +308,7 @@ fn remove_left_namespaces() {
 /// root; makes and removes two namespaces (first removing any that an earlier run, killed
 /// halfway, left), and leaves the calling thread in the first of them.
 pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
-    crate::require("csfq dp bench")?;
+    crate::sys::require("csfq dp bench")?;
     remove_left_namespaces();
     let tag = std::process::id();
     let ns = Namespaces {
@@ -509,7 +509,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
 /// the same for both clocks.
 fn bench_core(coarse_clock: bool) -> CoreSettings {
     let rate = 100_000_000_000u64;
-    let four_ticks = 4 * crate::dataplane::tick_ns() * rate / 8_000_000_000 + 1;
+    let four_ticks = 4 * crate::sys::tick_ns() * rate / 8_000_000_000 + 1;
     let limit = four_ticks.clamp(256 << 20, 1 << 30) as u32;
     CoreSettings {
         coarse_clock,

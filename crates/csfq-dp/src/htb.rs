@@ -15,7 +15,7 @@ use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage, TcStats2};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use crate::DpError;
+use crate::error::DpError;
 
 /// `TCA_OPTIONS`.
 const TCA_OPTIONS: u16 = 2;

@@ -18,180 +18,51 @@
 //! [`attach_edge`], [`attach_core`], [`attach_may`], [`loops::run_ingress`],
 //! [`loops::run_egress`], [`detach`] and [`stats`] are what `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
+//!
+//! The layout, from the ground up: `sys` (privileges, interfaces, clocks, the change
+//! lock) and `error`; `netns` (which namespace, so which scope) and `pins` (the BPF
+//! filesystem, links, pinned maps); `program` (one descriptor per program: object,
+//! function, configuration map, flow table, pins, stats reader, detach hooks) and
+//! `loader` (objects into the kernel); `settings` (the shared ranges and prefixes);
+//! `programs/` (edge, core, MAY: each program's descriptor, settings, attach and stats)
+//! and [`loops`] (the overlay's two programs and their daemons); then what walks every
+//! descriptor: `detach`, `stats`; `report` holds the stats' data. [`shaper`] and
+//! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test.
 
 pub mod abi;
+mod attach;
 pub mod bench;
-mod dataplane;
+mod detach;
+mod error;
 pub mod flow_table;
 pub mod htb;
 mod loader;
 pub mod loops;
+mod netns;
+mod pins;
+mod program;
+mod programs;
+mod report;
+mod role;
+mod settings;
 pub mod shaper;
+mod stats;
+mod sys;
+mod test_run;
 pub mod units;
 
-pub use dataplane::{
-    adopt_current_netns, attach_core, attach_edge, attach_may, detach, detach_stale, enter_netns,
-    stats, tick_ns, AttachOutcome, CoreSettings, CoreStats, CoreTrust, CountJson, EdgeSettings,
-    EdgeStats, FlowKey, InterfaceStats, MaySettings, MayStats, Prefix, ShaperNow, Unlabelable,
-    WeightClass, DEFAULT_FLOWS,
+pub use attach::AttachOutcome;
+pub use detach::{detach, detach_stale};
+pub use error::DpError;
+pub use netns::{adopt_current_netns, enter_netns};
+pub use programs::{
+    attach_core, attach_edge, attach_may, CoreSettings, CoreTrust, EdgeSettings, FlowKey,
+    MaySettings, Unlabelable, WeightClass,
 };
-pub use loader::TestProgram;
+pub use report::{CoreStats, CountJson, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow};
+pub use role::Role;
+pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 pub use shaper::{read_shaper, Shaper};
-
-use thiserror::Error;
-
-/// Whether this build carries the eBPF programs (clang and libbpf's headers were found).
-pub const AVAILABLE: bool = cfg!(csfq_bpf);
-
-/// Why the dataplane cannot run here, if it cannot: no programs in this build, or not
-/// root. Tests use it to report a skip.
-pub fn unavailable_reason() -> Option<&'static str> {
-    if !AVAILABLE {
-        Some("this build has no eBPF programs (clang or libbpf-dev missing at build time)")
-    } else if !is_root() {
-        Some("needs root (CAP_BPF, CAP_NET_ADMIN)")
-    } else {
-        None
-    }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Checks that `what` can run: the programs are built in and we are root.
-fn require(what: &'static str) -> Result<(), DpError> {
-    if !AVAILABLE {
-        return Err(DpError::Unavailable);
-    }
-    if !is_root() {
-        return Err(DpError::NotPermitted(what));
-    }
-    Ok(())
-}
-
-/// Which program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    /// Labels packets entering the island.
-    Edge,
-    /// Drops and relabels at a bottleneck.
-    Core,
-    /// MAY at a bottleneck: drops in proportion to each flow's past drops, no labels.
-    May,
-    /// An overlay loop's ingress edge: classifies into the loops' shapers.
-    LoopIngress,
-    /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
-    LoopEgress,
-}
-
-impl Role {
-    /// Every role, in the order stats list them.
-    pub const ALL: [Role; 5] = [
-        Role::Edge,
-        Role::Core,
-        Role::May,
-        Role::LoopIngress,
-        Role::LoopEgress,
-    ];
-}
-
-impl Role {
-    /// `edge`, `core`, `may`, `loop-ingress` or `loop-egress`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Edge => "edge",
-            Role::Core => "core",
-            Role::May => "may",
-            Role::LoopIngress => "loop-ingress",
-            Role::LoopEgress => "loop-egress",
-        }
-    }
-
-    fn program(self) -> &'static str {
-        match self {
-            Role::Edge => "csfq_edge",
-            Role::Core => "csfq_core",
-            Role::May => "csfq_may",
-            Role::LoopIngress => "csfq_loop_in",
-            Role::LoopEgress => "csfq_loop_out",
-        }
-    }
-}
-
-/// Why a dataplane operation failed.
-#[derive(Debug, Error)]
-pub enum DpError {
-    /// The programs were not built into this binary.
-    #[error(
-        "this csfq was built without the eBPF dataplane (clang or libbpf's headers were \
-         missing); on Debian: apt-get install clang libbpf-dev, then rebuild"
-    )]
-    Unavailable,
-    /// Not root (or without CAP_BPF and CAP_NET_ADMIN).
-    #[error("{0} needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo")]
-    NotPermitted(&'static str),
-    /// No such interface in this network namespace.
-    #[error("no interface `{0}` in this network namespace (see `ip link`)")]
-    NoSuchInterface(String),
-    /// No such named network namespace.
-    #[error("no network namespace `{name}` (see `ip netns list`)")]
-    NoSuchNetns {
-        /// The name given.
-        name: String,
-        /// What opening or entering it said.
-        source: std::io::Error,
-    },
-    /// This process runs in a network namespace with a private mount of /sys (as under
-    /// `ip netns exec`), and cannot reach the BPF filesystem that outlives it.
-    #[error(
-        "pins made here would vanish when this command exits (`ip netns exec` gives it a \
-         private /sys), and the programs with them; run `csfq dp --netns {netns} ...` instead"
-    )]
-    PrivateMounts {
-        /// The namespace's name.
-        netns: String,
-        /// Why the shared mount namespace could not be entered.
-        source: std::io::Error,
-    },
-    /// Nothing of csfq's is attached there.
-    #[error("csfq has nothing attached to `{0}`")]
-    NotAttached(String),
-    /// A setting out of range.
-    #[error("invalid {field}: {why}")]
-    Invalid {
-        /// The setting.
-        field: &'static str,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The kernel refused to load, attach or pin something.
-    #[error("{what}")]
-    Kernel {
-        /// What was being done.
-        what: String,
-        /// The loader's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A filesystem operation on the BPF filesystem failed.
-    #[error("{what} {}", path.display())]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// Where.
-        path: std::path::PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-}
-
-impl DpError {
-    fn kernel(what: impl Into<String>, e: impl std::error::Error + Send + Sync + 'static) -> Self {
-        DpError::Kernel {
-            what: what.into(),
-            source: Box::new(e),
-        }
-    }
-}
+pub use stats::stats;
+pub use sys::{tick_ns, unavailable_reason, AVAILABLE};
+pub use test_run::TestProgram;

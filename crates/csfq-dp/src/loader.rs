@@ -1,68 +1,49 @@
-//! Opening the embedded objects, and running a program on crafted packets.
+//! Opening the embedded objects: a program's object loaded into the kernel (not attached),
+//! its flow table sized and seeded; writing its configuration and reading its counters.
 
 use aya::maps::{Array, LpmTrie, MapData, PerCpuArray};
-use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
+use aya::programs::SchedClassifier;
 use aya::{Ebpf, EbpfLoader};
 
-use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowEntryRaw, FlowKeyRaw,
-    LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw, MayStateRaw, WeightKey,
-    FLOW_WAYS,
-};
+use crate::abi::{Count, Counter, WeightKey, FLOW_WAYS};
+use crate::error::DpError;
 use crate::flow_table;
-use crate::{DpError, Role, AVAILABLE};
+use crate::pins::typed;
+use crate::program::Program;
+use crate::sys::AVAILABLE;
 
-static EDGE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o"));
-static CORE_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o"));
-static MAY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/may.bpf.o"));
-static LOOP_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/loop.bpf.o"));
 static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/empty.bpf.o"));
 
-/// Loads `role`'s object and its program into the kernel (not attached anywhere).
-/// `flows`: the edge's flow-table size, or MAY's table's. The table hashes with seed 0
+/// Loads `p`'s object and its program into the kernel (not attached anywhere).
+/// `flows`: the size of its flow table, if it has one. The table hashes with seed 0
 /// (the tests'); [`load_flows`] draws one.
-pub(crate) fn load(role: Role, flows: Option<u32>) -> Result<Ebpf, DpError> {
-    load_seeded(role, flows, 0)
+pub(crate) fn load(p: &Program, flows: Option<u32>) -> Result<Ebpf, DpError> {
+    load_seeded(p, flows, 0)
 }
 
-/// Loads the edge, or MAY, with a table of `flows` entries (rounded up to whole sets)
+/// Loads `p` (the edge, or MAY) with a table of `flows` entries (rounded up to whole sets)
 /// whose hash takes a seed drawn from the system's random source, so no one who does not
 /// know it can choose flows that share a set.
-pub(crate) fn load_flows(role: Role, flows: u32) -> Result<Ebpf, DpError> {
+pub(crate) fn load_flows(p: &Program, flows: u32) -> Result<Ebpf, DpError> {
     let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flow table's seed", e))?;
-    load_seeded(role, Some(flows), seed)
+    load_seeded(p, Some(flows), seed)
 }
 
-/// The name of `role`'s flow table, if it has one (a flow cache: `flow_table`).
-fn flow_map(role: Role) -> Option<&'static str> {
-    match role {
-        Role::Edge => Some("flows"),
-        Role::May => Some("may_flows"),
-        _ => None,
-    }
-}
-
-fn load_seeded(role: Role, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
+pub(crate) fn load_seeded(p: &Program, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
     let mut loader = EbpfLoader::new();
     let sets = flows.map(flow_table::sets_for);
-    if let Some(name) = flow_map(role) {
+    if let Some(name) = p.flows {
         loader.override_global("flow_seed", &seed, true);
         if let Some(sets) = &sets {
             loader.map_max_entries(name, sets * FLOW_WAYS);
             loader.override_global("flow_sets", sets, true);
         }
     }
-    let obj = match role {
-        Role::Edge => EDGE_OBJ,
-        Role::Core => CORE_OBJ,
-        Role::May => MAY_OBJ,
-        Role::LoopIngress | Role::LoopEgress => LOOP_OBJ,
-    };
     load_classifier(
         loader,
-        obj,
-        role.program(),
-        &format!("{} program", role.name()),
+        p.object,
+        p.function,
+        &format!("{} program", p.role.name()),
     )
 }
 
@@ -123,28 +104,21 @@ pub(crate) fn map<'a>(ebpf: &'a mut Ebpf, name: &str) -> &'a mut aya::maps::Map 
     ebpf.map_mut(name).expect("map in object")
 }
 
-pub(crate) fn set_edge_config(ebpf: &mut Ebpf, c: &EdgeConfigRaw) -> Result<(), DpError> {
-    let mut a: Array<&mut MapData, EdgeConfigRaw> =
-        Array::try_from(map(ebpf, "edge_config")).expect("array");
+/// Writes `p`'s configuration `c` into its config map `m` (freshly loaded, or pinned at
+/// `path`, whose layout is checked).
+pub(crate) fn set_config<T: aya::Pod>(
+    m: &mut aya::maps::Map,
+    p: &Program,
+    path: &std::path::Path,
+    c: &T,
+) -> Result<(), DpError> {
+    let mut a: Array<&mut MapData, T> = typed(m, path)?;
     a.set(0, c, 0)
-        .map_err(|e| DpError::kernel("writing the edge configuration", e))
+        .map_err(|e| DpError::kernel(format!("writing the {} configuration", p.role.name()), e))
 }
 
-pub(crate) fn set_core_config(ebpf: &mut Ebpf, c: &CoreConfigRaw) -> Result<(), DpError> {
-    let mut a: Array<&mut MapData, CoreConfigRaw> =
-        Array::try_from(map(ebpf, "core_config")).expect("array");
-    a.set(0, c, 0)
-        .map_err(|e| DpError::kernel("writing the core configuration", e))
-}
-
-pub(crate) fn set_may_config(ebpf: &mut Ebpf, c: &MayConfigRaw) -> Result<(), DpError> {
-    let mut a: Array<&mut MapData, MayConfigRaw> =
-        Array::try_from(map(ebpf, "may_config")).expect("array");
-    a.set(0, c, 0)
-        .map_err(|e| DpError::kernel("writing the MAY configuration", e))
-}
-
-pub(crate) fn insert_weight(
+/// Adds `key` to a prefix trie (an edge's weight classes, a loop's destinations).
+pub(crate) fn insert_prefix(
     trie: &mut LpmTrie<&mut MapData, [u8; 16], u32>,
     key: &WeightKey,
     milli: u32,
@@ -180,243 +154,4 @@ pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)
             Ok((c, total))
         })
         .collect()
-}
-
-/// One of the programs loaded into the kernel but not attached, for running on crafted
-/// packets with `BPF_PROG_TEST_RUN`. In test mode the programs take their clock (and the
-/// core its random draw and queue) from the configuration instead of the kernel.
-pub struct TestProgram {
-    ebpf: Ebpf,
-    role: Role,
-    /// The flow table's hash seed (edge and MAY).
-    seed: u64,
-}
-
-impl TestProgram {
-    /// Loads `role`'s program. Needs root.
-    pub fn load(role: Role) -> Result<Self, DpError> {
-        Ok(TestProgram {
-            ebpf: load(role, None)?,
-            role,
-            seed: 0,
-        })
-    }
-
-    /// Loads the edge with a flow table of `flows` entries (rounded up to whole sets)
-    /// whose hash takes seed 0.
-    pub fn load_edge(flows: u32) -> Result<Self, DpError> {
-        Self::load_edge_seeded(flows, 0)
-    }
-
-    /// Loads the edge with a flow table of `flows` entries whose hash takes `seed`.
-    pub fn load_edge_seeded(flows: u32, seed: u64) -> Result<Self, DpError> {
-        Ok(TestProgram {
-            ebpf: load_seeded(Role::Edge, Some(flows), seed)?,
-            role: Role::Edge,
-            seed,
-        })
-    }
-
-    /// Sets the edge's configuration (`test_mode` and `test_now_ns` included).
-    pub fn set_edge_config(&mut self, c: &EdgeConfigRaw) -> Result<(), DpError> {
-        set_edge_config(&mut self.ebpf, c)
-    }
-
-    /// Sets the core's configuration (test inputs included).
-    pub fn set_core_config(&mut self, c: &CoreConfigRaw) -> Result<(), DpError> {
-        set_core_config(&mut self.ebpf, c)
-    }
-
-    /// Loads MAY with a table of `flows` entries (rounded up to whole sets) whose hash
-    /// takes seed 0.
-    pub fn load_may(flows: u32) -> Result<Self, DpError> {
-        Ok(TestProgram {
-            ebpf: load(Role::May, Some(flows))?,
-            role: Role::May,
-            seed: 0,
-        })
-    }
-
-    /// Sets MAY's configuration (test inputs included).
-    pub fn set_may_config(&mut self, c: &MayConfigRaw) -> Result<(), DpError> {
-        set_may_config(&mut self.ebpf, c)
-    }
-
-    /// MAY's aggregate state.
-    pub fn may_state(&self) -> Result<MayStateRaw, DpError> {
-        let a: Array<&MapData, MayStateRaw> =
-            Array::try_from(self.ebpf.map("may_state").expect("may_state")).expect("array");
-        a.get(&0, 0)
-            .map_err(|e| DpError::kernel("reading the MAY state", e))
-    }
-
-    /// MAY's bytes arrived in the current interval (`csfq_algo::may_fixed`'s
-    /// `arrived_bytes`): every CPU's running total, summed, less the sum at the interval's
-    /// start.
-    pub fn may_arrived(&self) -> Result<u64, DpError> {
-        let totals: PerCpuArray<&MapData, u64> =
-            PerCpuArray::try_from(self.ebpf.map("may_arrivals").expect("may_arrivals"))
-                .map_err(|e| DpError::kernel("opening MAY's arrival totals", e))?;
-        let sum: u64 = totals
-            .get(&0, 0)
-            .map_err(|e| DpError::kernel("reading MAY's arrival totals", e))?
-            .iter()
-            .sum();
-        Ok(sum.saturating_sub(self.may_state()?.counted_bytes))
-    }
-
-    /// The edge's flow table, entry by entry: each entry's flow, `None` if empty.
-    pub fn edge_flows(&self) -> Result<Vec<Option<FlowKeyRaw>>, DpError> {
-        let a: Array<&MapData, FlowEntryRaw> =
-            Array::try_from(self.ebpf.map("flows").expect("flows")).expect("array");
-        (0..a.len())
-            .map(|i| {
-                let e = a
-                    .get(&i, 0)
-                    .map_err(|e| DpError::kernel("reading the flow table", e))?;
-                Ok((e.key.family != 0).then_some(e.key))
-            })
-            .collect()
-    }
-
-    /// MAY's table entry for a flow, if it has one: the entry of its two sets that holds
-    /// its key.
-    pub fn may_entry(&self, key: &FlowKeyRaw) -> Result<Option<MayEntryRaw>, DpError> {
-        let a = self.may_slots()?;
-        let sets = a.len() / FLOW_WAYS;
-        for set in flow_table::sets_of(key, self.seed, sets) {
-            for i in set * FLOW_WAYS..(set + 1) * FLOW_WAYS {
-                let slot = a
-                    .get(&i, 0)
-                    .map_err(|e| DpError::kernel("reading MAY's table", e))?;
-                if slot.key == *key {
-                    return Ok(Some(slot.entry));
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// MAY's table, entry by entry: each entry's flow, `None` if empty.
-    pub fn may_flows(&self) -> Result<Vec<Option<FlowKeyRaw>>, DpError> {
-        let a = self.may_slots()?;
-        (0..a.len())
-            .map(|i| {
-                let e = a
-                    .get(&i, 0)
-                    .map_err(|e| DpError::kernel("reading MAY's table", e))?;
-                Ok((e.key.family != 0).then_some(e.key))
-            })
-            .collect()
-    }
-
-    fn may_slots(&self) -> Result<Array<&MapData, MaySlotRaw>, DpError> {
-        Array::try_from(self.ebpf.map("may_flows").expect("may_flows"))
-            .map_err(|e| DpError::kernel("opening MAY's table", e))
-    }
-
-    /// Adds an edge weight class: flows from `addr/prefixlen` (IPv6 form) get `milli`/1000.
-    pub fn add_weight(&mut self, key: WeightKey, milli: u32) -> Result<(), DpError> {
-        let mut trie = LpmTrie::try_from(map(&mut self.ebpf, "weights")).expect("lpm trie");
-        insert_weight(&mut trie, &key, milli)
-    }
-
-    /// Runs the program once on `frame` (an Ethernet frame); returns the program's return
-    /// code (`-1`: pass on, `2`: drop) and the frame as the program left it.
-    pub fn run(&self, frame: &[u8]) -> Result<(i32, Vec<u8>), DpError> {
-        self.run_repeat(frame, 1).map(|(r, out, _)| (r, out))
-    }
-
-    /// Runs the program once on `frame` as if it had been received on interface
-    /// `ingress_ifindex` (`skb->ingress_ifindex`; `run` leaves it 0).
-    pub fn run_from(&self, frame: &[u8], ingress_ifindex: u32) -> Result<(i32, Vec<u8>), DpError> {
-        // `struct __sk_buff` up to `ifindex`; the kernel takes a prefix of it and lets a
-        // test set `ingress_ifindex` (offset 36).
-        let mut ctx = [0u8; 44];
-        ctx[36..40].copy_from_slice(&ingress_ifindex.to_ne_bytes());
-        self.run_with(frame, 1, Some(&ctx), None)
-            .map(|(r, out, _)| (r, out))
-    }
-
-    /// Runs the program `repeat` times on `frame`; also returns the kernel's mean time per
-    /// run, ns.
-    pub fn run_repeat(&self, frame: &[u8], repeat: u32) -> Result<(i32, Vec<u8>, u64), DpError> {
-        self.run_with(frame, repeat, None, None)
-    }
-
-    fn run_with(
-        &self,
-        frame: &[u8],
-        repeat: u32,
-        ctx: Option<&[u8]>,
-        ctx_out: Option<&mut [u8]>,
-    ) -> Result<(i32, Vec<u8>, u64), DpError> {
-        let prog: &SchedClassifier = self
-            .ebpf
-            .program(self.role.program())
-            .expect("program")
-            .try_into()
-            .expect("classifier");
-        let mut out = vec![0u8; frame.len() + 256];
-        let opts = TestRunOptions {
-            data_in: Some(frame),
-            data_out: Some(&mut out),
-            ctx_in: ctx,
-            ctx_out,
-            repeat,
-            ..Default::default()
-        };
-        let r = prog
-            .test_run(opts)
-            .map_err(|e| DpError::kernel("BPF_PROG_TEST_RUN", e))?;
-        let n = r.data_size_out as usize;
-        out.truncate(n);
-        Ok((r.return_value as i32, out, r.duration.as_nanos() as u64))
-    }
-
-    /// Sets the overlay loops' configuration.
-    pub fn set_loop_config(&mut self, c: &LoopConfigRaw) -> Result<(), DpError> {
-        let mut a: Array<&mut MapData, LoopConfigRaw> =
-            Array::try_from(map(&mut self.ebpf, "loop_config")).expect("array");
-        a.set(0, c, 0)
-            .map_err(|e| DpError::kernel("writing the loops' configuration", e))
-    }
-
-    /// Makes destinations in `key` (IPv6 form) loop `index`'s.
-    pub fn add_loop_prefix(&mut self, key: WeightKey, index: u32) -> Result<(), DpError> {
-        let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
-            LpmTrie::try_from(map(&mut self.ebpf, "loop_prefixes")).expect("lpm trie");
-        insert_weight(&mut trie, &key, index)
-    }
-
-    /// Loop `index`'s packets and bytes counted so far.
-    pub fn loop_count(&self, index: u32) -> Result<LoopCountRaw, DpError> {
-        let a: Array<&MapData, LoopCountRaw> =
-            Array::try_from(self.ebpf.map("loop_counts").expect("loop_counts")).expect("array");
-        a.get(&index, 0)
-            .map_err(|e| DpError::kernel("reading a loop's count", e))
-    }
-
-    /// Runs the program once on `frame`; also returns the packet's priority
-    /// (`skb->priority`) as the program left it.
-    pub fn run_priority(&self, frame: &[u8]) -> Result<(i32, Vec<u8>, u32), DpError> {
-        // `struct __sk_buff` up to `ifindex` in; all of it back: priority at offset 32.
-        let mut ctx_out = [0u8; 512];
-        let (r, out, _) = self.run_with(frame, 1, Some(&[0u8; 44]), Some(&mut ctx_out))?;
-        let prio = u32::from_ne_bytes(ctx_out[32..36].try_into().expect("4 bytes"));
-        Ok((r, out, prio))
-    }
-
-    /// The counters, summed over CPUs.
-    pub fn counters(&self) -> Result<Vec<(Counter, Count)>, DpError> {
-        read_counters(self.ebpf.map("counters").expect("counters"))
-    }
-
-    /// The core's aggregate state.
-    pub fn core_state(&self) -> Result<CoreStateRaw, DpError> {
-        let a: Array<&MapData, CoreStateRaw> =
-            Array::try_from(self.ebpf.map("core_state").expect("core_state")).expect("array");
-        a.get(&0, 0)
-            .map_err(|e| DpError::kernel("reading the core state", e))
-    }
 }

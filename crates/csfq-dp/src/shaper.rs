@@ -28,8 +28,8 @@
 use netlink_packet_core::Nla;
 use netlink_packet_route::tc::{TcAttribute, TcMessage, TcOption};
 
+use crate::error::DpError;
 use crate::htb::Tc;
-use crate::DpError;
 
 /// `TCA_TBF_PARMS`, `TCA_TBF_RATE64`.
 const TCA_TBF_PARMS: u16 = 1;
@@ -57,7 +57,7 @@ pub struct Shaper {
 
 /// Reads the root qdisc of `dev` (an interface of this network namespace).
 pub fn read_shaper(dev: &str) -> Result<Shaper, DpError> {
-    let ifindex = crate::dataplane::ifindex(dev)?;
+    let ifindex = crate::sys::ifindex(dev)?;
     let mtu = interface_mtu(dev).unwrap_or(1500);
     let mut tc = Tc::open(ifindex)?;
     let qdiscs = tc.qdiscs()?;

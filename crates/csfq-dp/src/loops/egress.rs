@@ -10,8 +10,10 @@ use super::pins::{attach_loop, publish, read_counts, Made};
 use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{check_loops, check_period, pid, EgressSettings};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
-use crate::dataplane::{change_lock, dir, monotonic_ns, preflight};
-use crate::{DpError, Role};
+use crate::error::DpError;
+use crate::pins::{dir, preflight};
+use crate::role::Role;
+use crate::sys::{change_lock, monotonic_ns};
 
 /// A control message as the egress handles it: (arrival ns, loop, control, the loop's
 /// bytes received before it, its sender).

@@ -10,9 +10,11 @@ use super::pins::{attach_loop, publish, refuse_running, Made};
 use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{classid, pid, IngressSettings, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
-use crate::dataplane::{change_lock, dir, monotonic_ns, preflight};
+use crate::error::DpError;
 use crate::htb::Tc;
-use crate::{DpError, Role};
+use crate::pins::{dir, preflight};
+use crate::role::Role;
+use crate::sys::{change_lock, monotonic_ns};
 
 /// The most controls a late daemon sends at once (a second's worth at 10 ms).
 const MAX_CATCH_UP: u64 = 100;
@@ -26,7 +28,7 @@ pub fn run_ingress(
 ) -> Result<(), DpError> {
     let params = s.params()?;
     preflight("csfq dp loop ingress", &s.dev)?;
-    let ifindex = crate::dataplane::ifindex(&s.dev)?;
+    let ifindex = crate::sys::ifindex(&s.dev)?;
     let made = {
         let _lock = change_lock()?;
         refuse_running(&s.dev, Role::LoopIngress)?;

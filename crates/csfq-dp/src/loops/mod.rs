@@ -28,10 +28,10 @@ mod ingress;
 mod pins;
 mod wire;
 
+pub use crate::report::LoopStats;
 pub use egress::run_egress;
 pub use ingress::run_ingress;
-pub(crate) use pins::read_stats;
-pub use pins::LoopStats;
+pub(crate) use pins::{EGRESS, INGRESS};
 pub use wire::Message;
 
 use std::net::{IpAddr, SocketAddr};
@@ -42,7 +42,8 @@ use csfq_algo::overlay::{LoopParams, Service};
 use csfq_algo::time::Nanos;
 
 use crate::abi::{WeightKey, LOOP_MAX};
-use crate::{DpError, Prefix};
+use crate::error::DpError;
+use crate::settings::Prefix;
 
 /// The htb root's major number at the ingress (`cf:`); loop `i`'s class is `cf:(10 + i)`.
 pub const HTB_MAJOR: u16 = 0xcf;

@@ -6,11 +6,95 @@ use aya::maps::{Array, LpmTrie, MapData};
 
 use super::{invalid, LoopSpec, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
-use crate::dataplane::{
-    attach, change_lock, dir, existing, monotonic_ns, open_pinned, remove_pins, typed,
-};
+use crate::error::DpError;
 use crate::htb::Tc;
-use crate::{loader, DpError, Role};
+use crate::loader::{self, set_config};
+use crate::pins::{attach, dir, existing, open_pinned, remove_pins, typed};
+use crate::program::{nothing_after, Pinned, Program};
+use crate::report::{InterfaceStats, LoopStats};
+use crate::role::Role;
+use crate::sys::{change_lock, ifindex, monotonic_ns};
+
+/// The object of both loop programs.
+const OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/loop.bpf.o"));
+
+/// The maps both loop programs pin.
+const PINS: &[(&str, &str)] = &[
+    ("loop_config", "config"),
+    ("loop_prefixes", "prefixes"),
+    ("loop_counts", "counts"),
+    ("loop_state", "state"),
+];
+
+/// The overlay loops' ingress edge: classifies each loop's packets into its htb class.
+pub(crate) static INGRESS: Program = Program {
+    role: Role::LoopIngress,
+    object: OBJECT,
+    function: "csfq_loop_in",
+    config: "loop_config",
+    flows: None,
+    pins: PINS,
+    read,
+    before_detach: refuse_while_running,
+    after_detach: remove_shaper,
+};
+
+/// The overlay loops' egress edge: counts each loop's bytes, stamps control messages.
+pub(crate) static EGRESS: Program = Program {
+    role: Role::LoopEgress,
+    object: OBJECT,
+    function: "csfq_loop_out",
+    config: "loop_config",
+    flows: None,
+    pins: PINS,
+    read,
+    before_detach: refuse_while_running,
+    after_detach: nothing_after,
+};
+
+/// The descriptor of a loop role.
+pub(super) fn program(role: Role) -> &'static Program {
+    if role == Role::LoopIngress {
+        &INGRESS
+    } else {
+        &EGRESS
+    }
+}
+
+/// A running loop daemon owns its pins: pulled from under it, it would stop anyway, and
+/// its exit would remove what a new daemon had made meanwhile.
+fn refuse_while_running(p: &Pinned<'_>) -> Result<(), DpError> {
+    if let Some(l) = read_stats(p.dir)
+        .ok()
+        .and_then(|v| v.into_iter().find(|l| l.daemon_running))
+    {
+        return Err(DpError::invalid(
+            "dev",
+            format!(
+                "a {} daemon (pid {}) runs on {}: stop it (Ctrl-C, or kill {}); it removes \
+                 what it made",
+                p.role.name(),
+                l.pid,
+                p.dev,
+                l.pid
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The shaper a loop ingress left (it removes it itself when it stops).
+fn remove_shaper(dev: &str) {
+    if let Ok(mut tc) = ifindex(dev).and_then(Tc::open) {
+        let _ = tc.del_root(HTB_MAJOR);
+    }
+}
+
+/// The loops a daemon published, for stats.
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+    stats.loops = Some(read_stats(p.dir)?);
+    Ok(())
+}
 
 /// What a daemon made, removed when it stops (also on an error or a panic).
 pub(super) struct Made {
@@ -68,13 +152,14 @@ pub(super) fn attach_loop(
     cfg: &LoopConfigRaw,
 ) -> Result<(), DpError> {
     refuse_running(dev, role)?;
-    let mut ebpf = loader::load(role, None)?;
-    {
-        let mut a: Array<&mut MapData, LoopConfigRaw> =
-            Array::try_from(loader::map(&mut ebpf, "loop_config")).expect("array");
-        a.set(0, cfg, 0)
-            .map_err(|e| DpError::kernel("writing the loops' configuration", e))?;
-    }
+    let p = program(role);
+    let mut ebpf = loader::load(p, None)?;
+    set_config(
+        loader::map(&mut ebpf, p.config),
+        p,
+        Path::new(p.config),
+        cfg,
+    )?;
     {
         let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
             LpmTrie::try_from(loader::map(&mut ebpf, "loop_prefixes")).expect("lpm trie");
@@ -88,13 +173,7 @@ pub(super) fn attach_loop(
             .map_err(|e| DpError::kernel("writing a loop's prefix", e))?;
         }
     }
-    attach(
-        dev,
-        role,
-        role == Role::LoopEgress,
-        ebpf,
-        &["loop_config", "loop_prefixes", "loop_counts", "loop_state"],
-    )
+    attach(dev, p, role == Role::LoopEgress, ebpf)
 }
 
 pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> {
@@ -130,39 +209,6 @@ pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, DpError> {
                 .map_err(|e| DpError::kernel("reading a loop's state", e))
         })
         .collect()
-}
-
-/// One loop at one edge, for `csfq dp stats` and the exporter.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LoopStats {
-    /// Its index (the order of `--loop`).
-    pub index: u32,
-    /// Ingress: its shaper's rate `lambda`, bit/s (0 at the egress).
-    pub lambda_bps: u64,
-    /// The last `mu(k)`, bit/s.
-    pub mu_bps: u64,
-    /// The last `a(k)`, bytes.
-    pub accumulation_bytes: u64,
-    /// Ingress: congestion epochs entered; egress: re-synchronizations (an accumulation
-    /// below zero moved the reference).
-    pub epochs: u64,
-    /// Ingress: in a congestion epoch now.
-    pub in_epoch: bool,
-    /// Ingress: feedback applied; egress: feedback sent.
-    pub feedbacks: u64,
-    /// Ingress: control messages sent; egress: received.
-    pub controls: u64,
-    /// Egress: bytes lost inside the network, learned from the controls.
-    pub lost_bytes: u64,
-    /// Packets and bytes of the loop counted at this edge (ingress: arrivals at its
-    /// shaper; egress: received).
-    pub packets: u64,
-    /// See `packets`.
-    pub bytes: u64,
-    /// The daemon's process id, and whether it still runs.
-    pub pid: u32,
-    /// Whether the daemon published within the last second.
-    pub daemon_running: bool,
 }
 
 pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, DpError> {

@@ -5,8 +5,8 @@ use std::os::fd::AsRawFd;
 
 use csfq_algo::overlay::{Control, Feedback};
 
-use crate::dataplane::monotonic_ns;
-use crate::DpError;
+use crate::error::DpError;
+use crate::sys::monotonic_ns;
 
 /// A message's length: the 48 bytes `bpf/csfq_shared.h` lays out (the program's part),
 /// then the sender's `tau`, ns.

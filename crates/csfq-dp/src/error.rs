@@ -1,0 +1,89 @@
+//! Why a dataplane operation failed: one error type for the crate's operations, whose
+//! variants name the setting, interface, namespace or path involved.
+
+use thiserror::Error;
+
+/// Why a dataplane operation failed.
+#[derive(Debug, Error)]
+pub enum DpError {
+    /// The programs were not built into this binary.
+    #[error(
+        "this csfq was built without the eBPF dataplane (clang or libbpf's headers were \
+         missing); on Debian: apt-get install clang libbpf-dev, then rebuild"
+    )]
+    Unavailable,
+    /// Not root (or without CAP_BPF and CAP_NET_ADMIN).
+    #[error("{0} needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo")]
+    NotPermitted(&'static str),
+    /// No such interface in this network namespace.
+    #[error("no interface `{0}` in this network namespace (see `ip link`)")]
+    NoSuchInterface(String),
+    /// No such named network namespace.
+    #[error("no network namespace `{name}` (see `ip netns list`)")]
+    NoSuchNetns {
+        /// The name given.
+        name: String,
+        /// What opening or entering it said.
+        source: std::io::Error,
+    },
+    /// This process runs in a network namespace with a private mount of /sys (as under
+    /// `ip netns exec`), and cannot reach the BPF filesystem that outlives it.
+    #[error(
+        "pins made here would vanish when this command exits (`ip netns exec` gives it a \
+         private /sys), and the programs with them; run `csfq dp --netns {netns} ...` instead"
+    )]
+    PrivateMounts {
+        /// The namespace's name.
+        netns: String,
+        /// Why the shared mount namespace could not be entered.
+        source: std::io::Error,
+    },
+    /// Nothing of csfq's is attached there.
+    #[error("csfq has nothing attached to `{0}`")]
+    NotAttached(String),
+    /// A setting out of range.
+    #[error("invalid {field}: {why}")]
+    Invalid {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The kernel refused to load, attach or pin something.
+    #[error("{what}")]
+    Kernel {
+        /// What was being done.
+        what: String,
+        /// The loader's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A filesystem operation on the BPF filesystem failed.
+    #[error("{what} {}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Where.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl DpError {
+    pub(crate) fn kernel(
+        what: impl Into<String>,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        DpError::Kernel {
+            what: what.into(),
+            source: Box::new(e),
+        }
+    }
+
+    pub(crate) fn invalid(field: &'static str, why: impl Into<String>) -> Self {
+        DpError::Invalid {
+            field,
+            why: why.into(),
+        }
+    }
+}

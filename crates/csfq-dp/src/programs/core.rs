@@ -1,0 +1,290 @@
+//! The core (`bpf/core.bpf.c`): keeps only aggregate state (`A`, `F`, `alpha`, a virtual
+//! queue modeling the shaper it sits in front of) and drops with probability
+//! `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)` (the CSFQ paper's Eqs. 2,
+//! 4 and 5, Fig. 2).
+
+use aya::maps::{Array, MapData};
+
+use crate::abi::{CoreConfigRaw, CoreStateRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED};
+use crate::abi::{TRUST_ANY, TRUST_LISTED};
+use crate::attach::{refuse_beside, AttachOutcome};
+use crate::error::DpError;
+use crate::loader::{load, map, set_config};
+use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, typed, BPF_F_LOCK};
+use crate::program::{nothing_after, nothing_before, Pinned, Program};
+use crate::report::{CoreStats, InterfaceStats, ShaperNow};
+use crate::role::Role;
+use crate::settings::{clock, clock_name, BYTES, RATE, WINDOW};
+use crate::sys::{change_lock, ifindex, ifname, monotonic_ns};
+
+/// The core's program.
+pub(crate) static CORE: Program = Program {
+    role: Role::Core,
+    object: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/core.bpf.o")),
+    function: "csfq_core",
+    config: "core_config",
+    flows: None,
+    pins: &[
+        ("core_config", "config"),
+        ("counters", "counters"),
+        ("core_state", "state"),
+    ],
+    read,
+    before_detach: nothing_before,
+    after_detach: nothing_after,
+};
+
+/// The core's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreSettings {
+    /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
+    pub rate_bps: u64,
+    /// `K_alpha`, ns. Default: twice the limit's drain time at the rate, within 1 ms and
+    /// 1 s (`csfq_algo::csfq::scaled_window`; 105 ms for 64 KiB at 10 Mbit/s).
+    pub k_alpha_ns: u64,
+    /// `K_c`, ns. Default as `k_alpha_ns`.
+    pub k_c_ns: u64,
+    /// The virtual queue's size, bytes: set it to the shaper's limit. Default 64 KiB.
+    pub limit_bytes: u32,
+    /// Queue below which the core keeps `alpha = 0`, bytes. Default half the limit.
+    pub threshold_bytes: Option<u32>,
+    /// Buffer-overflow decreases of `alpha` between two updates of it. Default 29.
+    pub overflow_budget: u32,
+    /// How `alpha` is estimated. Default: the label histogram.
+    pub estimator: csfq_algo::csfq::Estimator,
+    /// Whose labels count. Default [`CoreTrust::Any`]; `csfq dp core attach` makes the
+    /// operator choose.
+    pub trust: CoreTrust,
+    /// Read the coarse clock (the kernel's tick counter, see [`crate::tick_ns`]) instead of the
+    /// fine one. The virtual queue then drains once a tick and looks up to one tick at `C`
+    /// fuller than it is, so it is refused unless a tick is at most a quarter of the
+    /// limit's drain time at `C`, of `K_alpha` and of `K_c`. Default: the fine clock.
+    pub coarse_clock: bool,
+}
+
+/// Whose labels the core believes. A label is only as good as the edge that wrote it: a
+/// host wired to the core router, bypassing the edges, can write any label it likes, and
+/// a low one is never dropped. Packets received on an interface that is not trusted are
+/// judged as unlabeled traffic (one flow, priced by the rate of all of it) and leave with
+/// their label overwritten; `untrusted` counts them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreTrust {
+    /// Labels count whichever interface they arrive on.
+    Any,
+    /// Labels count only on packets received on these interfaces (those facing the
+    /// island's edges and other cores), at most [`crate::abi::MAX_TRUSTED`].
+    Interfaces(Vec<String>),
+}
+
+impl CoreSettings {
+    /// Defaults for a link of `rate_bps` with a 64 KiB limit.
+    pub fn new(rate_bps: u64) -> Self {
+        Self::with_limit(rate_bps, 65_536)
+    }
+
+    /// Defaults for a link of `rate_bps` whose shaper holds `limit_bytes`.
+    pub fn with_limit(rate_bps: u64, limit_bytes: u32) -> Self {
+        let k = csfq_algo::csfq::scaled_window(rate_bps.max(1) as f64, limit_bytes).0;
+        CoreSettings {
+            rate_bps,
+            k_alpha_ns: k,
+            k_c_ns: k,
+            limit_bytes,
+            threshold_bytes: None,
+            overflow_budget: 29,
+            estimator: csfq_algo::csfq::Estimator::Histogram,
+            trust: CoreTrust::Any,
+            coarse_clock: false,
+        }
+    }
+
+    /// The program's configuration, after the ranges the command line offers; the
+    /// trusted interfaces' names resolved to their indexes here.
+    fn raw(&self) -> Result<CoreConfigRaw, DpError> {
+        RATE.check("rate", self.rate_bps)?;
+        BYTES.check("limit", self.limit_bytes.into())?;
+        WINDOW.check("k-alpha", self.k_alpha_ns)?;
+        WINDOW.check("k-c", self.k_c_ns)?;
+        let threshold = self.threshold_bytes.unwrap_or(self.limit_bytes / 2);
+        if threshold > self.limit_bytes {
+            return Err(DpError::invalid("threshold", "must not exceed the limit"));
+        }
+        let (clock, tick) = clock(self.coarse_clock)?;
+        if self.coarse_clock {
+            let drain_ns = u64::from(self.limit_bytes) * 8_000_000_000 / self.rate_bps;
+            for (field, what, v) in [
+                ("limit", "the limit's drain time at the rate", drain_ns),
+                ("k-alpha", "K_alpha", self.k_alpha_ns),
+                ("k-c", "K_c", self.k_c_ns),
+            ] {
+                if v < 4 * tick {
+                    return Err(DpError::invalid(
+                        field,
+                        format!(
+                            "with the coarse clock, whose tick is {} us here, {what} \
+                             ({} us) must be at least four ticks: the virtual queue \
+                             drains once a tick (use the fine clock, or a larger value)",
+                            tick / 1000,
+                            v / 1000
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut trusted = [0u32; MAX_TRUSTED];
+        if let CoreTrust::Interfaces(names) = &self.trust {
+            if names.is_empty() || names.len() > MAX_TRUSTED {
+                return Err(DpError::invalid(
+                    "trusted-from",
+                    format!("{} interfaces: name from 1 to {MAX_TRUSTED}", names.len()),
+                ));
+            }
+            for (slot, name) in trusted.iter_mut().zip(names) {
+                *slot = ifindex(name)?;
+            }
+        }
+        Ok(CoreConfigRaw {
+            capacity_bps: self.rate_bps,
+            k_alpha_ns: self.k_alpha_ns,
+            k_c_ns: self.k_c_ns,
+            threshold_bytes: threshold,
+            limit_bytes: self.limit_bytes,
+            overflow_budget: self.overflow_budget,
+            estimator: match self.estimator {
+                csfq_algo::csfq::Estimator::Paper => EST_PAPER,
+                csfq_algo::csfq::Estimator::Histogram => EST_HISTOGRAM,
+            },
+            trust: match self.trust {
+                CoreTrust::Any => TRUST_ANY,
+                CoreTrust::Interfaces(_) => TRUST_LISTED,
+            },
+            trusted,
+            clock,
+            tick_ns: tick,
+            ..Default::default()
+        })
+    }
+}
+
+/// Attaches the core to `dev`'s egress, or updates its settings if attached already.
+pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp core attach", dev)?;
+    let _lock = change_lock()?;
+    refuse_beside(dev, Role::Core, Role::May)?;
+    let d = dir(dev, Role::Core);
+    if existing(dev, &d)? {
+        let path = CORE.config_pin(&d);
+        set_config(&mut open_pinned(&path)?, &CORE, &path, &raw)?;
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load(&CORE, None)?;
+    set_config(
+        map(&mut ebpf, CORE.config),
+        &CORE,
+        std::path::Path::new(CORE.config),
+        &raw,
+    )?;
+    attach(dev, &CORE, false, ebpf)?;
+    confirm_live(dev, Role::Core)?;
+    Ok(AttachOutcome::Attached)
+}
+
+/// Reads the core's configuration and state (`A`, `F`, `alpha`, the virtual queue), and,
+/// where this process runs in its namespace, the shaper and the trusted interfaces now.
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+    let path = CORE.config_pin(p.dir);
+    let cfg = open_pinned(&path)?;
+    let a: Array<&MapData, CoreConfigRaw> = typed(&cfg, &path)?;
+    let c = a
+        .get(&0, 0)
+        .map_err(|e| DpError::kernel("reading the core configuration", e))?;
+    let path = p.path(CORE.pin_of("core_state"));
+    let st = open_pinned(&path)?;
+    let s: Array<&MapData, CoreStateRaw> = typed(&st, &path)?;
+    let s = s
+        .get(&0, BPF_F_LOCK)
+        .map_err(|e| DpError::kernel("reading the core state", e))?;
+    let now = monotonic_ns();
+    let queue_bytes = if s.vq_finish_ns > now {
+        ((s.vq_finish_ns - now) as u128 * c.capacity_bps as u128 / 8_000_000_000) as u64
+    } else {
+        0
+    };
+    let trusted = || c.trusted.iter().copied().take_while(|&i| i != 0);
+    stats.core = Some(CoreStats {
+        capacity_bps: c.capacity_bps,
+        arrival_bps: s.arrival.rate_bps,
+        accepted_bps: s.accepted.rate_bps,
+        alpha_bps: s.alpha_bps,
+        clock: clock_name(c.clock),
+        congested: s.congested != 0,
+        queue_bytes,
+        limit_bytes: u64::from(c.limit_bytes),
+        shaper_now: p
+            .here()
+            .then(|| crate::shaper::read_shaper(p.dev).ok())
+            .flatten()
+            .map(|s| ShaperNow {
+                what: s.what,
+                rate_bps: s.rate_bps,
+                limit_bytes: s.limit_bytes,
+            }),
+        trusted_ifindexes: (c.trust == TRUST_LISTED).then(|| trusted().collect()),
+        trusted_now: if c.trust == TRUST_LISTED && p.here() {
+            trusted().map(|i| (i, ifname(i))).collect()
+        } else {
+            Vec::new()
+        },
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::CLOCK_COARSE;
+    use crate::sys::tick_ns;
+
+    /// The coarse clock's virtual queue drains once a tick, so the core refuses it unless a
+    /// tick is at most a quarter of the limit's drain time, `K_alpha` and `K_c`, naming the
+    /// setting; at 10 Mbit/s with 64 KB (52 ms to drain) it is taken, and written with the
+    /// tick.
+    #[test]
+    fn the_coarse_clock_needs_a_limit_and_windows_of_four_ticks() {
+        let tick = tick_ns();
+        assert!(tick > 0);
+        let ok = CoreSettings {
+            coarse_clock: true,
+            ..CoreSettings::new(10_000_000)
+        };
+        let raw = ok.raw().unwrap();
+        assert_eq!((raw.clock, raw.tick_ns), (CLOCK_COARSE, tick));
+        let field = |s: &CoreSettings| match s.raw() {
+            Err(DpError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        // The limit drains in just under four ticks.
+        let limit = (4 * tick * ok.rate_bps / 8_000_000_000 - 1) as u32;
+        let short = CoreSettings {
+            limit_bytes: limit,
+            ..ok.clone()
+        };
+        assert_eq!(field(&short), "limit");
+        assert!(CoreSettings {
+            coarse_clock: false,
+            ..short
+        }
+        .raw()
+        .is_ok());
+        let k = 4 * tick - 1;
+        assert_eq!(
+            field(&CoreSettings {
+                k_alpha_ns: k,
+                ..ok.clone()
+            }),
+            "k-alpha"
+        );
+        assert_eq!(field(&CoreSettings { k_c_ns: k, ..ok }), "k-c");
+    }
+}

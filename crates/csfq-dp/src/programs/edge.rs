@@ -1,0 +1,316 @@
+//! The edge (`bpf/edge.bpf.c`): estimates each flow's rate with the CSFQ paper's Eq. (3)
+//! and writes it into the packet as its label (the IPv4 Identification field of atomic
+//! datagrams, checksum fixed, or the IPv6 flow label); weighted CSFQ (Section 2.4) divides
+//! it by the source's weight.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use crate::abi::Counter;
+use crate::abi::{
+    EdgeConfigRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP,
+    UNLABELABLE_PASS, UNLABELABLE_POLICE,
+};
+use crate::attach::{check_pinned_table, AttachOutcome};
+use crate::error::DpError;
+use crate::loader::{insert_prefix, load_flows, map, set_config};
+use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, typed};
+use crate::program::{nothing_after, nothing_before, Pinned, Program};
+use crate::report::{CountJson, EdgeStats, InterfaceStats};
+use crate::role::Role;
+use crate::settings::{clock, clock_name, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
+use crate::sys::change_lock;
+use aya::maps::{Array, LpmTrie, MapData};
+
+/// The edge's program.
+pub(crate) static EDGE: Program = Program {
+    role: Role::Edge,
+    object: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/edge.bpf.o")),
+    function: "csfq_edge",
+    config: "edge_config",
+    flows: Some("flows"),
+    pins: &[
+        ("edge_config", "config"),
+        ("counters", "counters"),
+        ("flows", "flows"),
+        ("weights", "weights"),
+    ],
+    read,
+    before_detach: nothing_before,
+    after_detach: nothing_after,
+};
+
+/// A weight class of the edge: flows whose source address is in `prefix/len` get labels
+/// `rate / weight` (weighted CSFQ, paper Section 2.4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightClass {
+    /// The prefix.
+    pub prefix: IpAddr,
+    /// Its length in bits.
+    pub len: u8,
+    /// The weight (> 0; 1 is the default class's).
+    pub weight: f64,
+}
+
+impl FromStr for WeightClass {
+    type Err = String;
+
+    /// `PREFIX/LEN=WEIGHT`, e.g. `10.0.1.0/24=2` or `2001:db8::/32=0.5`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected PREFIX/LEN=WEIGHT, e.g. 10.0.1.0/24=2";
+        let (net, w) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}`: {expected}"))?;
+        let p: Prefix = net.parse()?;
+        let weight: f64 = w
+            .parse()
+            .ok()
+            .filter(|w: &f64| *w >= 0.001 && *w <= 1e6)
+            .ok_or_else(|| format!("`{w}` is not a weight in [0.001, 1e6]"))?;
+        Ok(WeightClass {
+            prefix: p.addr,
+            len: p.len,
+            weight,
+        })
+    }
+}
+
+impl WeightClass {
+    pub(crate) fn key(&self) -> WeightKey {
+        Prefix {
+            addr: self.prefix,
+            len: self.len,
+        }
+        .key()
+    }
+}
+
+fn milli(weight: f64) -> u32 {
+    ((weight * 1000.0).round() as u32).max(1)
+}
+
+/// The edge's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeSettings {
+    /// Averaging constant `K` of Eq. (3), ns (at most 1 s). Default 100 ms.
+    pub k_ns: u64,
+    /// Weight of flows no class matches. Default 1.
+    pub default_weight: f64,
+    /// Weight classes by source prefix.
+    pub weights: Vec<WeightClass>,
+    /// Flow-table size, entries, rounded up to whole sets of four ([`crate::flow_table`]:
+    /// a flow may take an entry in two sets, evicting the least recently seen of their
+    /// flows when all eight are taken; active flows stay until about half the table holds
+    /// flows). `None`: 65 536 on a new attach, and an attached edge keeps its table. A
+    /// table cannot be resized in place: a different size for an attached edge is refused.
+    pub flows: Option<u32>,
+    /// Attach at the interface's ingress (traffic entering the router on it: the default)
+    /// or egress.
+    pub ingress: bool,
+    /// What to do with IPv4 that cannot carry a label (no DF, or a fragment). Default:
+    /// pass it, for the cores to judge as one unlabeled flow.
+    pub unlabelable: Unlabelable,
+    /// What makes a flow. Default: the 5-tuple.
+    pub flow_key: FlowKey,
+    /// Read the coarse clock (the kernel's tick counter, one tick's resolution: see
+    /// [`crate::tick_ns`]) instead of the fine one: cheaper, and within half a percent of the fine
+    /// clock's labels from 10 Mbit/s up (README, "The programs' clock"). Default: the fine
+    /// clock.
+    pub coarse_clock: bool,
+}
+
+/// What the edge counts as one flow, to estimate its rate and label its packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlowKey {
+    /// Protocol, addresses and ports: the paper's flows. A host that opens many
+    /// connections gets a share for each.
+    #[default]
+    FiveTuple,
+    /// Source and destination addresses: one share per pair of hosts.
+    HostPair,
+    /// The source address: one share per sending host, however many connections or
+    /// destinations it has (and a table entry per host, not per connection).
+    Source,
+}
+
+impl FlowKey {
+    /// The name `csfq dp` takes and shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKey::FiveTuple => "5-tuple",
+            FlowKey::HostPair => "host-pair",
+            FlowKey::Source => "source",
+        }
+    }
+}
+
+impl FromStr for FlowKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [FlowKey::FiveTuple, FlowKey::HostPair, FlowKey::Source]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("`{s}`: expected 5-tuple, host-pair or source"))
+    }
+}
+
+/// The edge's choice for IPv4 that cannot carry a label (no DF, or a fragment: the
+/// Identification field is not free, RFC 6864). Such packets cross the island unlabeled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unlabelable {
+    /// Pass it: every core judges all unlabeled traffic as one flow, priced at its
+    /// aggregate rate, so together it gets one fair share.
+    #[default]
+    Pass,
+    /// Police all of it at this edge to `rate_bps` with a bucket of `burst_bytes`
+    /// (`csfq_algo::policer`); what exceeds it is dropped here.
+    Police {
+        /// bit/s, 8 bit/s to 4 Tbit/s.
+        rate_bps: u64,
+        /// bytes, 1500 to 1 GiB.
+        burst_bytes: u32,
+    },
+    /// Drop it at this edge.
+    Drop,
+}
+
+impl Unlabelable {
+    /// The default bucket for a policing rate: 10 ms at the rate, at least 3000 bytes
+    /// (two full-size packets).
+    pub fn default_burst(rate_bps: u64) -> u32 {
+        (rate_bps / 800).clamp(3000, csfq_algo::policer::MAX_BURST_BYTES as u64) as u32
+    }
+}
+
+impl Default for EdgeSettings {
+    fn default() -> Self {
+        EdgeSettings {
+            k_ns: 100_000_000,
+            default_weight: 1.0,
+            weights: Vec::new(),
+            flows: None,
+            ingress: true,
+            unlabelable: Unlabelable::Pass,
+            flow_key: FlowKey::FiveTuple,
+            coarse_clock: false,
+        }
+    }
+}
+
+impl EdgeSettings {
+    /// The program's configuration, after the ranges the command line offers.
+    fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
+        let (clock, tick_ns) = clock(self.coarse_clock)?;
+        WINDOW.check("k", self.k_ns)?;
+        if !(self.default_weight >= 0.001 && self.default_weight <= 1e6) {
+            return Err(DpError::invalid(
+                "default-weight",
+                "must be in [0.001, 1e6]",
+            ));
+        }
+        if let Some(n) = self.flows {
+            TABLE.check("flows", n.into())?;
+        }
+        let (unlabelable, police_rate_bps, police_burst_bytes) = match self.unlabelable {
+            Unlabelable::Pass => (UNLABELABLE_PASS, 0, 0),
+            Unlabelable::Drop => (UNLABELABLE_DROP, 0, 0),
+            Unlabelable::Police {
+                rate_bps,
+                burst_bytes,
+            } => {
+                RATE.check("unlabelable", rate_bps)?;
+                BYTES.check("unlabelable-burst", burst_bytes.into())?;
+                (UNLABELABLE_POLICE, rate_bps, burst_bytes)
+            }
+        };
+        Ok(EdgeConfigRaw {
+            k_ns: self.k_ns,
+            default_weight_milli: milli(self.default_weight),
+            police_rate_bps,
+            police_burst_bytes,
+            unlabelable,
+            flow_key: match self.flow_key {
+                FlowKey::FiveTuple => KEY_FIVE_TUPLE,
+                FlowKey::HostPair => KEY_HOST_PAIR,
+                FlowKey::Source => KEY_SOURCE,
+            },
+            clock,
+            tick_ns,
+            ..Default::default()
+        })
+    }
+}
+
+/// Attaches the edge to `dev`, or updates its settings if it is attached already.
+pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp edge attach", dev)?;
+    let _lock = change_lock()?;
+    let d = dir(dev, Role::Edge);
+    if existing(dev, &d)? {
+        check_pinned_table(dev, &d, "the edge", "flows", s.flows)?;
+        let path = EDGE.config_pin(&d);
+        set_config(&mut open_pinned(&path)?, &EDGE, &path, &raw)?;
+        let path = d.join(EDGE.pin_of("weights"));
+        let mut w = open_pinned(&path)?;
+        let mut trie = typed(&mut w, &path)?;
+        for c in &s.weights {
+            insert_prefix(&mut trie, &c.key(), milli(c.weight))?;
+        }
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load_flows(&EDGE, s.flows.unwrap_or(DEFAULT_FLOWS))?;
+    set_config(
+        map(&mut ebpf, EDGE.config),
+        &EDGE,
+        std::path::Path::new(EDGE.config),
+        &raw,
+    )?;
+    {
+        let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
+        for c in &s.weights {
+            insert_prefix(&mut trie, &c.key(), milli(c.weight))?;
+        }
+    }
+    attach(dev, &EDGE, s.ingress, ebpf)?;
+    confirm_live(dev, Role::Edge)?;
+    Ok(AttachOutcome::Attached)
+}
+
+/// Reads the edge's configuration and the size of its table.
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+    let path = EDGE.config_pin(p.dir);
+    let cfg = open_pinned(&path)?;
+    let a: Array<&MapData, EdgeConfigRaw> = typed(&cfg, &path)?;
+    let c = a
+        .get(&0, 0)
+        .map_err(|e| DpError::kernel("reading the edge configuration", e))?;
+    // Entries are never emptied, only taken over: the flows in the table are those that
+    // entered it less those evicted.
+    let entered = |name| {
+        stats
+            .counters
+            .get(name)
+            .map_or(0, |c: &CountJson| c.packets)
+    };
+    let n = entered(Counter::NewFlow.name()).saturating_sub(entered(Counter::Evicted.name()));
+    stats.edge = Some(EdgeStats {
+        flows: n,
+        k_ns: c.k_ns,
+        unlabelable: match c.unlabelable {
+            UNLABELABLE_POLICE => "police",
+            UNLABELABLE_DROP => "drop",
+            _ => "pass",
+        },
+        police_rate_bps: c.police_rate_bps,
+        police_burst_bytes: c.police_burst_bytes,
+        flow_key: match c.flow_key {
+            KEY_HOST_PAIR => FlowKey::HostPair,
+            KEY_SOURCE => FlowKey::Source,
+            _ => FlowKey::FiveTuple,
+        }
+        .name(),
+        clock: clock_name(c.clock),
+    });
+    Ok(())
+}

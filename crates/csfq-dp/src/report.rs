@@ -1,0 +1,182 @@
+//! What `csfq dp stats` and the exporter report of each attached program: plain data,
+//! serialized as `csfq dp stats --json` prints it. Each program's descriptor fills its
+//! part (`crate::program::Program::read`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::abi::Count;
+use crate::role::Role;
+
+/// A program's counters and state on one interface.
+#[derive(Debug, Clone, Serialize)]
+pub struct InterfaceStats {
+    /// `host` or `netns-NAME`.
+    pub scope: String,
+    /// The interface.
+    pub interface: String,
+    /// Edge or core.
+    pub role: Role,
+    /// Attached nowhere: its interface or namespace was deleted without `csfq dp detach`
+    /// (its counters and state are as they were then; `csfq dp detach --stale` removes it).
+    pub stale: bool,
+    /// Packets and bytes by what happened to them.
+    pub counters: BTreeMap<&'static str, CountJson>,
+    /// The edge's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge: Option<EdgeStats>,
+    /// The core's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core: Option<CoreStats>,
+    /// MAY's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub may: Option<MayStats>,
+    /// The overlay loops at this edge, as their daemon last published them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loops: Option<Vec<LoopStats>>,
+}
+
+/// MAY's state: `v`, the utilization and the table, as of its last packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct MayStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `v`, the drop probability per unit of `delta`.
+    pub v: f64,
+    /// The last interval's utilization over `C`: what `utilization_counts` says.
+    pub utilization: f64,
+    /// `u0`.
+    pub target_utilization: f64,
+    /// What the utilization counts: `passed` (the bytes MAY passes on, Eq. 3's rate into
+    /// the queue, the default) or `arrivals` (every byte, MAY's drops included).
+    pub utilization_counts: &'static str,
+    /// `Delta`, ns.
+    pub interval_ns: u64,
+    /// Intervals ended since the attach.
+    pub intervals: u64,
+    /// Entries in the table, live or idle past `T0` (removed at their flow's next packet,
+    /// or evicted by newer ones).
+    pub table_entries: u64,
+    /// Entries whose flow lost a packet within `T0` of the last interval's end.
+    pub table_live: u64,
+    /// The table's size.
+    pub table_size: u32,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
+}
+
+/// A counter.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct CountJson {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+impl From<Count> for CountJson {
+    fn from(c: Count) -> Self {
+        CountJson {
+            packets: c.packets,
+            bytes: c.bytes,
+        }
+    }
+}
+
+/// The edge's state.
+#[derive(Debug, Clone, Serialize)]
+pub struct EdgeStats {
+    /// Flows in the table.
+    pub flows: u64,
+    /// `K`, ns.
+    pub k_ns: u64,
+    /// What the edge does with IPv4 that cannot carry a label: `pass`, `police` or
+    /// `drop`.
+    pub unlabelable: &'static str,
+    /// `police`: the rate, bit/s (0 otherwise).
+    pub police_rate_bps: u64,
+    /// `police`: the bucket, bytes (0 otherwise).
+    pub police_burst_bytes: u32,
+    /// What makes a flow: `5-tuple`, `host-pair` or `source`.
+    pub flow_key: &'static str,
+    /// The clock Eq. (3) reads: `fine` or `coarse`.
+    pub clock: &'static str,
+}
+
+/// The core's state: `A`, `F` and `alpha` as of its last packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `A`: the arrival rate, bit/s.
+    pub arrival_bps: u64,
+    /// `F`: the accepted rate, bit/s.
+    pub accepted_bps: u64,
+    /// `alpha`: the fair share, bit/s (0: not congested, nothing dropped).
+    pub alpha_bps: u64,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
+    /// In a congested window.
+    pub congested: bool,
+    /// The virtual queue now, bytes.
+    pub queue_bytes: u64,
+    /// The virtual queue's limit, bytes: the shaper's, read at attach unless given.
+    pub limit_bytes: u64,
+    /// The shaper on the interface as it is now (read where this process runs in the
+    /// core's namespace; `None` elsewhere): a rate or limit that differs from the core's
+    /// means the shaper changed since the attach, or was overridden.
+    pub shaper_now: Option<ShaperNow>,
+    /// The interfaces (ifindexes, in the core's namespace) whose packets' labels count;
+    /// `None`: every interface's.
+    pub trusted_ifindexes: Option<Vec<u32>>,
+    /// Each trusted ifindex's interface now, by name (read where this process runs in the
+    /// core's namespace; empty elsewhere): `None` for an index no interface has any more
+    /// (deleted; one made again under its name has another index, and its labels are not
+    /// believed until the core is attached again).
+    pub trusted_now: Vec<(u32, Option<String>)>,
+}
+
+/// What the shaper in front of which a core runs says now.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ShaperNow {
+    /// The root qdisc, in words ([`crate::Shaper::what`]).
+    pub what: String,
+    /// Its rate, bit/s, if it has one.
+    pub rate_bps: Option<u64>,
+    /// Its queue's limit, bytes, if it has one.
+    pub limit_bytes: Option<u64>,
+}
+
+/// One loop at one edge, for `csfq dp stats` and the exporter.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoopStats {
+    /// Its index (the order of `--loop`).
+    pub index: u32,
+    /// Ingress: its shaper's rate `lambda`, bit/s (0 at the egress).
+    pub lambda_bps: u64,
+    /// The last `mu(k)`, bit/s.
+    pub mu_bps: u64,
+    /// The last `a(k)`, bytes.
+    pub accumulation_bytes: u64,
+    /// Ingress: congestion epochs entered; egress: re-synchronizations (an accumulation
+    /// below zero moved the reference).
+    pub epochs: u64,
+    /// Ingress: in a congestion epoch now.
+    pub in_epoch: bool,
+    /// Ingress: feedback applied; egress: feedback sent.
+    pub feedbacks: u64,
+    /// Ingress: control messages sent; egress: received.
+    pub controls: u64,
+    /// Egress: bytes lost inside the network, learned from the controls.
+    pub lost_bytes: u64,
+    /// Packets and bytes of the loop counted at this edge (ingress: arrivals at its
+    /// shaper; egress: received).
+    pub packets: u64,
+    /// See `packets`.
+    pub bytes: u64,
+    /// The daemon's process id, and whether it still runs.
+    pub pid: u32,
+    /// Whether the daemon published within the last second.
+    pub daemon_running: bool,
+}

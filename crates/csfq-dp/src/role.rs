@@ -1,0 +1,40 @@
+//! The programs by role: the names `csfq dp` shows and the pin directories use.
+
+/// Which program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Labels packets entering the island.
+    Edge,
+    /// Drops and relabels at a bottleneck.
+    Core,
+    /// MAY at a bottleneck: drops in proportion to each flow's past drops, no labels.
+    May,
+    /// An overlay loop's ingress edge: classifies into the loops' shapers.
+    LoopIngress,
+    /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
+    LoopEgress,
+}
+
+impl Role {
+    /// Every role, in the order stats list them (and `crate::programs::ALL` holds their
+    /// descriptors).
+    pub const ALL: [Role; 5] = [
+        Role::Edge,
+        Role::Core,
+        Role::May,
+        Role::LoopIngress,
+        Role::LoopEgress,
+    ];
+
+    /// `edge`, `core`, `may`, `loop-ingress` or `loop-egress`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Edge => "edge",
+            Role::Core => "core",
+            Role::May => "may",
+            Role::LoopIngress => "loop-ingress",
+            Role::LoopEgress => "loop-egress",
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! What the programs' settings share: the ranges `csfq dp` accepts (one table, used by
+//! every program's validation and by the command line), address prefixes, the clock.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use crate::abi::{WeightKey, CLOCK_COARSE, CLOCK_FINE};
+use crate::error::DpError;
+
+/// A flow table's size when none is given (the edge's and MAY's).
+pub const DEFAULT_FLOWS: u32 = 65_536;
+
+/// A range a setting must lie in, with its unit and its ends as `csfq dp` spells them.
+#[derive(Debug, Clone, Copy)]
+pub struct Bound {
+    /// The least value.
+    pub lo: u64,
+    /// The greatest value.
+    pub hi: u64,
+    /// The unit of the value as checked (`bit/s`, `bytes`, `ns`, `entries`).
+    pub unit: &'static str,
+    /// The range in the command line's words, e.g. `from 8bit to 4tbit`.
+    pub words: &'static str,
+}
+
+/// A link's or a policer's rate, bit/s.
+pub const RATE: Bound = Bound {
+    lo: 8,
+    hi: 4_000_000_000_000,
+    unit: "bit/s",
+    words: "from 8bit to 4tbit",
+};
+
+/// A queue's limit or a bucket, bytes.
+pub const BYTES: Bound = Bound {
+    lo: 1500,
+    hi: csfq_algo::policer::MAX_BURST_BYTES as u64,
+    unit: "bytes",
+    words: "from 1500 bytes to 1gb",
+};
+
+/// An averaging window (`K`, `K_alpha`, `K_c`), ns.
+pub const WINDOW: Bound = Bound {
+    lo: 1_000,
+    hi: 1_000_000_000,
+    unit: "ns",
+    words: "from 1us to 1s",
+};
+
+/// A flow table's size, entries.
+pub const TABLE: Bound = Bound {
+    lo: 16,
+    hi: 1 << 24,
+    unit: "entries",
+    words: "from 16 to 16777216",
+};
+
+impl Bound {
+    /// `v` if it is in range, or the error naming `field`.
+    pub fn check(&self, field: &'static str, v: u64) -> Result<u64, DpError> {
+        if (self.lo..=self.hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.error(field, v))
+        }
+    }
+
+    /// The error for `v` out of range in `field`: `invalid FIELD: V UNIT is out of range:
+    /// must be WORDS`.
+    pub fn error(&self, field: &'static str, v: impl std::fmt::Display) -> DpError {
+        DpError::invalid(
+            field,
+            format!("{v} {} is out of range: must be {}", self.unit, self.words),
+        )
+    }
+}
+
+/// The configuration's clock for `coarse`, and the tick it then needs: refused if the
+/// kernel's tick cannot be read.
+pub(crate) fn clock(coarse: bool) -> Result<(u32, u64), DpError> {
+    let tick = crate::sys::tick_ns();
+    if coarse && tick == 0 {
+        return Err(DpError::invalid(
+            "clock",
+            "the kernel's tick could not be read",
+        ));
+    }
+    Ok((if coarse { CLOCK_COARSE } else { CLOCK_FINE }, tick))
+}
+
+/// `fine` or `coarse`, as stats show a configuration's clock.
+pub(crate) fn clock_name(clock: u32) -> &'static str {
+    if clock == CLOCK_COARSE {
+        "coarse"
+    } else {
+        "fine"
+    }
+}
+
+/// An address prefix as the programs match it (longest prefix; IPv4 as ::ffff:a.b.c.d).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefix {
+    /// The network's address.
+    pub addr: IpAddr,
+    /// Its length in bits.
+    pub len: u8,
+}
+
+impl FromStr for Prefix {
+    type Err = String;
+
+    /// `ADDR/LEN`, e.g. `10.0.1.0/24` or `2001:db8::/32`. Bits past the length are
+    /// refused (as `ip route` refuses them): the kernel's match reads only the first `len`
+    /// bits, so `10.0.1.1/24` would silently be `10.0.1.0/24`, and replace an entry given
+    /// that way.
+    fn from_str(net: &str) -> Result<Self, String> {
+        let expected = "expected ADDR/LEN, e.g. 10.0.1.0/24";
+        let (addr, len) = net
+            .split_once('/')
+            .ok_or_else(|| format!("`{net}`: {expected}"))?;
+        let addr: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("`{addr}` is not an IP address; {expected}"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let len: u8 = len
+            .parse()
+            .ok()
+            .filter(|&l| l <= max)
+            .ok_or_else(|| format!("`{len}` is not a prefix length of 0..={max}"))?;
+        let octets = match addr {
+            IpAddr::V4(a) => a.octets().to_vec(),
+            IpAddr::V6(a) => a.octets().to_vec(),
+        };
+        let host_bits = octets.iter().enumerate().any(|(i, &b)| {
+            let keep = (len as usize).saturating_sub(8 * i).min(8);
+            b & !(0xffu8.checked_shl(8 - keep as u32).unwrap_or(0)) != 0
+        });
+        if host_bits {
+            return Err(format!(
+                "`{net}` has bits set past its prefix length; give the network's address"
+            ));
+        }
+        Ok(Prefix { addr, len })
+    }
+}
+
+impl Prefix {
+    /// The programs' key for it.
+    pub fn key(&self) -> WeightKey {
+        match self.addr {
+            IpAddr::V4(a) => {
+                let mut addr = [0u8; 16];
+                addr[10] = 0xff;
+                addr[11] = 0xff;
+                addr[12..].copy_from_slice(&a.octets());
+                WeightKey {
+                    prefixlen: 96 + self.len as u32,
+                    addr,
+                }
+            }
+            IpAddr::V6(a) => WeightKey {
+                prefixlen: self.len as u32,
+                addr: a.octets(),
+            },
+        }
+    }
+}
