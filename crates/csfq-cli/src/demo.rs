@@ -6,11 +6,12 @@
 //! side by side.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use csfq_dp::lab::{Lab, Offloads};
 
 /// The link's rate, Mbit/s, and the UDP's (five times a fifth of it).
 const LINK_MBPS: f64 = 10.0;
@@ -21,28 +22,15 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The demo's namespaces, removed (with whatever csfq attached in them, and every process
 /// it started) when dropped: also after an error or Ctrl-C.
 struct Net {
-    prefix: String,
+    lab: Lab,
     tmp: PathBuf,
-    children: Vec<Child>,
 }
 
 impl Net {
-    fn ns(&self, n: &str) -> String {
-        format!("{}{n}", self.prefix)
-    }
-
-    /// `ip netns exec NS ARGS...`, which must succeed.
-    fn x(&self, n: &str, args: &[&str]) -> Result<Output> {
-        let ns = self.ns(n);
-        let mut a = vec!["netns", "exec", ns.as_str()];
-        a.extend_from_slice(args);
-        run("ip", &a)
-    }
-
     /// `csfq dp --netns NS ARGS...` (this very binary), which must succeed.
     fn dp(&self, n: &str, args: &[&str]) -> Result<()> {
         let me = std::env::current_exe().context("finding this program")?;
-        let ns = self.ns(n);
+        let ns = self.lab.ns(n);
         let mut a = vec!["dp", "--netns", ns.as_str()];
         a.extend_from_slice(args);
         let o = Command::new(&me)
@@ -60,58 +48,31 @@ impl Net {
     }
 
     fn build() -> Result<Net> {
-        let net = Net {
-            prefix: format!("csfqdemo{}", std::process::id()),
+        csfq_dp::lab::remove_abandoned("csfqdemo", &["h", "r", "d"]);
+        let mut net = Net {
+            lab: Lab::new(format!("csfqdemo{}", std::process::id())),
             tmp: std::env::temp_dir().join(format!("csfq-demo-{}", std::process::id())),
-            children: Vec::new(),
         };
         std::fs::create_dir_all(&net.tmp)
             .with_context(|| format!("creating {}", net.tmp.display()))?;
+        let lab = &mut net.lab;
         for n in ["h", "r", "d"] {
-            run("ip", &["netns", "add", &net.ns(n)])?;
+            lab.add(n)?;
         }
-        for (a, ai, b, bi) in [("h", "hr", "r", "rh"), ("r", "rd", "d", "dr")] {
-            run(
-                "ip",
-                &[
-                    "link",
-                    "add",
-                    ai,
-                    "netns",
-                    &net.ns(a),
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    bi,
-                    "netns",
-                    &net.ns(b),
-                ],
-            )?;
-        }
-        for (n, dev, addr) in [
+        lab.wire(
             ("h", "hr", "10.78.1.1/24"),
             ("r", "rh", "10.78.1.2/24"),
+            Offloads::NoSegmentation,
+        )?;
+        lab.wire(
             ("r", "rd", "10.78.2.1/24"),
             ("d", "dr", "10.78.2.2/24"),
-        ] {
-            net.x(n, &["ip", "addr", "add", addr, "dev", dev])?;
-            net.x(n, &["ip", "link", "set", dev, "up"])?;
-            // Segmentation offloads would hand the programs 64 KB super-packets.
-            net.x(
-                n,
-                &[
-                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
-                ],
-            )?;
-        }
-        for n in ["h", "r", "d"] {
-            net.x(n, &["ip", "link", "set", "lo", "up"])?;
-        }
-        net.x("h", &["ip", "route", "add", "default", "via", "10.78.1.2"])?;
-        net.x("d", &["ip", "route", "add", "default", "via", "10.78.2.1"])?;
-        net.x("r", &["sysctl", "-qw", "net.ipv4.ip_forward=1"])?;
-        net.x(
+            Offloads::NoSegmentation,
+        )?;
+        lab.route("h", "default", "10.78.1.2")?;
+        lab.route("d", "default", "10.78.2.1")?;
+        lab.forward("r")?;
+        lab.exec(
             "r",
             &[
                 "tc", "qdisc", "add", "dev", "rd", "root", "tbf", "rate", "10mbit", "burst",
@@ -119,20 +80,6 @@ impl Net {
             ],
         )?;
         Ok(net)
-    }
-
-    fn spawn(&mut self, n: &str, args: &[&str]) -> Result<()> {
-        let ns = self.ns(n);
-        let mut a = vec!["netns", "exec", ns.as_str()];
-        a.extend_from_slice(args);
-        let c = Command::new("ip")
-            .args(&a)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting iperf3")?;
-        self.children.push(c);
-        Ok(())
     }
 
     /// The UDP and, half a second later, four TCP flows for `secs`: each flow's goodput at
@@ -146,7 +93,7 @@ impl Net {
             .collect();
         for (p, log) in ports.iter().zip(&logs) {
             let (p, log) = (p.to_string(), log.display().to_string());
-            self.spawn(
+            self.lab.spawn(
                 "d",
                 &["iperf3", "-s", "-1", "-p", &p, "-J", "--logfile", &log],
             )?;
@@ -162,7 +109,7 @@ impl Net {
             if i == TCP_FLOWS {
                 a.extend_from_slice(&["-u", "-b", &udp_rate]);
             }
-            self.spawn("h", &a)?;
+            self.lab.spawn("h", &a)?;
             if i == TCP_FLOWS {
                 std::thread::sleep(Duration::from_millis(500));
             }
@@ -171,67 +118,15 @@ impl Net {
         // (a client that never reached its server) is stopped, and its flow shows as
         // failed, rather than the demo waiting for ever.
         let deadline = std::time::Instant::now() + Duration::from_secs(u64::from(secs) + 30);
-        for c in &mut self.children {
-            loop {
-                if STOP.load(Ordering::Relaxed) {
-                    bail!("interrupted");
-                }
-                if c.try_wait()?.is_some() {
-                    break;
-                }
-                if std::time::Instant::now() > deadline {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-        self.children.clear();
+        self.lab.wait(deadline, interrupted)?;
         Ok(logs.iter().map(|l| goodput(l, secs)).collect())
     }
 }
 
 impl Drop for Net {
-    /// Removes everything: the processes, what csfq attached (and its pins, also when an
-    /// attach was cut short), the namespaces. The commands run in their own process group,
-    /// so a second Ctrl-C at the terminal does not stop the clean-up halfway.
+    /// The lab removes the processes, what csfq attached (its pins, also when an attach
+    /// was cut short) and the namespaces; then the logs.
     fn drop(&mut self) {
-        use std::os::unix::process::CommandExt as _;
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        if let Ok(me) = std::env::current_exe() {
-            for dev in ["rh", "rd"] {
-                let ns = self.ns("r");
-                let _ = Command::new(&me)
-                    .args(["dp", "--netns", ns.as_str(), "detach", "--dev", dev])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .process_group(0)
-                    .status();
-            }
-        }
-        for n in ["h", "r", "d"] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", &self.ns(n)])
-                .stderr(Stdio::null())
-                .process_group(0)
-                .status();
-        }
-        // Pins an interrupted attach left (the BPF filesystem keeps them past the
-        // namespace).
-        if let Ok(entries) = std::fs::read_dir("/sys/fs/bpf/csfq") {
-            for e in entries.flatten() {
-                if e.file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!("netns-{}", self.prefix))
-                {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
-        }
         let _ = std::fs::remove_dir_all(&self.tmp);
     }
 }
@@ -285,21 +180,6 @@ fn goodput(log: &Path, secs: u32) -> Option<f64> {
     let text = std::fs::read_to_string(log).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     iperf3_goodput(&v, secs, trim_secs(secs)).ok()
-}
-
-fn run(cmd: &str, args: &[&str]) -> Result<Output> {
-    let o = Command::new(cmd)
-        .args(args)
-        .output()
-        .with_context(|| format!("running {cmd} (Debian: iproute2)"))?;
-    if !o.status.success() {
-        bail!(
-            "{cmd} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
-    Ok(o)
 }
 
 fn missing(tool: &str) -> bool {

@@ -7,8 +7,10 @@
 //! iperf3, ethtool, ip and tc: skipped with the reason elsewhere, failing instead when
 //! CSFQ_DP_REQUIRED is set (CI sets it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+
+use csfq_dp::lab::{Lab, Offloads};
 
 const CSFQ: &str = env!("CARGO_BIN_EXE_csfq");
 
@@ -78,8 +80,7 @@ fn run(cmd: &str, args: &[&str]) -> Output {
 /// Four namespaces (senders, edge, core, receiver) joined by veth pairs; all of it (and
 /// any csfq pins and iperf3 processes) is removed on drop, also when a test fails.
 struct Net {
-    prefix: String,
-    children: Vec<Child>,
+    lab: Lab,
     tmp: PathBuf,
     /// The TCP senders' congestion control (`iperf3 -C`); `None`: the host's default.
     tcp_cc: Option<&'static str>,
@@ -91,14 +92,15 @@ const ATTACKER: &str = "a";
 
 impl Net {
     fn ns(&self, n: &str) -> String {
-        format!("{}{n}", self.prefix)
+        self.lab.ns(n)
+    }
+
+    fn prefix(&self) -> &str {
+        self.lab.prefix()
     }
 
     fn x(&self, n: &str, args: &[&str]) -> Output {
-        let ns = self.ns(n);
-        let mut a = vec!["netns", "exec", ns.as_str()];
-        a.extend_from_slice(args);
-        run("ip", &a)
+        self.lab.exec(n, args).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn csfq(&self, n: &str, args: &[&str]) -> Output {
@@ -129,74 +131,31 @@ impl Net {
 
     /// As [`Net::new`], the bottleneck a tbf of this rate, burst and limit (tc's units).
     fn shaped(tag: &str, rate: &str, burst: &str, limit: &str) -> Net {
-        let net = Net {
-            prefix: format!("csfqt{}{tag}", std::process::id() % 100_000),
-            children: Vec::new(),
+        let mut net = Net {
+            lab: Lab::new(format!("csfqt{}{tag}", std::process::id() % 100_000)),
             tmp: std::env::temp_dir().join(format!("csfq-dp-{}-{tag}", std::process::id())),
             tcp_cc: None,
         };
         let _ = std::fs::remove_dir_all(&net.tmp);
         std::fs::create_dir_all(&net.tmp).unwrap();
+        let lab = &mut net.lab;
+        let ok = |r: Result<(), csfq_dp::lab::LabError>| r.unwrap_or_else(|e| panic!("{e}"));
         for n in NS {
-            run("ip", &["netns", "add", &net.ns(n)]);
+            ok(lab.add(n));
         }
-        for (a, ai, b, bi) in [
-            ("s", "s0", "e", "e0"),
-            ("e", "e1", "c", "c0"),
-            ("c", "c1", "r", "r0"),
+        for (a, b) in [
+            (("s", "s0", "10.77.1.1/24"), ("e", "e0", "10.77.1.2/24")),
+            (("e", "e1", "10.77.2.1/24"), ("c", "c0", "10.77.2.2/24")),
+            (("c", "c1", "10.77.3.1/24"), ("r", "r0", "10.77.3.2/24")),
         ] {
-            run(
-                "ip",
-                &[
-                    "link",
-                    "add",
-                    ai,
-                    "netns",
-                    &net.ns(a),
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    bi,
-                    "netns",
-                    &net.ns(b),
-                ],
-            );
+            ok(lab.wire(a, b, Offloads::None));
         }
-        for (n, dev, addr) in [
-            ("s", "s0", "10.77.1.1/24"),
-            ("e", "e0", "10.77.1.2/24"),
-            ("e", "e1", "10.77.2.1/24"),
-            ("c", "c0", "10.77.2.2/24"),
-            ("c", "c1", "10.77.3.1/24"),
-            ("r", "r0", "10.77.3.2/24"),
-        ] {
-            net.x(n, &["ip", "addr", "add", addr, "dev", dev]);
-            net.x(n, &["ip", "link", "set", dev, "up"]);
-            // Segmentation offloads would hand the programs 64 KB super-packets.
-            net.x(
-                n,
-                &[
-                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
-                    "rx", "off",
-                ],
-            );
-        }
-        for n in NS {
-            net.x(n, &["ip", "link", "set", "lo", "up"]);
-        }
-        net.x("e", &["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
-        net.x("c", &["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
-        net.x("s", &["ip", "route", "add", "default", "via", "10.77.1.2"]);
-        net.x("r", &["ip", "route", "add", "default", "via", "10.77.3.1"]);
-        net.x(
-            "e",
-            &["ip", "route", "add", "10.77.3.0/24", "via", "10.77.2.2"],
-        );
-        net.x(
-            "c",
-            &["ip", "route", "add", "10.77.1.0/24", "via", "10.77.2.1"],
-        );
+        ok(lab.forward("e"));
+        ok(lab.forward("c"));
+        ok(lab.route("s", "default", "10.77.1.2"));
+        ok(lab.route("r", "default", "10.77.3.1"));
+        ok(lab.route("e", "10.77.3.0/24", "10.77.2.2"));
+        ok(lab.route("c", "10.77.1.0/24", "10.77.2.1"));
         // The bottleneck: out of the core router towards the receiver.
         net.x(
             "c",
@@ -230,54 +189,30 @@ impl Net {
 
     /// Adds namespace `a` (10.77.4.1), wired to the core router's `c2` (10.77.4.2): a host
     /// that reaches the core without crossing the edge.
-    fn attacker(&self) {
-        run("ip", &["netns", "add", &self.ns(ATTACKER)]);
-        run(
-            "ip",
-            &[
-                "link",
-                "add",
-                "a0",
-                "netns",
-                &self.ns(ATTACKER),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "c2",
-                "netns",
-                &self.ns("c"),
-            ],
-        );
-        for (n, dev, addr) in [("a", "a0", "10.77.4.1/24"), ("c", "c2", "10.77.4.2/24")] {
-            self.x(n, &["ip", "addr", "add", addr, "dev", dev]);
-            self.x(n, &["ip", "link", "set", dev, "up"]);
-            self.x(
-                n,
-                &[
-                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
-                    "rx", "off",
-                ],
-            );
-        }
-        self.x(ATTACKER, &["ip", "link", "set", "lo", "up"]);
-        self.x(
-            ATTACKER,
-            &["ip", "route", "add", "default", "via", "10.77.4.2"],
-        );
+    fn attacker(&mut self) {
+        let ok = |r: Result<(), csfq_dp::lab::LabError>| r.unwrap_or_else(|e| panic!("{e}"));
+        ok(self.lab.add(ATTACKER));
+        ok(self.lab.wire(
+            (ATTACKER, "a0", "10.77.4.1/24"),
+            ("c", "c2", "10.77.4.2/24"),
+            Offloads::None,
+        ));
+        ok(self.lab.route(ATTACKER, "default", "10.77.4.2"));
     }
 
+    /// Waits for what [`Net::spawn`] started (each ends within its `timeout 40`).
+    fn wait(&mut self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        self.lab
+            .wait(deadline, || false)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Starts `args` in namespace `n` under `timeout 40`, waited for by the lab.
     fn spawn(&mut self, n: &str, args: &[&str]) {
-        let ns = self.ns(n);
-        let mut a = vec!["netns", "exec", ns.as_str(), "timeout", "40"];
+        let mut a = vec!["timeout", "40"];
         a.extend_from_slice(args);
-        let c = Command::new("ip")
-            .args(&a)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        self.children.push(c);
+        self.lab.spawn(n, &a).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Four TCP flows and one UDP flow at `udp_rate` for `secs`; returns each flow's
@@ -378,10 +313,7 @@ impl Net {
                 ));
             }
         }
-        for c in &mut self.children {
-            let _ = c.wait();
-        }
-        self.children.clear();
+        self.wait();
         if let Some(e) = failed {
             return Err(e);
         }
@@ -397,43 +329,9 @@ impl Net {
 }
 
 impl Drop for Net {
+    /// The lab removes the processes, the pins and the namespaces; then the logs.
     fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for (n, dev) in [("e", "e0"), ("c", "c1")] {
-            let _ = self.csfq(n, &["detach", "--dev", dev]);
-        }
-        for n in NS.iter().chain([&ATTACKER]) {
-            let _ = Command::new("ip")
-                .args(["netns", "del", &self.ns(n)])
-                .stderr(Stdio::null())
-                .status();
-        }
-        if let Ok(entries) = std::fs::read_dir("/sys/fs/bpf/csfq") {
-            for e in entries.flatten() {
-                if e.file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!("netns-{}", self.prefix))
-                {
-                    let _ = remove_tree(&e.path());
-                }
-            }
-        }
         let _ = std::fs::remove_dir_all(&self.tmp);
-    }
-}
-
-fn remove_tree(p: &Path) -> std::io::Result<()> {
-    // bpffs: files are unlinked one by one, then the directories.
-    if p.is_dir() {
-        for e in std::fs::read_dir(p)?.flatten() {
-            remove_tree(&e.path())?;
-        }
-        std::fs::remove_dir(p)
-    } else {
-        std::fs::remove_file(p)
     }
 }
 
@@ -589,7 +487,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .unwrap();
     let after_stats = exporter.scrape();
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
-    let mine = of_net(&stats, &net.prefix);
+    let mine = of_net(&stats, net.prefix());
     eprintln!(
         "with csfq, Mbit/s: {:?}",
         fair.iter().map(|r| r / 1e6).collect::<Vec<_>>()
@@ -609,7 +507,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
             > 100,
         "{core}"
     );
-    check_scrapes(&net.prefix, &scrapes, [&last_scrape, &after_stats], &mine);
+    check_scrapes(net.prefix(), &scrapes, [&last_scrape, &after_stats], &mine);
     assert_held_to_share("fine clock", &fair);
 
     // Detach removes only csfq's programs: the tbf stays.
@@ -635,7 +533,7 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         .output()
         .unwrap();
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
-    let clocks: Vec<&serde_json::Value> = of_net(&stats, &net.prefix)
+    let clocks: Vec<&serde_json::Value> = of_net(&stats, net.prefix())
         .into_iter()
         .map(|s| &s[s["role"].as_str().unwrap()]["clock"])
         .collect();
@@ -658,7 +556,7 @@ fn core_reads_rate_and_limit_from_the_shaper() {
     let core = |net: &Net| {
         let o = net.csfq("c", &["stats", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
-        let c = of_net(&v, &net.prefix)
+        let c = of_net(&v, net.prefix())
             .into_iter()
             .find(|s| s["role"] == "core")
             .expect("the core")["core"]
@@ -773,7 +671,7 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             let core = with_csfq.then(|| {
                 let o = net.csfq("c", &["stats", "--json"]);
                 let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
-                of_net(&v, &net.prefix)
+                of_net(&v, net.prefix())
                     .into_iter()
                     .find(|s| s["role"] == "core")
                     .expect("the core in stats")["core"]
@@ -2071,8 +1969,7 @@ fn may_spares_short_transfers_beside_long_flows() {
             // A second handle on the same namespaces, which must not remove them: never
             // dropped (its files are under `net.tmp`, removed with `net`).
             let mut longs = std::mem::ManuallyDrop::new(Net {
-                prefix: net.prefix.clone(),
-                children: Vec::new(),
+                lab: Lab::new(net.prefix()),
                 tmp: net.tmp.join("longs"),
                 tcp_cc: net.tcp_cc,
             });
@@ -2371,10 +2268,7 @@ fn loops_run(net: &mut Net, tcp_loop: Option<&str>, secs: u32) -> LoopRun {
             String::from_utf8_lossy(&o.stderr)
         );
     }
-    for c in &mut net.children {
-        let _ = c.wait();
-    }
-    net.children.clear();
+    net.wait();
     for d in daemons {
         let o = d.wait_with_output().expect("daemon");
         // Their last progress lines (once a second), for the log of a failure.

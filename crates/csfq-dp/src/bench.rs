@@ -38,8 +38,6 @@
 use std::ffi::CString;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -47,6 +45,7 @@ use serde::Serialize;
 use aya::programs::tc::{TcAttachOptions, TcAttachType};
 use aya::programs::{LinkOrder, SchedClassifier};
 
+use crate::lab::{Lab, LabError, Offloads};
 use crate::loader::EMPTY_PROGRAM;
 use crate::programs::{CORE, EDGE, MAY};
 use crate::{
@@ -138,42 +137,6 @@ fn median(xs: &mut [f64]) -> f64 {
     } else {
         (xs[n / 2 - 1] + xs[n / 2]) / 2.0
     }
-}
-
-struct Namespaces {
-    a: String,
-    b: String,
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        let _ = detach("va");
-        for n in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-fn ip(args: &[&str]) -> Result<(), DpError> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|source| DpError::Io {
-            what: "running ip (iproute2) for",
-            path: "the benchmark's namespaces".into(),
-            source,
-        })?;
-    if !out.status.success() {
-        return Err(DpError::Invalid {
-            field: "benchmark setup",
-            why: format!(
-                "ip {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        });
-    }
-    Ok(())
 }
 
 fn setns(name: &str) -> Result<(), DpError> {
@@ -280,55 +243,26 @@ fn blast_parallel(txs: &[UdpSocket], ns: &str, dev: &str, secs: f64) -> Result<f
     Ok((rx_packets(ns, dev)? - before) as f64 / secs)
 }
 
-/// Whether `name` is a namespace a benchmark made (`csfqbench` PID `a` or `b`) whose
-/// process `alive` says is gone: one it could not remove, being killed.
-fn left_by_a_dead_run(name: &str, alive: impl Fn(u32) -> bool) -> bool {
-    name.strip_prefix("csfqbench")
-        .and_then(|rest| rest.strip_suffix(['a', 'b']))
-        .and_then(|pid| pid.parse::<u32>().ok())
-        .is_some_and(|pid| !alive(pid))
-}
-
-/// Removes the namespaces (and with them the veth pair and its programs) that a benchmark
-/// killed halfway left behind. Best effort: what cannot be listed or removed stays.
-fn remove_left_namespaces() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return;
-    };
-    let alive = |pid: u32| Path::new("/proc").join(pid.to_string()).exists();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let name = line.split_whitespace().next().unwrap_or("");
-        if left_by_a_dead_run(name, alive) {
-            let _ = Command::new("ip").args(["netns", "del", name]).status();
-        }
-    }
-}
-
 /// Runs the benchmark: `secs` per measurement, `repeat` interleaved repetitions. Needs
 /// root; makes and removes two namespaces (first removing any that an earlier run, killed
 /// halfway, left), and leaves the calling thread in the first of them.
 pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     crate::sys::require("csfq dp bench")?;
-    remove_left_namespaces();
-    let tag = std::process::id();
-    let ns = Namespaces {
-        a: format!("csfqbench{tag}a"),
-        b: format!("csfqbench{tag}b"),
-    };
-    for n in [&ns.a, &ns.b] {
-        ip(&["netns", "add", n])?;
-    }
-    ip(&[
-        "link", "add", "va", "netns", &ns.a, "type", "veth", "peer", "name", "vb", "netns", &ns.b,
-    ])?;
-    ip(&["-n", &ns.a, "addr", "add", "10.98.0.1/24", "dev", "va"])?;
-    ip(&["-n", &ns.b, "addr", "add", "10.98.0.2/24", "dev", "vb"])?;
-    ip(&["-n", &ns.a, "link", "set", "va", "up"])?;
-    ip(&["-n", &ns.b, "link", "set", "vb", "up"])?;
+    crate::lab::remove_abandoned("csfqbench", &["a", "b"]);
+    let mut lab = Lab::new(format!("csfqbench{}", std::process::id()));
+    let setup = |e: LabError| DpError::invalid("benchmark setup", e.to_string());
+    lab.add("a").map_err(setup)?;
+    lab.add("b").map_err(setup)?;
+    lab.wire(
+        ("a", "va", "10.98.0.1/24"),
+        ("b", "vb", "10.98.0.2/24"),
+        Offloads::Keep,
+    )
+    .map_err(setup)?;
     // The receiver's socket lives in b, the sender's in a; this thread stays in a.
-    setns(&ns.b)?;
+    setns(&lab.ns("b"))?;
     let rx = UdpSocket::bind("10.98.0.2:9999");
-    enter_netns(&ns.a)?;
+    enter_netns(&lab.ns("a"))?;
     let io = |source| DpError::Io {
         what: "opening a benchmark socket in",
         path: "/run/netns".into(),
@@ -463,7 +397,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                         },
                     )?;
                 }
-                this[i] = blast_parallel(&txs, &ns.b, "vb", secs)?;
+                this[i] = blast_parallel(&txs, &lab.ns("b"), "vb", secs)?;
                 if edge || core || may {
                     for (sum, add) in sc_cost[i].iter_mut().zip(costs("va")?) {
                         sum.ns += add.ns;
@@ -478,7 +412,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
             }
         }
     }
-    drop(ns);
+    drop(lab);
     let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 4]| PathResult {
         case,
         pps: median(pps),
@@ -528,31 +462,5 @@ fn set_rcvbuf(s: &UdpSocket, bytes: i32) {
             &bytes as *const i32 as *const libc::c_void,
             size_of::<i32>() as libc::socklen_t,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::left_by_a_dead_run;
-
-    /// Only a benchmark's own names, and only when their process is gone.
-    #[test]
-    fn namespaces_left_by_a_killed_run_are_recognized() {
-        let alive = |pid: u32| pid == 42;
-        assert!(left_by_a_dead_run("csfqbench30426a", alive));
-        assert!(left_by_a_dead_run("csfqbench30426b", alive));
-        assert!(
-            !left_by_a_dead_run("csfqbench42a", alive),
-            "a run still going"
-        );
-        for other in [
-            "csfqbench30426c",
-            "csfqbencha",
-            "csfqbench30426",
-            "ns1",
-            "csfqbenchxa",
-        ] {
-            assert!(!left_by_a_dead_run(other, alive), "{other}");
-        }
     }
 }

@@ -27,7 +27,8 @@
 //! `programs/` (edge, core, MAY: each program's descriptor, settings, attach and stats)
 //! and [`loops`] (the overlay's two programs and their daemons); then what walks every
 //! descriptor: `detach`, `stats`; `report` holds the stats' data. [`shaper`] and
-//! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test.
+//! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test; [`lab`] makes the
+//! namespaces the demo, the namespace tests and the bench run in.
 
 pub mod abi;
 mod attach;
@@ -36,6 +37,7 @@ mod detach;
 mod error;
 pub mod flow_table;
 pub mod htb;
+pub mod lab;
 mod loader;
 pub mod loops;
 mod netns;
