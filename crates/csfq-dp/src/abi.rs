@@ -1,80 +1,11 @@
 //! The layouts the programs share with user space: `#[repr(C)]` mirrors of
-//! `bpf/csfq_shared.h`. Keep the two in step; the program tests fail on any mismatch.
+//! `bpf/csfq_shared.h` (and of the table entries in `edge.bpf.c` and `may.bpf.c`). A unit
+//! test holds every mirror against the struct the compiled objects describe in their BTF,
+//! member by member; the counters' indexes are generated from `counters.rs`.
 
-/// What happened to a packet: the index into the per-CPU `counters` map
-/// (`enum csfq_counter`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Counter {
-    /// Edge: label written.
-    Labeled = 0,
-    /// Core: forwarded with its label. MAY: forwarded.
-    Forwarded,
-    /// Core: forwarded with its label lowered to `alpha`.
-    Relabeled,
-    /// Core: dropped with probability `1 - alpha/label`.
-    DropProbabilistic,
-    /// Core: the virtual queue at rate `C` was full (the buffer-overflow amendment).
-    DropOverflow,
-    /// Core: forwarded with label 0 as it came (traffic that bypassed the edges, flows
-    /// under 1 kbit/s), judged as part of the unlabeled aggregate.
-    PassUnlabeled,
-    /// Non-IP frame, or a bad IP version field.
-    PassNotIp,
-    /// IPv4 without DF, or a fragment: no room for a label (the core judges it as part
-    /// of the unlabeled aggregate and forwards it as it came; the edge passes it).
-    PassNotAtomic,
-    /// Headers shorter than they claim.
-    PassTruncated,
-    /// The label could not be written.
-    WriteFailed,
-    /// Edge: a flow entered the table (packets only; bytes stay 0).
-    NewFlow,
-    /// Edge: IPv4 that cannot carry a label, over the rate the operator set for it (or
-    /// all of it, when the operator chose to drop it).
-    DropPoliced,
-    /// Core: arrived on an interface not trusted to carry labels; its label was ignored
-    /// (judged as unlabeled traffic) and overwritten. Also counted under what then
-    /// happened to it.
-    Untrusted,
-    /// MAY: dropped with probability `v * delta` (its flow is in the table).
-    DropMayHistory,
-    /// MAY: sampled into the table while the utilization was above `u0`, and dropped.
-    DropMaySample,
-    /// MAY: a flow entered the table (packets only; bytes stay 0).
-    MayInserted,
-    /// MAY: an entry idle past `T0` was found and removed (packets only).
-    MayExpired,
-    /// Edge: a new flow took the entry of its set's least recently seen flow (packets
-    /// only). The flows in the table are [`Counter::NewFlow`] less these. MAY: a flow
-    /// sampled into the table took the entry of the flow, of its eight, whose last drop
-    /// (or insert) is the oldest.
-    Evicted,
-}
+pub use crate::counters::Counter;
 
 impl Counter {
-    /// Every counter, in index order.
-    pub const ALL: [Counter; 18] = [
-        Counter::Labeled,
-        Counter::Forwarded,
-        Counter::Relabeled,
-        Counter::DropProbabilistic,
-        Counter::DropOverflow,
-        Counter::PassUnlabeled,
-        Counter::PassNotIp,
-        Counter::PassNotAtomic,
-        Counter::PassTruncated,
-        Counter::WriteFailed,
-        Counter::NewFlow,
-        Counter::DropPoliced,
-        Counter::Untrusted,
-        Counter::DropMayHistory,
-        Counter::DropMaySample,
-        Counter::MayInserted,
-        Counter::MayExpired,
-        Counter::Evicted,
-    ];
-
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
     /// programs take from the header build.rs writes); `None` for the others.
     pub fn drop_reason(self) -> Option<csfq_algo::DropReason> {
@@ -86,31 +17,6 @@ impl Counter {
             Counter::DropMayHistory => Some(DropReason::MayHistory),
             Counter::DropMaySample => Some(DropReason::MaySample),
             _ => None,
-        }
-    }
-
-    /// The name used in `csfq dp stats` and its JSON: a drop counter's is `drop_` and its
-    /// reason's name, as the simulator names drops.
-    pub fn name(self) -> &'static str {
-        match self {
-            Counter::Labeled => "labeled",
-            Counter::Forwarded => "forwarded",
-            Counter::Relabeled => "relabeled",
-            Counter::DropProbabilistic => "drop_csfq_prob",
-            Counter::DropOverflow => "drop_overflow",
-            Counter::PassUnlabeled => "pass_unlabeled",
-            Counter::PassNotIp => "pass_not_ip",
-            Counter::PassNotAtomic => "pass_not_atomic",
-            Counter::PassTruncated => "pass_truncated",
-            Counter::WriteFailed => "write_failed",
-            Counter::NewFlow => "new_flows",
-            Counter::DropPoliced => "drop_policed",
-            Counter::Untrusted => "untrusted",
-            Counter::DropMayHistory => "drop_may_history",
-            Counter::DropMaySample => "drop_may_sample",
-            Counter::MayInserted => "may_inserted",
-            Counter::MayExpired => "may_expired",
-            Counter::Evicted => "evicted",
         }
     }
 }
@@ -508,48 +414,4 @@ unsafe impl aya::Pod for LoopCountRaw {}
 unsafe impl aya::Pod for LoopStateRaw {}
 
 #[cfg(test)]
-mod tests {
-    /// A drop counter is named by its reason, as the simulator's reports name drops: one
-    /// vocabulary for both.
-    #[test]
-    fn drop_counters_are_named_by_their_reasons() {
-        let drops: Vec<_> = super::Counter::ALL
-            .iter()
-            .filter_map(|c| c.drop_reason().map(|r| (c, r)))
-            .collect();
-        assert_eq!(drops.len(), 5);
-        for (c, r) in drops {
-            assert_eq!(c.name(), format!("drop_{}", r.name()));
-        }
-    }
-
-    use super::*;
-
-    /// Sizes as the C compiler lays the structs out (x86-64 and arm64 alike).
-    #[test]
-    fn layouts_match_the_c_header() {
-        assert_eq!(size_of::<Count>(), 16);
-        assert_eq!(size_of::<WeightKey>(), 20);
-        assert_eq!(size_of::<EdgeConfigRaw>(), 56);
-        assert_eq!(size_of::<CoreConfigRaw>(), 144);
-        assert_eq!(size_of::<CoreStateRaw>(), 320);
-        // 64 bytes or more between what every packet reads, the lock, and the virtual
-        // queue every packet writes: never on one cache line, whatever the alignment.
-        assert_eq!(std::mem::offset_of!(CoreStateRaw, lock), 112);
-        assert_eq!(std::mem::offset_of!(CoreStateRaw, unlabeled), 168);
-        assert_eq!(std::mem::offset_of!(CoreStateRaw, vq_finish_ns), 256);
-        assert_eq!(size_of::<FlowKeyRaw>(), 40);
-        assert_eq!(size_of::<FlowEntryRaw>(), 72);
-        assert_eq!(std::mem::offset_of!(FlowEntryRaw, lock), 44);
-        assert_eq!(std::mem::offset_of!(FlowEntryRaw, rate), 48);
-        assert_eq!(size_of::<MayConfigRaw>(), 96);
-        assert_eq!(size_of::<MayStateRaw>(), 48);
-        assert_eq!(size_of::<MayEntryRaw>(), 32);
-        assert_eq!(size_of::<MaySlotRaw>(), 80);
-        assert_eq!(std::mem::offset_of!(MaySlotRaw, lock), 40);
-        assert_eq!(std::mem::offset_of!(MaySlotRaw, entry), 48);
-        assert_eq!(size_of::<LoopConfigRaw>(), 8 + 4 * LOOP_MAX);
-        assert_eq!(size_of::<LoopCountRaw>(), 16);
-        assert_eq!(size_of::<LoopStateRaw>(), 72);
-    }
-}
+mod tests;

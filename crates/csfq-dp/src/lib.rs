@@ -33,6 +33,7 @@
 pub mod abi;
 mod attach;
 pub mod bench;
+mod counters;
 mod detach;
 mod error;
 pub mod flow_table;
