@@ -166,29 +166,6 @@ def test_the_command_line_names_bad_arguments(tmp_path):
     assert r.returncode == 1 and "cannot write /dev/full" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_csfq_sweep_runs_the_package(tmp_path):
-    """`csfq sweep` (the Rust command) hands its arguments to this package."""
-    import os
-    import subprocess
-    import sys
-
-    import tomli_w
-
-    binary = os.environ.get("CSFQ_BIN")
-    if not binary:
-        pytest.skip("CSFQ_BIN is not set (scripts/test.sh sets it)")
-    scenario = tmp_path / "base.toml"
-    scenario.write_text(tomli_w.dumps(base()))
-    args = [str(scenario), "--set", "discipline=drr", "--store", str(tmp_path / "s"), "--quiet"]
-    r = subprocess.run([binary, "sweep", *args], capture_output=True, text=True,
-                       env={**os.environ, "CSFQ_PYTHON": sys.executable})
-    assert r.returncode == 0, r.stderr
-    assert "1 runs (1 discipline, 1 seeds): 1 computed" in r.stdout
-    bad = subprocess.run([binary, "sweep", *args], capture_output=True, text=True,
-                         env={**os.environ, "CSFQ_PYTHON": "/nonexistent/python"})
-    assert bad.returncode == 1 and "could not be started" in bad.stderr
-
-
 def test_campaign_arguments_are_checked_not_coerced(tmp_path):
     # Seeds are whole numbers, each once: 1.2 and 1.9 used to collapse to seed 1, "12"
     # to seeds 1 and 2; a grid's values are a list, not a string to iterate by character.

@@ -8,7 +8,6 @@ pub mod exporter;
 pub mod plot;
 pub mod reproduce;
 pub mod run;
-pub mod sweep;
 
 use csfq_sim::DisciplineKind;
 

@@ -78,12 +78,10 @@ enum Command {
         #[arg(long, conflicts_with_all = ["list", "all"])]
         json: bool,
     },
-    /// Run a campaign: a scenario x a grid of overrides x seeds, stored as Parquet, on all
-    /// local cores or a Dask cluster (runs `python3 -m csfq sweep`; needs the Python
-    /// package; `csfq sweep --help` for its options).
-    #[command(disable_help_flag = true)]
+    /// Campaigns are the Python package's: `python3 -m csfq sweep` (this says so).
+    #[command(hide = true, disable_help_flag = true)]
     Sweep {
-        /// Everything `python -m csfq sweep` takes.
+        /// Whatever was given.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -304,10 +302,11 @@ fn main() -> ExitCode {
             }
         }
         Command::Maxmin { scenario, json } => run::maxmin(&scenario, json),
-        Command::Sweep { args } => match csfq_cli::sweep::sweep(&args) {
-            Ok(code) => return code,
-            Err(e) => Err(e),
-        },
+        Command::Sweep { args } => Err(anyhow::anyhow!(
+            "campaigns are the Python package's: run `python3 -m csfq sweep {}` (pip install \
+             ./python from this repository; `python3 -m csfq sweep --help` for its options)",
+            args.join(" ")
+        )),
         Command::Bench {
             repeat,
             large,

@@ -70,29 +70,21 @@ fn run_prints_table_and_writes_outputs() {
     }
 }
 
-/// `csfq sweep --help` without the Python package prints what the command takes and what it
-/// needs, and succeeds (it used to fail with an error only); running it says what to install.
+/// `csfq sweep` no longer runs a second build of the crates through Python: it says where
+/// campaigns are, with the arguments given, and fails.
 #[test]
-fn sweep_help_without_the_package() {
-    let dir = tmp("sweep-help");
-    // `false` stands for an interpreter without the package: the probe fails.
-    let no_package = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_csfq"))
-            .args(args)
-            .env("CSFQ_PYTHON", "false")
-            .current_dir(&dir)
-            .output()
-            .expect("the binary runs")
-    };
-    let o = no_package(&["sweep", "--help"]);
+fn sweep_points_to_the_python_package() {
+    let o = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(["sweep", "x.toml", "--seeds", "1-2"])
+        .output()
+        .expect("the binary runs");
     let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}");
-    assert!(stdout.contains("Usage: csfq sweep SCENARIO"), "{stdout}");
-    assert!(stdout.contains("pip install ./python"), "{stdout}");
-    let o = no_package(&["sweep", "x.toml"]);
-    let (_, stderr) = text(&o);
     assert!(!o.status.success());
-    assert!(stderr.contains("pip install ./python"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("python3 -m csfq sweep x.toml --seeds 1-2"),
+        "{stderr}"
+    );
 }
 
 #[test]
