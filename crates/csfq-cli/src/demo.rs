@@ -145,10 +145,20 @@ pub fn trim_secs(secs: u32) -> u32 {
 /// share of 1.9, with the five goodputs summing to more than the link carries). The
 /// middle also leaves out slow start.
 pub fn iperf3_goodput(log: &serde_json::Value, secs: u32, trim: u32) -> Result<f64, String> {
+    iperf3_goodput_between(log, trim, secs.saturating_sub(trim))
+}
+
+/// A flow's goodput from its iperf3 server's JSON log, bit/s: over its one-second
+/// intervals from `first` to `last` seconds after its start.
+pub fn iperf3_goodput_between(
+    log: &serde_json::Value,
+    first: u32,
+    last: u32,
+) -> Result<f64, String> {
     let intervals = log["intervals"]
         .as_array()
         .ok_or("no intervals in the log")?;
-    let (first, last) = (f64::from(trim), f64::from(secs) - f64::from(trim));
+    let (first, last) = (f64::from(first), f64::from(last));
     let (mut bytes, mut seconds) = (0.0, 0.0);
     for i in intervals {
         let sum = &i["sum"];

@@ -84,6 +84,9 @@ struct Net {
     tmp: PathBuf,
     /// The TCP senders' congestion control (`iperf3 -C`); `None`: the host's default.
     tcp_cc: Option<&'static str>,
+    /// The seconds of each flow's run its goodput is taken over; `None`: the middle
+    /// (`csfq_cli::demo::trim_secs`).
+    window: Option<(u32, u32)>,
 }
 
 const NS: [&str; 4] = ["s", "e", "c", "r"];
@@ -135,6 +138,7 @@ impl Net {
             lab: Lab::new(format!("csfqt{}{tag}", std::process::id() % 100_000)),
             tmp: std::env::temp_dir().join(format!("csfq-dp-{}-{tag}", std::process::id())),
             tcp_cc: None,
+            window: None,
         };
         let _ = std::fs::remove_dir_all(&net.tmp);
         std::fs::create_dir_all(&net.tmp).unwrap();
@@ -321,7 +325,9 @@ impl Net {
             .map(|log| {
                 let text = std::fs::read_to_string(log).expect("iperf3 server log");
                 let v: serde_json::Value = serde_json::from_str(&text).expect("iperf3 JSON");
-                csfq_cli::demo::iperf3_goodput(&v, secs, csfq_cli::demo::trim_secs(secs))
+                let trim = csfq_cli::demo::trim_secs(secs);
+                let (first, last) = self.window.unwrap_or((trim, secs - trim));
+                csfq_cli::demo::iperf3_goodput_between(&v, first, last)
                     .map_err(|e| format!("{}: {e}", log.display()))
             })
             .collect()
@@ -1756,9 +1762,10 @@ fn udp_beside_tcp(
 /// utilization is Eq. (3)'s, the bytes MAY passes (the default): once the UDP is shut off
 /// it no longer holds v up (with every arriving byte counted, the UDP's dropped packets
 /// kept v growing and MAY dropped every flow in its table: all four TCPs at 0.00 Mbit/s at
-/// 20 Mbit/s). The TCPs' goodputs, over seconds 2-18 and so through MAY's warm-up, are
-/// printed, not bounded: 0.73-3.89 Mbit/s (share 1.9) over the suite's runs, one TCP once
-/// under half its share. Last, a UDP at half its share (MAY
+/// 20 Mbit/s). The TCPs' goodputs, over seconds 10-18 (after MAY's warm-up, as the UDP is
+/// judged), are printed, not bounded: MAY does not meet "no TCP under half its share" there
+/// (0.50-6.09 Mbit/s against a share of 1.9 in two runs on the fine clock; README, "MAY on
+/// a real router", says why). Last, a UDP at half its share (MAY
 /// samples it into the table at 1/S0 a packet and drops it only while its rate times v
 /// is above 1, Eq. 2) passes almost untouched: at least 90% of what it sends arrives. MAY
 /// runs on each clock, the fine one and the kernel's tick counter.
@@ -1782,6 +1789,9 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
             });
             // Linux's default, pinned: a host may default to another (BBR, say).
             net.tcp_cc = Some("cubic");
+            // After MAY's warm-up, as the UDP is judged (the last 2 s left out: the flows
+            // end apart).
+            net.window = Some((from, secs - 2));
             if let Some(clock) = clock {
                 net.dp_ok(
                     "c",
@@ -1972,6 +1982,7 @@ fn may_spares_short_transfers_beside_long_flows() {
                 lab: Lab::new(net.prefix()),
                 tmp: net.tmp.join("longs"),
                 tcp_cc: net.tcp_cc,
+                window: net.window,
             });
             std::fs::create_dir_all(&longs.tmp).unwrap();
             move || longs.try_iperf(None, 20)
