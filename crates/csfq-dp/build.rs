@@ -24,6 +24,7 @@ const PROGRAMS: [&str; 5] = ["edge", "core", "may", "loop", "empty"];
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(csfq_bpf)");
     println!("cargo::rerun-if-changed=bpf");
+    println!("cargo::rerun-if-changed=src/counters.rs");
     println!("cargo::rerun-if-env-changed=CSFQ_BPF_REQUIRED");
     println!("cargo::rerun-if-env-changed=CLANG");
     println!("cargo::rerun-if-env-changed=PATH");

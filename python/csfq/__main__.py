@@ -1,5 +1,4 @@
-"""``python -m csfq sweep`` (and ``csfq sweep``, which runs this): a campaign from the
-command line.
+"""``python -m csfq sweep``: a campaign from the command line.
 
     python -m csfq sweep scenarios/csfq-fig3b.toml \\
         --set link.0.rate_mbps=5,10,20 --set discipline=fifo,drr,csfq \\
@@ -133,7 +132,7 @@ def summarize(df, grid: Dict[str, List[Any]]):
 
 def sweep_main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(
-        prog="csfq sweep",
+        prog="python -m csfq sweep",
         description="Run a campaign: a scenario x a grid of overrides x seeds, each run stored "
         "once as Parquet in STORE (a rerun computes only what is missing), on all local cores "
         "or on a Dask cluster.",

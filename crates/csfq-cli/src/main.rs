@@ -303,9 +303,9 @@ fn main() -> ExitCode {
         }
         Command::Maxmin { scenario, json } => run::maxmin(&scenario, json),
         Command::Sweep { args } => Err(anyhow::anyhow!(
-            "campaigns are the Python package's: run `python3 -m csfq sweep {}` (pip install \
+            "campaigns are the Python package's: run `python3 -m csfq sweep{}` (pip install \
              ./python from this repository; `python3 -m csfq sweep --help` for its options)",
-            args.join(" ")
+            args.iter().map(|a| format!(" {a}")).collect::<String>()
         )),
         Command::Bench {
             repeat,

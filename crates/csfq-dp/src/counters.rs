@@ -1,6 +1,6 @@
 //! What happened to a packet: the index into each program's per-CPU `counters` map. This
 //! list is the one source: `build.rs` includes this file and writes `enum csfq_counter`
-//! (`CNT_` and the variant's name in capitals, each with its first doc line) into the
+//! (`CNT_` and the variant's name in capitals, each with its doc as a comment) into the
 //! header the programs include, so C and Rust cannot disagree on an index.
 
 /// Defines [`Counter`] with its names, its doc lines and [`Counter::ALL`].

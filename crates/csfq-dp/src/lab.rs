@@ -43,9 +43,8 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// A lab whose namespaces are named `prefix` + a short name; nothing is made yet. No
-    /// other lab may use a prefix that starts with this one: dropping removes every pin
-    /// whose namespace name starts with it.
+    /// A lab whose namespaces are named `prefix` + a short name; nothing is made yet.
+    /// Dropping it removes the pins csfq made in exactly its namespaces.
     pub fn new(prefix: impl Into<String>) -> Lab {
         Lab {
             prefix: prefix.into(),
@@ -190,13 +189,8 @@ impl Drop for Lab {
             let _ = c.wait();
         }
         let root = crate::pins::root();
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            let mine = format!("netns-{}", self.prefix);
-            for e in entries.flatten() {
-                if e.file_name().to_string_lossy().starts_with(&mine) {
-                    let _ = remove_tree(&e.path());
-                }
-            }
+        for ns in &self.namespaces {
+            remove_tree(&root.join(format!("netns-{ns}")));
         }
         for ns in self.namespaces.iter().rev() {
             let _ = Command::new("ip")
@@ -228,22 +222,24 @@ pub fn remove_abandoned(base: &str, short: &[&str]) {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let name = line.split_whitespace().next().unwrap_or("");
         if left_by_a_dead_run(name, base, short, alive) {
-            let _ = remove_tree(&crate::pins::root().join(format!("netns-{name}")));
+            remove_tree(&crate::pins::root().join(format!("netns-{name}")));
             let _ = Command::new("ip").args(["netns", "del", name]).status();
         }
     }
 }
 
-/// Removes a tree of the BPF filesystem: files unlinked one by one, then the directories
-/// (a link's pin first would be as good; any order detaches once all are gone).
-fn remove_tree(p: &Path) -> std::io::Result<()> {
+/// Removes a tree of the BPF filesystem, as much of it as can be: files unlinked one by
+/// one, then the directories (removing a link's pin detaches its program). An entry gone
+/// meanwhile (a daemon removing its own pins) or one that cannot be removed does not stop
+/// the rest.
+fn remove_tree(p: &Path) {
     if p.is_dir() {
-        for e in std::fs::read_dir(p)?.flatten() {
-            remove_tree(&e.path())?;
+        for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+            remove_tree(&e.path());
         }
-        std::fs::remove_dir(p)
+        let _ = std::fs::remove_dir(p);
     } else {
-        std::fs::remove_file(p)
+        let _ = std::fs::remove_file(p);
     }
 }
 

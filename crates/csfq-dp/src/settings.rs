@@ -1,5 +1,7 @@
-//! What the programs' settings share: the ranges `csfq dp` accepts (one table, used by
-//! every program's validation and by the command line), address prefixes, the clock.
+//! What the programs' settings share: the ranges `csfq dp` accepts (one table for the
+//! bounds several settings have in common, used by the programs' validation and, for
+//! bytes, by the command line; MAY's own bounds are in its module), address prefixes,
+//! the clock.
 
 use std::net::IpAddr;
 use std::str::FromStr;

@@ -64,7 +64,7 @@ const TIMEOUT: Bound = Bound {
 pub struct MaySettings {
     /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
     pub rate_bps: u64,
-    /// The table's size, entries, rounded up to whole sets of [`FLOW_WAYS`] (a flow sampled
+    /// The table's size, entries, rounded up to whole sets of [`crate::abi::FLOW_WAYS`] (a flow sampled
     /// into a full set takes the entry of the flow, of its two sets' eight, whose last
     /// drop is the oldest) [default: [`crate::DEFAULT_FLOWS`] on a new attach; an attached MAY
     /// keeps its table].
