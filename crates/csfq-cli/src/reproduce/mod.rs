@@ -218,22 +218,34 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     }
     writeln!(
         md,
-        "| experiment | verdicts | of them flip with the seed | departs |\n|---|---|---|---|"
+        "| experiment | verdicts (reproductions and analyses; readings set aside apart) | of \
+         them flip with the seed | departs |\n|---|---|---|---|"
     )?;
     for (e, a) in es.iter().zip(&analyses) {
-        let departs: Vec<&str> = a
+        // A reading of the source set aside is shown beside the one counted, never counted.
+        let counted: Vec<_> = a
             .checks
+            .iter()
+            .filter(|c| c.kind != csfq_papers::check::Kind::SetAside)
+            .collect();
+        let aside = a.checks.len() - counted.len();
+        let departs: Vec<&str> = counted
             .iter()
             .filter(|c| c.outcome() == Outcome::Departs)
             .map(|c| c.what.as_str())
             .collect();
-        let flips = a.checks.iter().filter(|c| c.flips_with_seed()).count();
+        let flips = counted.iter().filter(|c| c.flips_with_seed()).count();
         writeln!(
             md,
-            "| [{0}](#{0}) | {1} match of {2} | {3} | {4} |",
+            "| [{0}](#{0}) | {1} match of {2}{3} | {4} | {5} |",
             e.id,
-            a.checks.len() - departs.len(),
-            a.checks.len(),
+            counted.len() - departs.len(),
+            counted.len(),
+            if aside > 0 {
+                format!(" ({aside} set aside)")
+            } else {
+                String::new()
+            },
             flips,
             departs.join("; ").replace('|', "/")
         )?;
@@ -330,18 +342,28 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
         );
     }
     for (e, a) in es.iter().zip(&analyses) {
-        let departs = a
+        let counted: Vec<_> = a
             .checks
+            .iter()
+            .filter(|c| c.kind != csfq_papers::check::Kind::SetAside)
+            .collect();
+        let departs = counted
             .iter()
             .filter(|c| c.outcome() == Outcome::Departs)
             .count();
+        let aside = a.checks.len() - counted.len();
         println!(
-            "{:16} {} of {} verdicts match{}",
+            "{:16} {} of {} verdicts match{}{}",
             e.id,
-            a.checks.len() - departs,
-            a.checks.len(),
+            counted.len() - departs,
+            counted.len(),
             if departs > 0 {
                 format!(" ({departs} departs)")
+            } else {
+                String::new()
+            },
+            if aside > 0 {
+                format!(", {aside} readings set aside")
             } else {
                 String::new()
             }
