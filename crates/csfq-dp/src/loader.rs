@@ -4,11 +4,12 @@
 use aya::maps::{Array, LpmTrie, MapData, PerCpuArray};
 use aya::programs::SchedClassifier;
 use aya::{Ebpf, EbpfLoader};
+use std::path::Path;
 
 use crate::abi::{Count, Counter, WeightKey, FLOW_WAYS};
 use crate::error::DpError;
 use crate::flow_table;
-use crate::pins::typed;
+use crate::pins::{open_pinned, typed};
 use crate::program::Program;
 use crate::sys::AVAILABLE;
 
@@ -104,17 +105,29 @@ pub(crate) fn map<'a>(ebpf: &'a mut Ebpf, name: &str) -> &'a mut aya::maps::Map 
     ebpf.map_mut(name).expect("map in object")
 }
 
-/// Writes `p`'s configuration `c` into its config map `m` (freshly loaded, or pinned at
-/// `path`, whose layout is checked).
-pub(crate) fn set_config<T: aya::Pod>(
+/// Writes `c` into `p`'s configuration map `m`, seen through its layout (`path` names it
+/// in errors).
+fn write_config<T: aya::Pod>(
     m: &mut aya::maps::Map,
     p: &Program,
-    path: &std::path::Path,
+    path: &Path,
     c: &T,
 ) -> Result<(), DpError> {
     let mut a: Array<&mut MapData, T> = typed(m, path)?;
     a.set(0, c, 0)
         .map_err(|e| DpError::kernel(format!("writing the {} configuration", p.role.name()), e))
+}
+
+/// Writes `c` into the configuration map of `p`, freshly loaded as `ebpf`.
+pub(crate) fn configure<T: aya::Pod>(ebpf: &mut Ebpf, p: &Program, c: &T) -> Result<(), DpError> {
+    write_config(map(ebpf, p.config), p, Path::new(p.config), c)
+}
+
+/// Writes `c` into `p`'s configuration pinned in `dir` (an attached program: updated in
+/// place, its layout checked).
+pub(crate) fn reconfigure<T: aya::Pod>(p: &Program, dir: &Path, c: &T) -> Result<(), DpError> {
+    let path = p.config_pin(dir);
+    write_config(&mut open_pinned(&path)?, p, &path, c)
 }
 
 /// Adds `key` to a prefix trie (an edge's weight classes, a loop's destinations).

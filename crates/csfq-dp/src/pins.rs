@@ -100,6 +100,15 @@ pub(crate) fn open_pinned(path: &Path) -> Result<Map, DpError> {
     Map::from_map_data(data).map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))
 }
 
+/// Entry 0 of the single-entry array pinned at `path` (a configuration, a state; `flags`:
+/// [`BPF_F_LOCK`] for a spin-locked value), as the type this csfq reads it as.
+pub(crate) fn read_entry<T: aya::Pod>(path: &Path, flags: u64, what: &str) -> Result<T, DpError> {
+    let m = open_pinned(path)?;
+    let a: aya::maps::Array<&MapData, T> = typed(&m, path)?;
+    a.get(&0, flags)
+        .map_err(|e| DpError::kernel(format!("reading {what}"), e))
+}
+
 /// Attaches `p`'s loaded program to `dev` (at its ingress if `ingress`) and pins its link
 /// and maps, or removes everything it made on failure.
 pub(crate) fn attach(

@@ -219,12 +219,7 @@ impl TestProgram {
     /// Writes `c` into `p`'s configuration map (`p` is this program, or one that shares
     /// its object's map layout).
     fn set_config<T: aya::Pod>(&mut self, p: &Program, c: &T) -> Result<(), DpError> {
-        crate::loader::set_config(
-            map(&mut self.ebpf, p.config),
-            p,
-            std::path::Path::new(p.config),
-            c,
-        )
+        crate::loader::configure(&mut self.ebpf, p, c)
     }
 
     /// Makes destinations in `key` (IPv6 form) loop `index`'s.

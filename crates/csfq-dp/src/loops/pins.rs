@@ -8,8 +8,8 @@ use super::{invalid, LoopSpec, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
 use crate::error::DpError;
 use crate::htb::Tc;
-use crate::loader::{self, set_config};
-use crate::pins::{attach, dir, existing, open_pinned, remove_pins, typed};
+use crate::loader::{self, configure};
+use crate::pins::{attach, dir, existing, open_pinned, read_entry, remove_pins, typed};
 use crate::program::{nothing_after, Pinned, Program};
 use crate::report::{InterfaceStats, LoopStats};
 use crate::role::Role;
@@ -154,12 +154,7 @@ pub(super) fn attach_loop(
     refuse_running(dev, role)?;
     let p = program(role);
     let mut ebpf = loader::load(p, None)?;
-    set_config(
-        loader::map(&mut ebpf, p.config),
-        p,
-        Path::new(p.config),
-        cfg,
-    )?;
+    configure(&mut ebpf, p, cfg)?;
     {
         let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
             LpmTrie::try_from(loader::map(&mut ebpf, "loop_prefixes")).expect("lpm trie");
@@ -195,12 +190,7 @@ pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> 
 
 /// The states a daemon published (one per configured loop).
 pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, DpError> {
-    let cfg = open_pinned(&d.join("config"))?;
-    let c: Array<&MapData, LoopConfigRaw> = typed(&cfg, &d.join("config"))?;
-    let n = c
-        .get(&0, 0)
-        .map_err(|e| DpError::kernel("reading the loops' configuration", e))?
-        .loops;
+    let n = read_entry::<LoopConfigRaw>(&d.join("config"), 0, "the loops' configuration")?.loops;
     let st = open_pinned(&d.join("state"))?;
     let s: Array<&MapData, LoopStateRaw> = typed(&st, &d.join("state"))?;
     (0..n.min(LOOP_MAX as u32))

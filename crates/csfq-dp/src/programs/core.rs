@@ -3,14 +3,12 @@
 //! `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)` (the CSFQ paper's Eqs. 2,
 //! 4 and 5, Fig. 2).
 
-use aya::maps::{Array, MapData};
-
 use crate::abi::{CoreConfigRaw, CoreStateRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED};
 use crate::abi::{TRUST_ANY, TRUST_LISTED};
 use crate::attach::{refuse_beside, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{load, map, set_config};
-use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, typed, BPF_F_LOCK};
+use crate::loader::{configure, load, reconfigure};
+use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CoreStats, InterfaceStats, ShaperNow};
 use crate::role::Role;
@@ -174,17 +172,11 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     refuse_beside(dev, Role::Core, Role::May)?;
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
-        let path = CORE.config_pin(&d);
-        set_config(&mut open_pinned(&path)?, &CORE, &path, &raw)?;
+        reconfigure(&CORE, &d, &raw)?;
         return Ok(AttachOutcome::Updated);
     }
     let mut ebpf = load(&CORE, None)?;
-    set_config(
-        map(&mut ebpf, CORE.config),
-        &CORE,
-        std::path::Path::new(CORE.config),
-        &raw,
-    )?;
+    configure(&mut ebpf, &CORE, &raw)?;
     attach(dev, &CORE, false, ebpf)?;
     confirm_live(dev, Role::Core)?;
     Ok(AttachOutcome::Attached)
@@ -193,18 +185,9 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
 /// Reads the core's configuration and state (`A`, `F`, `alpha`, the virtual queue), and,
 /// where this process runs in its namespace, the shaper and the trusted interfaces now.
 fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
-    let path = CORE.config_pin(p.dir);
-    let cfg = open_pinned(&path)?;
-    let a: Array<&MapData, CoreConfigRaw> = typed(&cfg, &path)?;
-    let c = a
-        .get(&0, 0)
-        .map_err(|e| DpError::kernel("reading the core configuration", e))?;
-    let path = p.path(CORE.pin_of("core_state"));
-    let st = open_pinned(&path)?;
-    let s: Array<&MapData, CoreStateRaw> = typed(&st, &path)?;
-    let s = s
-        .get(&0, BPF_F_LOCK)
-        .map_err(|e| DpError::kernel("reading the core state", e))?;
+    let c: CoreConfigRaw = read_entry(&CORE.config_pin(p.dir), 0, "the core configuration")?;
+    let state = p.path(CORE.pin_of("core_state"));
+    let s: CoreStateRaw = read_entry(&state, BPF_F_LOCK, "the core state")?;
     let now = monotonic_ns();
     let queue_bytes = if s.vq_finish_ns > now {
         ((s.vq_finish_ns - now) as u128 * c.capacity_bps as u128 / 8_000_000_000) as u64

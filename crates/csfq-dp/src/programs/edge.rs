@@ -13,14 +13,14 @@ use crate::abi::{
 };
 use crate::attach::{check_pinned_table, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{insert_prefix, load_flows, map, set_config};
-use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, typed};
+use crate::loader::{configure, insert_prefix, load_flows, map, reconfigure};
+use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, read_entry, typed};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CountJson, EdgeStats, InterfaceStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 use crate::sys::change_lock;
-use aya::maps::{Array, LpmTrie, MapData};
+use aya::maps::LpmTrie;
 
 /// The edge's program.
 pub(crate) static EDGE: Program = Program {
@@ -249,8 +249,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
         check_pinned_table(dev, &d, "the edge", "flows", s.flows)?;
-        let path = EDGE.config_pin(&d);
-        set_config(&mut open_pinned(&path)?, &EDGE, &path, &raw)?;
+        reconfigure(&EDGE, &d, &raw)?;
         let path = d.join(EDGE.pin_of("weights"));
         let mut w = open_pinned(&path)?;
         let mut trie = typed(&mut w, &path)?;
@@ -260,12 +259,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         return Ok(AttachOutcome::Updated);
     }
     let mut ebpf = load_flows(&EDGE, s.flows.unwrap_or(DEFAULT_FLOWS))?;
-    set_config(
-        map(&mut ebpf, EDGE.config),
-        &EDGE,
-        std::path::Path::new(EDGE.config),
-        &raw,
-    )?;
+    configure(&mut ebpf, &EDGE, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
         for c in &s.weights {
@@ -279,12 +273,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
 
 /// Reads the edge's configuration and the size of its table.
 fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
-    let path = EDGE.config_pin(p.dir);
-    let cfg = open_pinned(&path)?;
-    let a: Array<&MapData, EdgeConfigRaw> = typed(&cfg, &path)?;
-    let c = a
-        .get(&0, 0)
-        .map_err(|e| DpError::kernel("reading the edge configuration", e))?;
+    let c: EdgeConfigRaw = read_entry(&EDGE.config_pin(p.dir), 0, "the edge configuration")?;
     // Entries are never emptied, only taken over: the flows in the table are those that
     // entered it less those evicted.
     let entered = |name| {

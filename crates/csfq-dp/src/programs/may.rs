@@ -2,15 +2,13 @@
 //! the flows that lost a packet, each dropped in proportion to its past drops (the MAY
 //! paper's Eqs. 1-3; parameters from its Table I and Section IV).
 
-use std::path::Path;
-
 use aya::maps::{Array, Map, MapData};
 
 use crate::abi::{MayConfigRaw, MaySlotRaw, MayStateRaw};
 use crate::attach::{check_pinned_table, refuse_beside, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{load_flows, map, set_config};
-use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, typed, BPF_F_LOCK};
+use crate::loader::{configure, load_flows, reconfigure};
+use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, MayStats};
 use crate::role::Role;
@@ -193,17 +191,11 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
     let d = dir(dev, Role::May);
     if existing(dev, &d)? {
         check_pinned_table(dev, &d, "MAY", "table", s.table)?;
-        let path = MAY.config_pin(&d);
-        set_config(&mut open_pinned(&path)?, &MAY, &path, &raw)?;
+        reconfigure(&MAY, &d, &raw)?;
         return Ok(AttachOutcome::Updated);
     }
     let mut ebpf = load_flows(&MAY, s.table.unwrap_or(DEFAULT_FLOWS))?;
-    set_config(
-        map(&mut ebpf, MAY.config),
-        &MAY,
-        Path::new(MAY.config),
-        &raw,
-    )?;
+    configure(&mut ebpf, &MAY, &raw)?;
     attach(dev, &MAY, false, ebpf)?;
     confirm_live(dev, Role::May)?;
     Ok(AttachOutcome::Attached)
@@ -211,19 +203,9 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
 
 /// Reads MAY's configuration, `v`, the utilization and its table's occupancy.
 fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
-    let d = p.dir;
-    let path = MAY.config_pin(d);
-    let cfg = open_pinned(&path)?;
-    let a: Array<&MapData, MayConfigRaw> = typed(&cfg, &path)?;
-    let c = a
-        .get(&0, 0)
-        .map_err(|e| DpError::kernel("reading the MAY configuration", e))?;
-    let path = p.path(MAY.pin_of("may_state"));
-    let st = open_pinned(&path)?;
-    let s: Array<&MapData, MayStateRaw> = typed(&st, &path)?;
-    let s = s
-        .get(&0, BPF_F_LOCK)
-        .map_err(|e| DpError::kernel("reading the MAY state", e))?;
+    let c: MayConfigRaw = read_entry(&MAY.config_pin(p.dir), 0, "the MAY configuration")?;
+    let state = p.path(MAY.pin_of("may_state"));
+    let s: MayStateRaw = read_entry(&state, BPF_F_LOCK, "the MAY state")?;
     let flows = MapData::from_pin(p.path(MAY.pin_of("may_flows")))
         .map_err(|e| DpError::kernel("opening MAY's table", e))?;
     let table_size = flows
