@@ -186,6 +186,7 @@ impl FlowSpec {
             stop_s: None,
             weight: super::one_f(),
             size_pkts: None,
+            congestion_control: None,
             arrival_mean_ms: None,
             arrivals: Default::default(),
             size_mean_pkts: None,

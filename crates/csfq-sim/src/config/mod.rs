@@ -241,6 +241,10 @@ pub struct FlowSpec {
     /// tcp: a finite transfer of this many segments (unlimited if absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_pkts: Option<u32>,
+    /// tcp, web: the senders' congestion control (`newreno`, `cubic`) [default: `[tcp]
+    /// congestion_control`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_control: Option<CongestionControl>,
     /// web: mean gap between transfer starts, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival_mean_ms: Option<f64>,

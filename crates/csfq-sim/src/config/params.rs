@@ -337,7 +337,19 @@ impl Default for AredConfig {
     }
 }
 
-/// TCP NewReno settings shared by every TCP flow of a scenario.
+/// A TCP sender's congestion control.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    /// NewReno (RFC 5681, RFC 6582): `1/cwnd` per ACK, halving on a loss; the papers'.
+    #[default]
+    NewReno,
+    /// CUBIC (RFC 9438), Linux's default: the window a cubic function of the time since
+    /// the last loss, `0.7` of it kept on a loss.
+    Cubic,
+}
+
+/// TCP settings shared by every TCP flow of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
@@ -367,6 +379,9 @@ pub struct TcpConfig {
     /// The retransmission timer: RFC 6298's, or ns-2's coarse one with
     /// `clock_granularity_ms` as its tick (`tcp_tick_`).
     pub timer: TcpTimer,
+    /// Every TCP flow's congestion control unless its `[[flow]]` table names one:
+    /// `newreno` (the default, the papers') or `cubic`.
+    pub congestion_control: CongestionControl,
 }
 
 /// Which retransmission timer the TCP senders run.
@@ -397,6 +412,7 @@ impl Default for TcpConfig {
             delayed_ack_ms: 100.0,
             sack: false,
             timer: TcpTimer::Rfc6298,
+            congestion_control: CongestionControl::NewReno,
         }
     }
 }

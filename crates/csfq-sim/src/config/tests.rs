@@ -248,6 +248,37 @@ fn ns2_timer_needs_a_tick() {
     assert!(e.contains("rfc6298") && e.contains("ns2"), "{e}");
 }
 
+/// CUBIC is chosen for every TCP flow by `[tcp] congestion_control`, or per flow; a UDP
+/// flow that names one is refused, naming the field.
+#[test]
+fn congestion_control_by_table_and_by_flow() {
+    let all = format!("{GOOD}\n[tcp]\ncongestion_control = \"cubic\"\n");
+    assert_eq!(
+        parse(&all).unwrap().tcp.congestion_control,
+        CongestionControl::Cubic
+    );
+    let tcp = GOOD.replace(
+        "kind = \"udp\"",
+        "kind = \"tcp\"\ncongestion_control = \"cubic\"",
+    );
+    let tcp = tcp.replace("rate_mbps = 1\n", "");
+    let s = parse(&tcp).unwrap();
+    assert_eq!(
+        s.flows[0].get_ref().congestion_control,
+        Some(CongestionControl::Cubic)
+    );
+    assert_eq!(s.tcp.congestion_control, CongestionControl::NewReno);
+    let udp = GOOD.replace(
+        "kind = \"udp\"",
+        "kind = \"udp\"\ncongestion_control = \"cubic\"",
+    );
+    let e = parse(&udp).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("congestion_control"), "{e}");
+    let bad = format!("{GOOD}\n[tcp]\ncongestion_control = \"vegas\"\n");
+    let e = parse(&bad).unwrap_err().to_string();
+    assert!(e.contains("newreno") && e.contains("cubic"), "{e}");
+}
+
 /// Values that overflowed the simulator's integer time, divided by zero or wrapped,
 /// each now an error naming its field and line.
 #[test]

@@ -140,6 +140,15 @@ impl ScenarioFile {
                     "only tcp flows have a transfer size".into(),
                 ));
             }
+            if spec.congestion_control.is_some()
+                && !matches!(spec.kind, FlowKind::Tcp | FlowKind::Web)
+            {
+                return Err(err(
+                    s,
+                    "congestion_control",
+                    "only tcp and web flows have a congestion control".into(),
+                ));
+            }
             if spec.size_pkts == Some(0) {
                 return Err(err(s, "size_pkts", "must be at least 1 segment".into()));
             }

@@ -187,6 +187,7 @@ impl Hosts {
                 None => Endpoint::Tcp {
                     sender: {
                         let mut s = TcpSender::with_limit(id, tcp.clone(), f.size_pkts);
+                        s.set_congestion_control(f.congestion_control);
                         if tcp.timer == TcpTimer::Ns2 {
                             // ns-2 starts each sender's timer clock at a random phase.
                             let tick = tcp.granularity;

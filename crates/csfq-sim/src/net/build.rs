@@ -177,6 +177,7 @@ impl Topology {
                     stop: secs(spec.stop_s.unwrap_or(s.duration_s).min(s.duration_s)),
                     weight: spec.weight,
                     size_pkts,
+                    congestion_control: spec.congestion_control.unwrap_or(s.tcp.congestion_control),
                     overlay,
                 });
                 flow_routes.push(Route {

@@ -100,6 +100,8 @@ pub struct FlowDef {
     pub weight: f64,
     /// Segments of a finite TCP transfer.
     pub size_pkts: Option<u32>,
+    /// A TCP sender's congestion control.
+    pub congestion_control: crate::config::CongestionControl,
     /// The overlay loop that carries its data packets, if any.
     pub overlay: Option<LoopHops>,
 }

@@ -10,16 +10,19 @@
 //! immediately for out-of-order data, RFC 5681 Section 4.2), and optional SACK (RFC 2018
 //! blocks; loss recovery by RFC 6675's pipe and `IsLost` with DupThresh = 3). Instead of
 //! RFC 6298's timer, ns-2's coarse one ([`crate::hosts::ns2_timer`]) when the scenario asks.
+//! Instead of NewReno's congestion avoidance and halving, CUBIC's ([`cubic`], RFC 9438)
+//! for a flow that selects it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use csfq_algo::{FlowId, Nanos};
 
-use crate::config::{TcpConfig, TcpTimer};
+use crate::config::{CongestionControl, TcpConfig, TcpTimer};
 use crate::hosts::ns2_timer::Ns2Timer;
 use crate::packet::{SackBlocks, SimPacket};
 
+pub mod cubic;
 mod receiver;
 pub use receiver::{AckAction, TcpReceiver};
 
@@ -122,6 +125,8 @@ pub struct TcpSender {
     limit: Option<u32>,
     /// SACK scoreboard from `snd_una`: flags `SACKED`, `RETRANSMITTED`.
     board: VecDeque<u8>,
+    /// CUBIC's state, for a flow that runs it (boxed: NewReno flows carry a pointer).
+    cubic: Option<Box<cubic::Cubic>>,
     stats: SenderStats,
 }
 
@@ -165,6 +170,7 @@ impl TcpSender {
             // Grows with the window as it opens (a million flows of small windows would
             // otherwise each reserve the largest).
             board: VecDeque::new(),
+            cubic: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -176,6 +182,14 @@ impl TcpSender {
         if let Some(t) = &mut self.ns2 {
             t.set_phase(phase);
         }
+    }
+
+    /// Runs `cc`'s congestion avoidance and decrease. Call before [`Self::start`].
+    pub fn set_congestion_control(&mut self, cc: CongestionControl) {
+        self.cubic = match cc {
+            CongestionControl::NewReno => None,
+            CongestionControl::Cubic => Some(Box::default()),
+        };
     }
 
     /// Opens the connection: sends the initial window.
@@ -391,6 +405,14 @@ impl TcpSender {
                 self.dupacks = 0;
                 if self.cwnd < self.ssthresh {
                     self.cwnd += 1.0;
+                } else if let Some(c) = &mut self.cubic {
+                    let rtt_s = self.srtt_ns / 1e9;
+                    let rtt_s = match &self.ns2 {
+                        Some(t) => t.srtt().map_or(0.0, |r| r.as_secs_f64()),
+                        None => rtt_s,
+                    };
+                    let max = f64::from(self.cfg.max_window);
+                    self.cwnd = c.on_ack(self.cwnd, newly, now, rtt_s).min(max);
                 } else {
                     self.cwnd += 1.0 / self.cwnd;
                 }
@@ -403,7 +425,10 @@ impl TcpSender {
             if !self.in_recovery && may_enter && (self.dupacks == DUP_THRESH || lost) {
                 // Fast retransmit (RFC 6582 3.2 step 2).
                 let flight = (self.snd_nxt - self.snd_una) as f64;
-                self.ssthresh = (flight / 2.0).max(2.0);
+                self.ssthresh = match &mut self.cubic {
+                    Some(c) => c.on_congestion(self.cwnd, flight),
+                    None => (flight / 2.0).max(2.0),
+                };
                 self.recover = Some(self.max_sent - 1);
                 self.in_recovery = true;
                 self.stats.fast_retransmits += 1;
@@ -440,7 +465,10 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         let flight = (self.snd_nxt - self.snd_una) as f64;
-        self.ssthresh = (flight / 2.0).max(2.0);
+        self.ssthresh = match &mut self.cubic {
+            Some(c) => c.on_timeout(self.cwnd, flight),
+            None => (flight / 2.0).max(2.0),
+        };
         self.cwnd = 1.0;
         self.recover = Some(self.max_sent.saturating_sub(1));
         self.in_recovery = false;

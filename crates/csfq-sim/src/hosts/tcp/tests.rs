@@ -218,3 +218,33 @@ fn delayed_ack_every_second_segment() {
     assert_eq!(d, Nanos::from_millis(100));
     assert_eq!(r.on_delack_timer(d).map(|a| a.seq), Some(3));
 }
+
+/// A CUBIC sender keeps 0.7 of its flight on a fast retransmit (RFC 9438 Section 4.6)
+/// where NewReno keeps half, and leaves recovery at that window; its congestion
+/// avoidance then follows W_cubic, not 1/cwnd per ACK.
+#[test]
+fn a_cubic_sender_keeps_seven_tenths_and_grows_by_the_cubic() {
+    let mut s = TcpSender::new(FlowId(0), params(cfg()));
+    s.set_congestion_control(CongestionControl::Cubic);
+    s.cwnd = 10.0;
+    s.ssthresh = 5.0;
+    let mut out = Vec::new();
+    s.start(Nanos::ZERO, &mut out);
+    assert_eq!(out.len(), 10);
+    let t = Nanos::from_millis(5);
+    for _ in 0..3 {
+        s.on_ack(&ack(0, Nanos::ZERO), t, &mut out);
+    }
+    assert_eq!(s.ssthresh, 7.0, "flight 10 x beta 0.7");
+    assert_eq!(s.cwnd, 10.0, "NewReno's inflation: ssthresh + 3");
+    out.clear();
+    let t = t + Nanos::from_millis(5);
+    s.on_ack(&ack(10, t), t, &mut out);
+    assert_eq!(s.cwnd, 7.0, "recovery ends at ssthresh");
+    // The epoch starts at the next ACK: W_max = 10, K = cbrt(3 / 0.4); W_cubic(0) = 7 is
+    // below W_est = 7 + 0.5294 / 7, so cwnd = W_est.
+    let t2 = t + Nanos::from_millis(10);
+    s.on_ack(&ack(11, t), t2, &mut out);
+    let est = 7.0 + super::cubic::ALPHA / 7.0;
+    assert!((s.cwnd - est).abs() < 1e-12, "{}", s.cwnd);
+}
