@@ -185,6 +185,47 @@ pub fn iperf3_goodput_between(
     Ok(bytes * 8.0 / seconds)
 }
 
+/// What a UDP flow's sender sent, bit/s of payload, from its iperf3 server's JSON log:
+/// over the same intervals as [`iperf3_goodput_between`], each interval's bytes received
+/// scaled by the datagrams its sequence numbers say were sent (`packets`) over those that
+/// arrived (`packets - lost_packets`). An interval in which none arrived says nothing.
+pub fn iperf3_udp_sent_between(
+    log: &serde_json::Value,
+    first: u32,
+    last: u32,
+) -> Result<f64, String> {
+    let intervals = log["intervals"]
+        .as_array()
+        .ok_or("no intervals in the log")?;
+    let (first, last) = (f64::from(first), f64::from(last));
+    let (mut bytes, mut seconds) = (0.0, 0.0);
+    for i in intervals {
+        let sum = &i["sum"];
+        let field = |k: &str| {
+            sum[k]
+                .as_f64()
+                .ok_or_else(|| format!("an interval without {k}: {i}"))
+        };
+        let (start, end, b, s) = (
+            field("start")?,
+            field("end")?,
+            field("bytes")?,
+            field("seconds")?,
+        );
+        let (sent, lost) = (field("packets")?, field("lost_packets")?);
+        if start >= first - 1e-6 && end <= last + 0.1 && sent > lost {
+            bytes += b * sent / (sent - lost);
+            seconds += s;
+        }
+    }
+    if seconds < 0.9 {
+        return Err(format!(
+            "no interval with datagrams between {first} s and {last} s"
+        ));
+    }
+    Ok(bytes * 8.0 / seconds)
+}
+
 /// The goodput [`iperf3_goodput`] finds in the log at `log`; `None` if there is none.
 fn goodput(log: &Path, secs: u32) -> Option<f64> {
     let text = std::fs::read_to_string(log).ok()?;

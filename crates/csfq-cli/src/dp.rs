@@ -70,6 +70,11 @@ enum DpCommand {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=600))]
         secs: u32,
     },
+    /// The simulator as the dataplane's twin: predict each flow's share in the setup the
+    /// namespace tests run (kernel CUBIC TCPs and a UDP through an edge and a core in
+    /// front of a shaper of RATE and LIMIT), the core set as attach derives it from that
+    /// shaper; mean and range over seeds. Runs no packets, needs no root.
+    Twin(crate::twin::TwinArgs),
     /// Serve the counters and the cores' A, F and alpha to Prometheus (until stopped).
     Exporter {
         /// Address and port to listen on (port 0: any free port, printed).
@@ -729,6 +734,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 return Err(e);
             }
         }
+        DpCommand::Twin(a) => crate::twin::run(a)?,
         DpCommand::Exporter { listen } => crate::exporter::serve(listen)?,
         DpCommand::Detach { dev: Some(dev), .. } => {
             let removed = csfq_dp::detach(&dev)?;

@@ -8,6 +8,7 @@ pub mod exporter;
 pub mod plot;
 pub mod reproduce;
 pub mod run;
+pub mod twin;
 
 use csfq_sim::DisciplineKind;
 

@@ -1528,3 +1528,47 @@ fn a_run_of_years_is_refused_unless_asked_for() {
         "refused before simulating"
     );
 }
+
+/// `csfq dp twin` needs no root: it prints its prediction as JSON, writes a scenario that
+/// `csfq run` takes, and refuses a limit the core would refuse, naming the flag.
+#[test]
+fn the_dataplanes_twin_runs_without_root() {
+    let dir = tmp("twin");
+    let scenario = dir.join("twin.toml");
+    let o = csfq(
+        &[
+            "dp",
+            "twin",
+            "--rate",
+            "10mbit",
+            "--seeds",
+            "2",
+            "--json",
+            "--scenario",
+        ],
+        &dir,
+    );
+    assert!(!o.status.success(), "--scenario needs a file");
+    let o = Command::new(env!("CARGO_BIN_EXE_csfq"))
+        .args(["dp", "twin", "--rate", "10mbit", "--seeds", "2", "--json"])
+        .arg("--scenario")
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["limit_bytes"], 65_536);
+    assert_eq!(v["seeds"], 2);
+    let udp = v["udp_share"]["mean"].as_f64().unwrap();
+    assert!(udp > 0.5 && udp < 1.5, "{v}");
+    let o = csfq(&["run", scenario.to_str().unwrap(), "--out", "out"], &dir);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = csfq(&["dp", "twin", "--rate", "10mbit", "--limit", "100"], &dir);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("limit") && err.contains("out of range"),
+        "{err}"
+    );
+}
