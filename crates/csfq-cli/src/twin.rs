@@ -263,9 +263,13 @@ pub struct TwinArgs {
 
 /// Runs `csfq dp twin`.
 pub fn run(a: TwinArgs) -> Result<()> {
-    csfq_dp::RATE.check("rate", a.rate)?;
-    if let Some(u) = a.udp_rate {
-        csfq_dp::RATE.check("udp-rate", u)?;
+    use csfq_sim::config::{MAX_RATE_MBPS, MIN_RATE_MBPS};
+    for (flag, v) in [("rate", Some(a.rate)), ("udp-rate", a.udp_rate)] {
+        let Some(v) = v else { continue };
+        csfq_dp::RATE.check(flag, v)?;
+        if !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&(v as f64 / 1e6)) {
+            bail!("--{flag}: the simulator's rates run from 1kbit to 1tbit, not {v} bit/s");
+        }
     }
     let mut t = TwinSetup::suite(a.rate);
     if let Some(l) = a.limit {

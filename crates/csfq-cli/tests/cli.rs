@@ -1571,4 +1571,9 @@ fn the_dataplanes_twin_runs_without_root() {
         err.contains("limit") && err.contains("out of range"),
         "{err}"
     );
+    // A rate the dataplane takes but the simulator cannot run is refused by its flag.
+    let o = csfq(&["dp", "twin", "--rate", "8bit"], &dir);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("--rate") && err.contains("1kbit"), "{err}");
 }
