@@ -789,11 +789,10 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             udp_agrees,
             "{mbps} Mbit/s: the twin's UDP share is off: {twin}"
         );
-        // The twin's TCPs time out ten to forty times as often as the kernel's (its TCP
-        // has no RACK-TLP: a lost retransmission waits for the RTO, and go-back-N then
-        // resends what was SACKed); at 1 Gbit/s that costs them a quarter of their share
-        // (0.75 where the kernel's get 1.0): README, "The simulator as the dataplane's
-        // twin".
+        // The core drops the twin's TCPs several times as often as the kernel's, and they
+        // time out ten to forty times as often; at 1 Gbit/s that costs them a quarter of
+        // their share (0.75 where the kernel's get 1.0), the cause not yet found: README,
+        // "The simulator as the dataplane's twin".
         if mbps <= 100 {
             assert!(
                 tcp_agrees,
