@@ -218,6 +218,16 @@ enum CoreCommand {
         /// README "The programs' clock").
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
         clock: String,
+        /// Stay in the foreground and follow the shaper: read IF's root qdisc every
+        /// --follow-interval and, when its rate or limit changes, update the core with
+        /// them (and the K_alpha, K_c and threshold that follow, where not given), saying
+        /// so. Values given on the command line stay. Stops on Ctrl-C or SIGTERM, leaving
+        /// the core attached, or when the core is detached.
+        #[arg(long)]
+        follow: bool,
+        /// How often --follow reads the shaper, in tc's time units.
+        #[arg(long, default_value = "1s", value_parser = parse_time, requires = "follow")]
+        follow_interval: u64,
     },
 }
 
@@ -404,6 +414,79 @@ fn link_of(
     Ok((rate, limit))
 }
 
+/// `csfq dp core attach --follow`: every `interval_ns`, reads the shaper on `dev`; when
+/// what it says changes, updates the core with `settings()` (which reads it again, as the
+/// attach did). Returns on Ctrl-C or SIGTERM, or once the core is no longer attached.
+fn follow_shaper(
+    dev: &str,
+    mut current: CoreSettings,
+    interval_ns: u64,
+    settings: impl Fn() -> Result<CoreSettings>,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
+    let read = || {
+        csfq_dp::read_shaper(dev)
+            .ok()
+            .map(|s| (s.rate_bps, s.limit_bytes))
+    };
+    let mut seen = read();
+    let mut missing_said = false;
+    eprintln!(
+        "following the shaper on {dev} every {} ms (Ctrl-C stops; the core stays)",
+        interval_ns / 1_000_000
+    );
+    let step = std::time::Duration::from_millis(50);
+    loop {
+        let wake = std::time::Instant::now() + std::time::Duration::from_nanos(interval_ns);
+        while std::time::Instant::now() < wake {
+            if STOP.load(Ordering::Relaxed) {
+                eprintln!("stopped following; the core stays on {dev}");
+                return Ok(());
+            }
+            std::thread::sleep(step);
+        }
+        if !csfq_dp::is_attached(dev, csfq_dp::Role::Core) {
+            eprintln!("the core on {dev} was detached: no longer following");
+            return Ok(());
+        }
+        let now = read();
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        if now.is_none() {
+            if !missing_said {
+                eprintln!("warning: no shaper to read on {dev}: the core keeps its settings");
+                missing_said = true;
+            }
+            continue;
+        }
+        missing_said = false;
+        let s = match settings() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("warning: the core keeps its settings: {e:#}");
+                continue;
+            }
+        };
+        if s == current {
+            continue;
+        }
+        csfq_dp::attach_core(dev, &s)?;
+        eprintln!(
+            "the shaper on {dev} changed: the core now has C = {} Mbit/s, limit {} bytes, \
+             K_alpha {:.1} ms, K_c {:.1} ms",
+            s.rate_bps as f64 / 1e6,
+            s.limit_bytes,
+            s.k_alpha_ns as f64 / 1e6,
+            s.k_c_ns as f64 / 1e6
+        );
+        current = s;
+    }
+}
+
 fn outcome(o: AttachOutcome, what: &str, dev: &str) {
     match o {
         AttachOutcome::Attached => println!("csfq {what} attached to {dev}"),
@@ -473,28 +556,37 @@ pub fn dp(args: Dp) -> Result<()> {
                     trusted_from,
                     trust_any_label,
                     clock,
+                    follow,
+                    follow_interval,
                 },
         } => {
             let bytes = |what: &'static str, v: u64| {
                 u32::try_from(v).map_err(|_| csfq_dp::BYTES.error(what, v))
             };
-            let (rate, limit) = link_of(&dev, rate, limit, true)?;
-            let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);
-            s.threshold_bytes = threshold.map(|t| bytes("threshold", t)).transpose()?;
-            s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
-            s.k_c_ns = k_c.or(k_alpha).unwrap_or(s.k_c_ns);
-            s.estimator = if estimator == "paper" {
-                csfq_algo::csfq::Estimator::Paper
-            } else {
-                csfq_algo::csfq::Estimator::Histogram
+            let settings = || -> Result<CoreSettings> {
+                let (rate, limit) = link_of(&dev, rate, limit, true)?;
+                let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);
+                s.threshold_bytes = threshold.map(|t| bytes("threshold", t)).transpose()?;
+                s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
+                s.k_c_ns = k_c.or(k_alpha).unwrap_or(s.k_c_ns);
+                s.estimator = if estimator == "paper" {
+                    csfq_algo::csfq::Estimator::Paper
+                } else {
+                    csfq_algo::csfq::Estimator::Histogram
+                };
+                s.trust = if trust_any_label {
+                    csfq_dp::CoreTrust::Any
+                } else {
+                    csfq_dp::CoreTrust::Interfaces(trusted_from.clone())
+                };
+                s.coarse_clock = clock == "coarse";
+                Ok(s)
             };
-            s.trust = if trust_any_label {
-                csfq_dp::CoreTrust::Any
-            } else {
-                csfq_dp::CoreTrust::Interfaces(trusted_from)
-            };
-            s.coarse_clock = clock == "coarse";
+            let s = settings()?;
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
+            if follow {
+                follow_shaper(&dev, s, follow_interval, settings)?;
+            }
         }
         DpCommand::May {
             cmd:

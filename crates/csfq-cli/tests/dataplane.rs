@@ -587,25 +587,100 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
 /// the qdisc contradicts is kept, with a warning; stats shows the limit in use and says
 /// when the shaper no longer agrees with it (overridden, or changed after the attach),
 /// and attaching again follows the shaper.
+/// The core's `C` and limit as `stats` shows them; `None` without a core.
+fn core_rate_and_limit(net: &Net) -> Option<(u64, u64)> {
+    let o = net.csfq("c", &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
+    let c = of_net(&v, net.prefix())
+        .into_iter()
+        .find(|s| s["role"] == "core")?["core"]
+        .clone();
+    Some((c["capacity_bps"].as_u64()?, c["limit_bytes"].as_u64()?))
+}
+
+/// `core attach --follow` stays and follows the shaper: a tbf changed from 10 Mbit/s and
+/// 64 KB to 20 Mbit/s and 128 KB is the core's within a few reads; the core detached, the
+/// follower says so and ends; stopped with SIGINT it ends too, leaving the core.
+#[test]
+fn core_follows_the_shaper_when_asked() {
+    if !runnable("core_follows_the_shaper_when_asked") {
+        return;
+    }
+    let net = Net::new("i");
+    let ns = net.ns("c");
+    let follow = || {
+        Command::new(CSFQ)
+            .args(["dp", "--netns", &ns, "core", "attach", "--dev", "c1"])
+            .args([
+                "--trust-any-label",
+                "--follow",
+                "--follow-interval",
+                "100ms",
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("csfq dp core attach --follow")
+    };
+    let until = |what: &str, ok: &dyn Fn() -> bool| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ok() {
+            assert!(std::time::Instant::now() < end, "{what}: not within 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let child = follow();
+    until("attached", &|| {
+        core_rate_and_limit(&net) == Some((10_000_000, 65_536))
+    });
+    net.x(
+        "c",
+        &[
+            "tc", "qdisc", "change", "dev", "c1", "root", "tbf", "rate", "20mbit", "burst", "10kb",
+            "limit", "128kb",
+        ],
+    );
+    until("followed", &|| {
+        core_rate_and_limit(&net) == Some((20_000_000, 131_072))
+    });
+    net.dp_ok("c", &["detach", "--dev", "c1"]);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "the shaper on c1 changed: the core now has C = 20 Mbit/s, limit 131072 bytes"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("was detached: no longer following"), "{err}");
+    // Stopped by a signal: the core stays, as attached.
+    let child = follow();
+    until("attached again", &|| {
+        core_rate_and_limit(&net) == Some((20_000_000, 131_072))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("stopped following; the core stays on c1"),
+        "{err}"
+    );
+    assert_eq!(core_rate_and_limit(&net), Some((20_000_000, 131_072)));
+}
+
 #[test]
 fn core_reads_rate_and_limit_from_the_shaper() {
     if !runnable("core_reads_rate_and_limit_from_the_shaper") {
         return;
     }
     let net = Net::new("sh");
-    let core = |net: &Net| {
-        let o = net.csfq("c", &["stats", "--json"]);
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
-        let c = of_net(&v, net.prefix())
-            .into_iter()
-            .find(|s| s["role"] == "core")
-            .expect("the core")["core"]
-            .clone();
-        (
-            c["capacity_bps"].as_u64().unwrap(),
-            c["limit_bytes"].as_u64().unwrap(),
-        )
-    };
+    let core = |net: &Net| core_rate_and_limit(net).expect("the core");
     // Net's tbf: 10mbit, limit 64kb.
     net.dp_ok("c", &["core", "attach", "--dev", "c1", "--trust-any-label"]);
     assert_eq!(core(&net), (10_000_000, 65_536));

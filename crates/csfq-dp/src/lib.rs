@@ -58,6 +58,7 @@ pub use attach::AttachOutcome;
 pub use detach::{detach, detach_stale};
 pub use error::DpError;
 pub use netns::{adopt_current_netns, enter_netns};
+pub use pins::is_attached;
 pub use programs::{
     attach_core, attach_edge, attach_may, CoreSettings, CoreTrust, EdgeSettings, FlowKey,
     MaySettings, Unlabelable, WeightClass,

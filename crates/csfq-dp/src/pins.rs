@@ -210,6 +210,12 @@ fn live(dev: &str, d: &Path) -> bool {
         })
 }
 
+/// Whether `role` runs on `dev` in this process's namespace (its pins hold a live link).
+pub fn is_attached(dev: &str, role: Role) -> bool {
+    let d = dir(dev, role);
+    d.exists() && live(dev, &d)
+}
+
 /// Whether `d` holds the pins of a live link on `dev`; stale pins are removed.
 pub(crate) fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
     if !d.exists() {
