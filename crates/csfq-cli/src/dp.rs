@@ -221,8 +221,9 @@ enum CoreCommand {
         /// Stay in the foreground and follow the shaper: read IF's root qdisc every
         /// --follow-interval and, when its rate or limit changes, update the core with
         /// them (and the K_alpha, K_c and threshold that follow, where not given), saying
-        /// so. Values given on the command line stay. Stops on Ctrl-C or SIGTERM, leaving
-        /// the core attached, or when the core is detached.
+        /// so. Values given on the command line stay. A trusted interface deleted and made
+        /// again (another index) is trusted again. Stops on Ctrl-C or SIGTERM, leaving the
+        /// core attached, or when the core is detached.
         #[arg(long)]
         follow: bool,
         /// How often --follow reads the shaper, in tc's time units.
@@ -414,9 +415,10 @@ fn link_of(
     Ok((rate, limit))
 }
 
-/// `csfq dp core attach --follow`: every `interval_ns`, reads the shaper on `dev`; when
-/// what it says changes, updates the core with `settings()` (which reads it again, as the
-/// attach did). Returns on Ctrl-C or SIGTERM, or once the core is no longer attached.
+/// `csfq dp core attach --follow`: every `interval_ns`, reads the shaper on `dev` and
+/// the indexes of the trusted interfaces' names; when either changes, updates the core
+/// with `settings()` (which reads the shaper and resolves the names again, as the attach
+/// did). Returns on Ctrl-C or SIGTERM, or once the core is no longer attached.
 fn follow_shaper(
     dev: &str,
     mut current: CoreSettings,
@@ -426,15 +428,26 @@ fn follow_shaper(
     use std::sync::atomic::{AtomicBool, Ordering};
     static STOP: AtomicBool = AtomicBool::new(false);
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
+    let names: Vec<String> = match &current.trust {
+        csfq_dp::CoreTrust::Interfaces(n) => n.clone(),
+        csfq_dp::CoreTrust::Any => Vec::new(),
+    };
+    // What the core depends on: the shaper's rate and limit, each trusted name's index.
     let read = || {
-        csfq_dp::read_shaper(dev)
+        let shaper = csfq_dp::read_shaper(dev)
             .ok()
-            .map(|s| (s.rate_bps, s.limit_bytes))
+            .map(|s| (s.rate_bps, s.limit_bytes));
+        let trusted: Vec<Option<u32>> = names.iter().map(|n| csfq_dp::ifindex(n).ok()).collect();
+        (shaper, trusted)
     };
     let mut seen = read();
-    let mut missing_said = false;
     eprintln!(
-        "following the shaper on {dev} every {} ms (Ctrl-C stops; the core stays)",
+        "following the shaper on {dev}{} every {} ms (Ctrl-C stops; the core stays)",
+        if names.is_empty() {
+            ""
+        } else {
+            " and the trusted interfaces"
+        },
         interval_ns / 1_000_000
     );
     let step = std::time::Duration::from_millis(50);
@@ -455,15 +468,26 @@ fn follow_shaper(
         if now == seen {
             continue;
         }
-        seen = now;
-        if now.is_none() {
-            if !missing_said {
-                eprintln!("warning: no shaper to read on {dev}: the core keeps its settings");
-                missing_said = true;
-            }
+        let (shaper_changed, trust_changed) = (now.0 != seen.0, now.1 != seen.1);
+        seen = now.clone();
+        if now.0.is_none() {
+            eprintln!("warning: no shaper to read on {dev}: the core keeps its settings");
             continue;
         }
-        missing_said = false;
+        let gone: Vec<&str> = names
+            .iter()
+            .zip(&now.1)
+            .filter(|(_, i)| i.is_none())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if !gone.is_empty() {
+            eprintln!(
+                "warning: trusted interface(s) {} gone: their labels are not believed until \
+                 they are back; the core keeps its settings",
+                gone.join(", ")
+            );
+            continue;
+        }
         let s = match settings() {
             Ok(s) => s,
             Err(e) => {
@@ -471,18 +495,28 @@ fn follow_shaper(
                 continue;
             }
         };
-        if s == current {
+        if s == current && !trust_changed {
             continue;
         }
         csfq_dp::attach_core(dev, &s)?;
-        eprintln!(
-            "the shaper on {dev} changed: the core now has C = {} Mbit/s, limit {} bytes, \
-             K_alpha {:.1} ms, K_c {:.1} ms",
-            s.rate_bps as f64 / 1e6,
-            s.limit_bytes,
-            s.k_alpha_ns as f64 / 1e6,
-            s.k_c_ns as f64 / 1e6
-        );
+        if shaper_changed {
+            eprintln!(
+                "the shaper on {dev} changed: the core now has C = {} Mbit/s, limit {} \
+                 bytes, K_alpha {:.1} ms, K_c {:.1} ms",
+                s.rate_bps as f64 / 1e6,
+                s.limit_bytes,
+                s.k_alpha_ns as f64 / 1e6,
+                s.k_c_ns as f64 / 1e6
+            );
+        }
+        if trust_changed {
+            let now: Vec<String> = names
+                .iter()
+                .zip(&now.1)
+                .map(|(n, i)| format!("{n} = ifindex {}", i.unwrap_or(0)))
+                .collect();
+            eprintln!("the trusted interfaces are now {}", now.join(", "));
+        }
         current = s;
     }
 }

@@ -16,6 +16,7 @@
 //! | `csfq_core_congested` | gauge | 1 in a congested window |
 //! | `csfq_core_virtual_queue_bytes` | gauge | the virtual queue |
 //! | `csfq_core_virtual_queue_limit_bytes` | gauge | its limit (the shaper's, unless given) |
+//! | `csfq_core_trusted_interfaces_missing` | gauge | trusted interfaces whose index no interface has now (their labels are not believed); only where the exporter runs in the core's namespace |
 //! | `csfq_may_v` | gauge | MAY's `v`: drop probability per unit of a flow's `delta` |
 //! | `csfq_may_utilization` | gauge | the last interval's rate into the queue over `C` (or arrivals', as attached) |
 //! | `csfq_may_table_entries` | gauge | entries in MAY's table |
@@ -59,7 +60,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 13] = [
+const GAUGES: [Gauge; 14] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -94,6 +95,16 @@ const GAUGES: [Gauge; 13] = [
         name: "csfq_core_virtual_queue_limit_bytes",
         help: "The core's virtual queue limit: the shaper's, read at attach unless given",
         value: |s| s.core.as_ref().map(|c| c.limit_bytes as f64),
+    },
+    Gauge {
+        name: "csfq_core_trusted_interfaces_missing",
+        help: "Trusted interfaces, by the index the core holds, that no interface has now: their labels are not believed (attach again, or attach with --follow)",
+        value: |s| {
+            s.core
+                .as_ref()
+                .filter(|c| !c.trusted_now.is_empty())
+                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+        },
     },
     Gauge {
         name: "csfq_may_v",
@@ -521,6 +532,25 @@ mod tests {
         assert!(!page.contains("csfq_core_capacity_bits_per_second{netns=\"\""));
         assert!(!page.contains("csfq_edge_flows{netns=\"c1\""));
         assert!(!page.contains("csfq_may_v{netns=\"c1\""));
+    }
+
+    /// A trusted interface the core holds by an index no interface has now is counted; a
+    /// core whose interfaces cannot be looked up from here (the exporter in another
+    /// namespace) has no such series rather than a 0 that would mean "all present".
+    #[test]
+    fn a_missing_trusted_interface_is_a_gauge() {
+        fn missing() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+            let mut v = two_programs()?;
+            let core = v[1].core.as_mut().unwrap();
+            core.trusted_ifindexes = Some(vec![2, 3]);
+            core.trusted_now = vec![(2, None), (3, Some("c3".into()))];
+            Ok(v)
+        }
+        let line =
+            "csfq_core_trusted_interfaces_missing{netns=\"c1\",interface=\"c1\",role=\"core\"} 1.0";
+        let page = render(missing);
+        assert!(page.lines().any(|l| l == line), "{page}");
+        assert!(!render(two_programs).contains("csfq_core_trusted_interfaces_missing{"));
     }
 
     #[test]

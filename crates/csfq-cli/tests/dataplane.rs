@@ -949,7 +949,8 @@ fn core_trusts_labels_only_from_the_edges_side() {
 /// the same name, the edge's side has another index, and its labels are no longer
 /// believed: `stats` names each trusted index's interface, says which index no interface
 /// has any more (it said only "ifindex 2", and an honest UDP got three times its share),
-/// and attaching again trusts the new one.
+/// and attaching again trusts the new one; a core attached with `--follow` trusts it by
+/// itself.
 #[test]
 fn a_trusted_interface_made_again_is_shown_missing_until_attached_again() {
     if !runnable("a_trusted_interface_made_again_is_shown_missing_until_attached_again") {
@@ -975,24 +976,27 @@ fn a_trusted_interface_made_again_is_shown_missing_until_attached_again() {
         "{t}"
     );
     // The edge's side deleted and made again, same names.
-    net.x("e", &["ip", "link", "del", "e1"]);
-    run(
-        "ip",
-        &[
-            "link",
-            "add",
-            "e1",
-            "netns",
-            &net.ns("e"),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "c0",
-            "netns",
-            &net.ns("c"),
-        ],
-    );
+    let make_again = |net: &Net| {
+        net.x("e", &["ip", "link", "del", "e1"]);
+        run(
+            "ip",
+            &[
+                "link",
+                "add",
+                "e1",
+                "netns",
+                &net.ns("e"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "c0",
+                "netns",
+                &net.ns("c"),
+            ],
+        );
+    };
+    make_again(&net);
     let after = index(&net);
     assert_ne!(before, after, "a veth made again gets another index");
     let t = text(&net);
@@ -1022,6 +1026,58 @@ fn a_trusted_interface_made_again_is_shown_missing_until_attached_again() {
         t.contains(&format!("labels trusted only from ifindex {after} (c0)"))
             && !t.contains("MISSING"),
         "{t}"
+    );
+    // With --follow the core trusts the interface made again by itself.
+    let follower = Command::new(CSFQ)
+        .args([
+            "dp",
+            "--netns",
+            &net.ns("c"),
+            "core",
+            "attach",
+            "--dev",
+            "c1",
+        ])
+        .args([
+            "--trusted-from",
+            "c0",
+            "--follow",
+            "--follow-interval",
+            "100ms",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("csfq dp core attach --follow");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    make_again(&net);
+    let third = index(&net);
+    assert_ne!(third, after);
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let t = text(&net);
+        if t.contains(&format!("labels trusted only from ifindex {third} (c0)")) {
+            assert!(!t.contains("MISSING"), "{t}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "not followed within 10 s: {t}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &follower.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = follower.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the trusted interfaces are now c0 = ifindex {third}"
+        )),
+        "{err}"
     );
 }
 

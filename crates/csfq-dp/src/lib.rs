@@ -68,5 +68,5 @@ pub use role::Role;
 pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 pub use shaper::{read_shaper, Shaper};
 pub use stats::stats;
-pub use sys::{tick_ns, unavailable_reason, AVAILABLE};
+pub use sys::{ifindex, tick_ns, unavailable_reason, AVAILABLE};
 pub use test_run::TestProgram;

@@ -46,7 +46,7 @@ pub(crate) fn require(what: &'static str) -> Result<(), DpError> {
 }
 
 /// The index of interface `dev` in the current network namespace.
-pub(crate) fn ifindex(dev: &str) -> Result<u32, DpError> {
+pub fn ifindex(dev: &str) -> Result<u32, DpError> {
     let c = CString::new(dev).map_err(|_| DpError::NoSuchInterface(dev.to_string()))?;
     // SAFETY: a valid NUL-terminated string.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
