@@ -146,6 +146,12 @@ enum EdgeCommand {
         /// 3000 bytes].
         #[arg(long, value_parser = parse_size, requires = "unlabelable")]
         unlabelable_burst: Option<u64>,
+        /// Accept IP only from sources in PREFIX/LEN (repeatable, up to 1024): any other
+        /// source is dropped and counted (`drop_source`), as ingress filtering (BCP 38)
+        /// does; IPv6 link-local sources stay accepted. `--flow-key source` and the weight
+        /// classes believe source addresses: filter them here where no router before does.
+        #[arg(long = "allow-source", value_name = "PREFIX/LEN")]
+        allow_sources: Vec<csfq_dp::Prefix>,
     },
 }
 
@@ -548,6 +554,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     unlabelable_burst,
                     flow_key,
                     clock,
+                    allow_sources,
                 },
         } => {
             let unlabelable = match (unlabelable, unlabelable_burst) {
@@ -574,6 +581,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 unlabelable,
                 flow_key,
                 coarse_clock: clock == "coarse",
+                allow_sources,
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -1009,6 +1017,9 @@ fn print_stats(st: &[InterfaceStats]) {
                 e.k_ns as f64 / 1e6,
                 e.clock
             );
+            if e.source_filter {
+                println!("  sources: only the accepted prefixes (others: drop_source)");
+            }
         }
         if s.counters.is_empty() {
             continue;

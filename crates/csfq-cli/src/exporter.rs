@@ -394,6 +394,7 @@ mod tests {
                     police_burst_bytes: 0,
                     flow_key: "5-tuple",
                     clock: "fine",
+                    source_filter: false,
                 }),
                 core: None,
                 may: None,

@@ -1302,6 +1302,72 @@ fn send_without_df(ns: &str, to: &str, n: u32, payload: usize, gap: std::time::D
     .unwrap();
 }
 
+/// Sends `n` small UDP datagrams from address `from` to `to`, from namespace `ns`.
+fn send_from(ns: &str, from: &str, to: &str, n: u32) {
+    let (ns, from, to) = (ns.to_string(), from.to_string(), to.to_string());
+    std::thread::spawn(move || {
+        use std::os::fd::AsRawFd as _;
+        let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("netns");
+        // SAFETY: setns on an open namespace file, for this thread only.
+        assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+        let sock = std::net::UdpSocket::bind(format!("{from}:0")).unwrap();
+        for _ in 0..n {
+            sock.send_to(&[0x5a; 100], &to).unwrap();
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// `edge attach --allow-source`: a host that sends from an address outside the accepted
+/// prefix (a spoofed source, here an address of its own outside them) has every such
+/// packet dropped at the edge and counted (`drop_source`), while its packets from the
+/// accepted prefix are labeled; attached again without the option, the edge takes every
+/// source again.
+#[test]
+fn edge_drops_sources_outside_the_accepted_prefixes() {
+    if !runnable("edge_drops_sources_outside_the_accepted_prefixes") {
+        return;
+    }
+    let _light = cpu_light();
+    let net = Net::new("d");
+    net.x("s", &["ip", "addr", "add", "10.99.0.1/32", "dev", "s0"]);
+    let attach = |extra: &[&str]| {
+        let mut a = vec!["edge", "attach", "--dev", "e0"];
+        a.extend_from_slice(extra);
+        net.dp_ok("e", &a);
+    };
+    attach(&["--allow-source", "10.77.1.0/24"]);
+    let edge = || -> serde_json::Value {
+        let o = net.csfq("e", &["stats", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+        of_net(&v, net.prefix())
+            .into_iter()
+            .find(|s| s["role"] == "edge")
+            .expect("the edge")
+            .clone()
+    };
+    let packets =
+        |e: &serde_json::Value, c: &str| e["counters"][c]["packets"].as_u64().unwrap_or(0);
+    assert_eq!(edge()["edge"]["source_filter"], true);
+    send_from(&net.ns("s"), "10.99.0.1", "10.77.3.2:9", 200);
+    send_from(&net.ns("s"), "10.77.1.1", "10.77.3.2:9", 100);
+    let e = edge();
+    assert_eq!(packets(&e, "drop_source"), 200, "{e}");
+    assert!(packets(&e, "labeled") >= 100, "{e}");
+    let text = String::from_utf8_lossy(&net.csfq("e", &["stats"]).stdout).to_string();
+    assert!(
+        text.contains("sources: only the accepted prefixes"),
+        "{text}"
+    );
+    attach(&[]);
+    assert_eq!(edge()["edge"]["source_filter"], false);
+    send_from(&net.ns("s"), "10.99.0.1", "10.77.3.2:9", 50);
+    let e = edge();
+    assert_eq!(packets(&e, "drop_source"), 200, "{e}");
+}
+
 /// Sends UDP from `ports` source ports of `src` (round robin, DF set so the edge labels it)
 /// to `dst:6000` at `mbps` for `secs`, from namespace `ns`.
 const MANY_PORTS_SENDER: &str = r#"

@@ -63,6 +63,8 @@ struct csfq_edge_config {
 	__u32 flow_key;             /* what makes a flow: CSFQ_KEY_* */
 	__u32 clock;                /* CSFQ_CLOCK_*: which clock Eq. (3) reads */
 	__u64 tick_ns;              /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
+	__u32 source_filter;        /* nonzero: drop IP whose source is in no prefix of `sources` */
+	__u32 pad;
 };
 
 /* A program's clock: bpf_ktime_get_ns, or the kernel's tick counter (jiffies: one load,

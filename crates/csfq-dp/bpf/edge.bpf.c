@@ -190,20 +190,46 @@ struct {
 	__type(value, __u32);
 } weights SEC(".maps");
 
+/* The sources the edge accepts, when its configuration says so (`--allow-source`): the
+ * same keys as the weight classes'. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct csfq_weight_key);
+	__type(value, __u32);
+} sources SEC(".maps");
+
+/* The source address as a full-length key (IPv4 mapped into IPv6). */
+static __always_inline void source_key(const struct csfq_flow_key *k, struct csfq_weight_key *wk)
+{
+	wk->prefixlen = 128;
+	if (k->family == 4) {
+		wk->addr[10] = 0xff;
+		wk->addr[11] = 0xff;
+		__builtin_memcpy(&wk->addr[12], &k->saddr[0], 4);
+	} else {
+		__builtin_memcpy(wk->addr, k->saddr, 16);
+	}
+}
+
 static __always_inline __u32 weight_of(const struct csfq_flow_key *k, __u32 dflt)
 {
-	struct csfq_weight_key wk = { .prefixlen = 128 };
+	struct csfq_weight_key wk = {};
 	__u32 *w;
 
-	if (k->family == 4) {
-		wk.addr[10] = 0xff;
-		wk.addr[11] = 0xff;
-		__builtin_memcpy(&wk.addr[12], &k->saddr[0], 4);
-	} else {
-		__builtin_memcpy(wk.addr, k->saddr, 16);
-	}
+	source_key(k, &wk);
 	w = bpf_map_lookup_elem(&weights, &wk);
 	return w && *w ? *w : dflt;
+}
+
+/* Whether an IP packet's source is in one of the accepted prefixes. */
+static __always_inline int source_allowed(const struct csfq_flow_key *k)
+{
+	struct csfq_weight_key wk = {};
+
+	source_key(k, &wk);
+	return bpf_map_lookup_elem(&sources, &wk) != 0;
 }
 
 SEC("classifier")
@@ -222,6 +248,12 @@ int csfq_edge(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	__builtin_memset(&p, 0, sizeof(p));
 	why = parse(skb, &p, 1);
+	/* Spoofed sources (BCP 38 at the edge): whatever else the packet is, once its
+	 * source is known. */
+	if (cfg->source_filter && p.key.family && !source_allowed(&p.key)) {
+		count(CNT_DROP_SOURCE, bytes);
+		return TC_ACT_SHOT;
+	}
 	if (why == CNT_PASS_NOT_ATOMIC)
 		return unlabelable(cfg, bytes);
 	if (why) {

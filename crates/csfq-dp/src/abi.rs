@@ -92,6 +92,10 @@ pub struct EdgeConfigRaw {
     pub clock: u32,
     /// [`CLOCK_COARSE`]: the kernel's tick, ns.
     pub tick_ns: u64,
+    /// Nonzero: IP whose source is in no prefix of the `sources` map is dropped.
+    pub source_filter: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 /// `CSFQ_CLOCK_FINE`: `bpf_ktime_get_ns`.

@@ -93,4 +93,7 @@ counters! {
     /// the table took the entry of the flow, of its eight, whose last drop (or insert) is
     /// the oldest.
     Evicted => "evicted",
+    /// Edge: an IP packet whose source address is in none of the prefixes the edge
+    /// accepts (`--allow-source`); dropped.
+    DropSource => "drop_source",
 }

@@ -134,11 +134,12 @@ pub(crate) fn reconfigure<T: aya::Pod>(p: &Program, dir: &Path, c: &T) -> Result
 pub(crate) fn insert_prefix(
     trie: &mut LpmTrie<&mut MapData, [u8; 16], u32>,
     key: &WeightKey,
-    milli: u32,
+    value: u32,
+    what: &'static str,
 ) -> Result<(), DpError> {
     let k = aya::maps::lpm_trie::Key::new(key.prefixlen, key.addr);
-    trie.insert(&k, milli, 0)
-        .map_err(|e| DpError::kernel("writing a weight class", e))
+    trie.insert(&k, value, 0)
+        .map_err(|e| DpError::kernel(what, e))
 }
 
 pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)>, DpError> {

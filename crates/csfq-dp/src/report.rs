@@ -102,6 +102,8 @@ pub struct EdgeStats {
     pub flow_key: &'static str,
     /// The clock Eq. (3) reads: `fine` or `coarse`.
     pub clock: &'static str,
+    /// IP from sources outside the accepted prefixes is dropped (`--allow-source`).
+    pub source_filter: bool,
 }
 
 /// The core's state: `A`, `F` and `alpha` as of its last packet.

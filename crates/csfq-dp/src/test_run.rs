@@ -154,7 +154,14 @@ impl TestProgram {
     /// Adds an edge weight class: flows from `addr/prefixlen` (IPv6 form) get `milli`/1000.
     pub fn add_weight(&mut self, key: WeightKey, milli: u32) -> Result<(), DpError> {
         let mut trie = LpmTrie::try_from(map(&mut self.ebpf, "weights")).expect("lpm trie");
-        insert_prefix(&mut trie, &key, milli)
+        insert_prefix(&mut trie, &key, milli, "writing a weight class")
+    }
+
+    /// Makes the edge accept sources in `key` (IPv6 form) when its configuration filters
+    /// sources.
+    pub fn allow_source(&mut self, key: WeightKey) -> Result<(), DpError> {
+        let mut trie = LpmTrie::try_from(map(&mut self.ebpf, "sources")).expect("lpm trie");
+        insert_prefix(&mut trie, &key, 1, "writing an accepted source prefix")
     }
 
     /// Runs the program once on `frame` (an Ethernet frame); returns the program's return
@@ -226,7 +233,7 @@ impl TestProgram {
     pub fn add_loop_prefix(&mut self, key: WeightKey, index: u32) -> Result<(), DpError> {
         let mut trie: LpmTrie<&mut MapData, [u8; 16], u32> =
             LpmTrie::try_from(map(&mut self.ebpf, "loop_prefixes")).expect("lpm trie");
-        insert_prefix(&mut trie, &key, index)
+        insert_prefix(&mut trie, &key, index, "writing a loop's prefix")
     }
 
     /// Loop `index`'s packets and bytes counted so far.

@@ -328,6 +328,58 @@ fn edge_flow_keys() {
     }
 }
 
+/// With a source filter, a packet from an accepted prefix is labeled and one from any
+/// other source is dropped and counted as `drop_source`, an IPv4 fragment too (it has no
+/// room for a label but has a source); without the filter both pass.
+#[test]
+fn edge_drops_sources_outside_the_accepted_prefixes() {
+    if !dataplane_or_skip("edge_drops_sources_outside_the_accepted_prefixes") {
+        return;
+    }
+    let mut p = TestProgram::load(Role::Edge).expect("load edge");
+    let config = |filter: u32| EdgeConfigRaw {
+        k_ns: 100_000_000,
+        default_weight_milli: 1000,
+        test_mode: 1,
+        test_now_ns: 1_000_000,
+        source_filter: filter,
+        ..Default::default()
+    };
+    p.set_edge_config(&config(1)).unwrap();
+    let mut addr = [0u8; 16];
+    addr[10] = 0xff;
+    addr[11] = 0xff;
+    addr[12..].copy_from_slice(&[10, 0, 1, 0]);
+    p.allow_source(WeightKey {
+        prefixlen: 96 + 24,
+        addr,
+    })
+    .unwrap();
+    let from = |src: [u8; 4]| {
+        V4 {
+            src,
+            ..Default::default()
+        }
+        .frame()
+    };
+    assert_eq!(p.run(&from([10, 0, 1, 7])).unwrap().0, PASS);
+    assert_eq!(count(&p, Counter::Labeled), 1);
+    assert_eq!(p.run(&from([10, 0, 2, 7])).unwrap().0, SHOT);
+    let fragment = V4 {
+        src: [192, 0, 2, 1],
+        frag: 0x2000, // more fragments, no DF
+        ..Default::default()
+    }
+    .frame();
+    assert_eq!(p.run(&fragment).unwrap().0, SHOT);
+    assert_eq!(count(&p, Counter::DropSource), 2);
+    assert_eq!(count(&p, Counter::Labeled), 1);
+    p.set_edge_config(&config(0)).unwrap();
+    assert_eq!(p.run(&from([10, 0, 2, 7])).unwrap().0, PASS);
+    assert_eq!(count(&p, Counter::DropSource), 2);
+    assert_eq!(count(&p, Counter::Labeled), 2);
+}
+
 /// Weighted CSFQ: a flow in a class of weight 2 carries half its rate as its label.
 #[test]
 fn edge_weight_classes() {

@@ -123,7 +123,9 @@ fn mirrors_match_the_compiled_programs_btf() {
             unlabelable,
             flow_key,
             clock,
-            tick_ns
+            tick_ns,
+            source_filter,
+            pad
         ]
     );
     mirror!(

@@ -34,6 +34,7 @@ pub(crate) static EDGE: Program = Program {
         ("counters", "counters"),
         ("flows", "flows"),
         ("weights", "weights"),
+        ("sources", "sources"),
     ],
     read,
     before_detach: nothing_before,
@@ -117,7 +118,18 @@ pub struct EdgeSettings {
     /// clock's labels from 10 Mbit/s up (README, "The programs' clock"). Default: the fine
     /// clock.
     pub coarse_clock: bool,
+    /// The source prefixes the edge accepts; IP from any other source is dropped
+    /// (`drop_source`), as ingress filtering does (BCP 38). Empty: every source (the
+    /// default). At most [`MAX_SOURCES`].
+    pub allow_sources: Vec<Prefix>,
 }
+
+/// The `sources` map's size.
+const MAX_SOURCES: usize = 1024;
+
+/// Sources accepted whenever the filter is on: IPv6 link-local and the unspecified
+/// address (neighbour discovery and duplicate-address detection, never forwarded).
+const LINK_LOCAL: [&str; 2] = ["fe80::/10", "::/128"];
 
 /// What the edge counts as one flow, to estimate its rate and label its packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,6 +205,7 @@ impl Default for EdgeSettings {
             unlabelable: Unlabelable::Pass,
             flow_key: FlowKey::FiveTuple,
             coarse_clock: false,
+            allow_sources: Vec::new(),
         }
     }
 }
@@ -210,6 +223,16 @@ impl EdgeSettings {
         }
         if let Some(n) = self.flows {
             TABLE.check("flows", n.into())?;
+        }
+        if self.allow_sources.len() > MAX_SOURCES - LINK_LOCAL.len() {
+            return Err(DpError::invalid(
+                "allow-source",
+                format!(
+                    "{} prefixes: at most {}",
+                    self.allow_sources.len(),
+                    MAX_SOURCES - LINK_LOCAL.len()
+                ),
+            ));
         }
         let (unlabelable, police_rate_bps, police_burst_bytes) = match self.unlabelable {
             Unlabelable::Pass => (UNLABELABLE_PASS, 0, 0),
@@ -236,9 +259,47 @@ impl EdgeSettings {
             },
             clock,
             tick_ns,
+            source_filter: u32::from(!self.allow_sources.is_empty()),
             ..Default::default()
         })
     }
+}
+
+/// Puts `allowed` (with the link-local sources, if any) into the `sources` map, and with
+/// `prune` removes every other prefix.
+fn set_sources(
+    trie: &mut LpmTrie<&mut aya::maps::MapData, [u8; 16], u32>,
+    allowed: &[Prefix],
+    prune: bool,
+) -> Result<(), DpError> {
+    let mut keys: Vec<WeightKey> = allowed.iter().map(Prefix::key).collect();
+    if !allowed.is_empty() {
+        keys.extend(
+            LINK_LOCAL
+                .iter()
+                .map(|p| p.parse::<Prefix>().expect("a prefix").key()),
+        );
+    }
+    for k in &keys {
+        insert_prefix(trie, k, 1, "writing an accepted source prefix")?;
+    }
+    if !prune {
+        return Ok(());
+    }
+    let stale: Vec<_> = trie
+        .keys()
+        .filter_map(Result::ok)
+        .filter(|k| {
+            !keys
+                .iter()
+                .any(|n| n.prefixlen == k.prefix_len() && n.addr == k.data())
+        })
+        .collect();
+    for k in stale {
+        trie.remove(&k)
+            .map_err(|e| DpError::kernel("removing an accepted source prefix", e))?;
+    }
+    Ok(())
 }
 
 /// Attaches the edge to `dev`, or updates its settings if it is attached already.
@@ -249,12 +310,24 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     let d = dir(dev, Role::Edge);
     if existing(dev, &d)? {
         check_pinned_table(dev, &d, "the edge", "flows", s.flows)?;
+        // The new sources are accepted before the filter is switched on, the old ones
+        // removed after: no accepted source is dropped while the settings change.
+        let path = d.join(EDGE.pin_of("sources"));
+        let mut m = open_pinned(&path)?;
+        let mut sources = typed(&mut m, &path)?;
+        set_sources(&mut sources, &s.allow_sources, false)?;
         reconfigure(&EDGE, &d, &raw)?;
+        set_sources(&mut sources, &s.allow_sources, true)?;
         let path = d.join(EDGE.pin_of("weights"));
         let mut w = open_pinned(&path)?;
         let mut trie = typed(&mut w, &path)?;
         for c in &s.weights {
-            insert_prefix(&mut trie, &c.key(), milli(c.weight))?;
+            insert_prefix(
+                &mut trie,
+                &c.key(),
+                milli(c.weight),
+                "writing a weight class",
+            )?;
         }
         return Ok(AttachOutcome::Updated);
     }
@@ -263,8 +336,15 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
         for c in &s.weights {
-            insert_prefix(&mut trie, &c.key(), milli(c.weight))?;
+            insert_prefix(
+                &mut trie,
+                &c.key(),
+                milli(c.weight),
+                "writing a weight class",
+            )?;
         }
+        let mut sources = LpmTrie::try_from(map(&mut ebpf, "sources")).expect("lpm trie");
+        set_sources(&mut sources, &s.allow_sources, true)?;
     }
     attach(dev, &EDGE, s.ingress, ebpf)?;
     confirm_live(dev, Role::Edge)?;
@@ -300,6 +380,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         }
         .name(),
         clock: clock_name(c.clock),
+        source_filter: c.source_filter != 0,
     });
     Ok(())
 }
