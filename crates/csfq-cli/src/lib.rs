@@ -70,6 +70,51 @@ pub fn write_atomic(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> anyhow::
     write_atomic_with(path, |w| w.write_all(bytes.as_ref()))
 }
 
+/// Writes a set of files into `dir` as a whole or not at all: `write` fills a staging
+/// directory inside `dir` (`.partial-PID`); once it succeeded each file is moved into
+/// place (a rename takes no space, so a full disk cannot stop it halfway), and the files
+/// of the set that this writing did not produce (`is_member` names them: an older run's
+/// PNG where no PNG could be drawn now) are removed. On an error the staging directory is
+/// removed and `dir` holds the older set untouched: a new run's `flows.csv` never stands
+/// beside an older run's `summary.json`.
+pub fn write_set(
+    dir: &std::path::Path,
+    is_member: impl Fn(&str) -> bool,
+    write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let stage = dir.join(format!(".partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&stage);
+    std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
+    let names = |d: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let moved = write(&stage).and_then(|()| {
+        let new = names(&stage);
+        for old in names(dir) {
+            if is_member(&old) && !new.contains(&old) {
+                std::fs::remove_file(dir.join(&old))
+                    .with_context(|| format!("removing {}", dir.join(&old).display()))?;
+            }
+        }
+        for f in &new {
+            let (from, to) = (stage.join(f), dir.join(f));
+            std::fs::rename(&from, &to)
+                .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+        }
+        Ok(())
+    });
+    let removed = std::fs::remove_dir_all(&stage);
+    moved?;
+    removed.with_context(|| format!("removing {}", stage.display()))
+}
+
 /// Makes sure `dir` exists and takes files, before any simulation runs: a bad `--out`
 /// fails in a moment, not after minutes of work whose results it would lose.
 pub fn prepare_out_dir(dir: &std::path::Path) -> anyhow::Result<()> {
@@ -89,4 +134,52 @@ pub fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
         let names: Vec<_> = DisciplineKind::ALL.iter().map(|d| d.name()).collect();
         format!("expected one of {}", names.join(", "))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set written over an older one replaces its files, removes the older set's
+    /// files this one did not produce, leaves files of no set alone; a set whose writing
+    /// fails leaves the older one as it was and no staging directory.
+    #[test]
+    fn a_set_of_files_is_written_whole_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("csfq-write-set-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (f, t) in [
+            ("a.csv", "old a"),
+            ("a.png", "old png"),
+            ("notes.txt", "mine"),
+        ] {
+            std::fs::write(dir.join(f), t).unwrap();
+        }
+        let member = |n: &str| n.starts_with("a.");
+        write_set(&dir, member, |stage| {
+            write_atomic(&stage.join("a.csv"), "new a")
+        })
+        .unwrap();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+        assert_eq!(read("a.csv").as_deref(), Some("new a"));
+        assert_eq!(
+            read("a.png"),
+            None,
+            "the older set's PNG is not left beside the new"
+        );
+        assert_eq!(read("notes.txt").as_deref(), Some("mine"));
+        let failed = write_set(&dir, member, |stage| {
+            write_atomic(&stage.join("a.csv"), "newer a")?;
+            anyhow::bail!("the disk is full")
+        });
+        assert!(failed.is_err());
+        assert_eq!(read("a.csv").as_deref(), Some("new a"));
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!left.iter().any(|n| n.starts_with(".partial")), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

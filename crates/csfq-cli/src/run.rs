@@ -529,9 +529,26 @@ impl<'a> Summary<'a> {
     }
 }
 
+/// The files a run writes into its `--out` directory, written as one set
+/// ([`crate::write_set`]).
+const RUN_FILES: [&str; 4] = [
+    "flows.csv",
+    "summary.json",
+    "throughput.svg",
+    "throughput.png",
+];
+
 fn write_outputs(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
-    let fair = &refs.reference;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::write_set(
+        dir,
+        |name| RUN_FILES.contains(&name),
+        |stage| write_run_files(stage, r, refs),
+    )
+}
+
+fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
+    let fair = &refs.reference;
     // Each file whole or not at all (a full disk leaves no truncated file that looks done).
     crate::write_atomic(&dir.join("flows.csv"), r.flows_csv_with(&refs.columns()))?;
     // Streamed: with per-flow time series the JSON can be far larger than the run's state.

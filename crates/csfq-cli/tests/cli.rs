@@ -701,7 +701,9 @@ fn json_output_for_scripts() {
 }
 
 /// A disk that fills while a run writes its outputs: the error names the file, and nothing
-/// truncated is left looking complete (summary.json used to be cut short silently).
+/// truncated is left looking complete (summary.json used to be cut short silently); an
+/// earlier run's outputs in the same directory stay as they were, whole (the new
+/// flows.csv, which fitted, used to replace the old one beside the old summary.json).
 #[test]
 fn a_full_disk_leaves_no_output_that_looks_complete() {
     // SAFETY: geteuid has no preconditions.
@@ -721,6 +723,15 @@ fn a_full_disk_leaves_no_output_that_looks_complete() {
         return;
     }
     let out = mnt.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let earlier = [
+        ("flows.csv", "an earlier run's flows\n"),
+        ("summary.json", "{\"earlier\": true}\n"),
+        ("throughput.svg", "<svg/>\n"),
+    ];
+    for (f, text) in earlier {
+        std::fs::write(out.join(f), text).unwrap();
+    }
     let scenario = repo().join("scenarios/csfq-fig3b.toml");
     let o = csfq(
         &[
@@ -739,15 +750,26 @@ fn a_full_disk_leaves_no_output_that_looks_complete() {
                 .collect()
         })
         .unwrap_or_default();
+    let kept: Vec<(String, String)> = earlier
+        .iter()
+        .map(|(f, _)| {
+            (
+                f.to_string(),
+                std::fs::read_to_string(out.join(f)).unwrap_or_default(),
+            )
+        })
+        .collect();
     let _ = Command::new("umount").arg(&mnt).status();
     assert!(!o.status.success(), "a full disk must fail the run");
     assert!(
         stderr.contains("cannot write") && stderr.contains("summary.json"),
         "{stderr}"
     );
-    assert!(!listing.iter().any(|f| f == "summary.json"), "{listing:?}");
+    for ((f, was), (_, now)) in earlier.iter().zip(&kept) {
+        assert_eq!(was, now, "{f} changed: {listing:?}");
+    }
     assert!(
-        !listing.iter().any(|f| f.ends_with(".partial")),
+        !listing.iter().any(|f| f.contains(".partial")),
         "{listing:?}"
     );
 }

@@ -101,7 +101,17 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64], json: bool) -> R
     let started = std::time::Instant::now();
     let results = run_experiments(&[e], seeds, e.id, &csfq_papers::NoStore)?.remove(0);
     let judged = analyze_seeds(e, &results);
-    write_experiment(e, &results, &judged, &dir)?;
+    // One set: results.csv, summary.json and the experiment's charts (ID.svg, ID-*.svg
+    // and their PNGs).
+    let member = |name: &str| {
+        ["results.csv", "summary.json"].contains(&name)
+            || (name.starts_with(e.id)
+                && (name.ends_with(".svg") || name.ends_with(".png"))
+                && matches!(name.as_bytes().get(e.id.len()), Some(b'.' | b'-')))
+    };
+    crate::write_set(&dir, member, |stage| {
+        write_experiment(e, &results, &judged, stage)
+    })?;
     if json {
         let path = dir.join("summary.json");
         let text = std::fs::read_to_string(&path)
