@@ -647,7 +647,7 @@ static __always_inline int trusted_from(const struct csfq_core_config *p, __u32 
 SEC("classifier")
 int csfq_core(struct __sk_buff *skb)
 {
-	__u32 zero = 0, bytes = skb->len, why, carrier = 1, untrusted = 0, code;
+	__u32 zero = 0, bytes = skb->len, why, carrier = 1, untrusted = 0, code, passed;
 	struct core_decision d = {};
 	struct csfq_core_config *p;
 	__u64 now, label;
@@ -658,14 +658,14 @@ int csfq_core(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	__builtin_memset(&pk, 0, sizeof(pk));
 	why = parse(skb, &pk, 0);
-	/* IPv4 that may not carry a label (no DF, or a fragment; RFC 6864) is unlabeled
-	 * traffic, judged with the rest of it; it is never relabeled. */
-	if (why == CNT_PASS_NOT_ATOMIC) {
+	/* What cannot carry a label is unlabeled traffic, judged with the rest of it and
+	 * never relabeled: IPv4 that may not (no DF, or a fragment; RFC 6864), and what the
+	 * core cannot parse (non-IP, VLAN-tagged or QinQ frames on a bridged bottleneck,
+	 * truncated headers), which would otherwise pass free and unseen by A, F and the
+	 * virtual queue. Counted by what it is when it passes. */
+	if (why) {
 		carrier = 0;
-		pk.label_code = 0;
-	} else if (why) {
-		count(why, bytes);
-		return TC_ACT_UNSPEC;
+		__builtin_memset(&pk, 0, sizeof(pk));
 	}
 	/* A label from outside the island may be forged: judge the packet as unlabeled
 	 * traffic, and leave it as an unlabeled packet would leave (relabeled, or with label
@@ -708,7 +708,7 @@ int csfq_core(struct __sk_buff *skb)
 		}
 		break;
 	}
-	count(!carrier ? CNT_PASS_NOT_ATOMIC : code ? CNT_FORWARDED : CNT_PASS_UNLABELED,
-	      bytes);
+	passed = !carrier ? why : code ? CNT_FORWARDED : CNT_PASS_UNLABELED;
+	count(passed, bytes);
 	return TC_ACT_UNSPEC;
 }

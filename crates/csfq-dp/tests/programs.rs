@@ -1028,6 +1028,43 @@ fn core_virtual_queue_overflows() {
     assert_eq!(count(&p, Counter::DropOverflow), 4);
 }
 
+/// Unknown is never free: frames the core cannot parse (here QinQ, ethertype 0x88a8, on
+/// a bridged bottleneck) are unlabeled traffic in its virtual queue, so a burst of them
+/// at line rate into a 10 Mbit/s core with a 16 KB limit has at most 16 pass and the rest
+/// dropped, where all used to pass uncounted; those that pass are counted as
+/// `pass_not_ip` and leave unchanged.
+#[test]
+fn core_counts_what_it_cannot_parse_as_unlabeled_traffic() {
+    if !dataplane_or_skip("core_counts_what_it_cannot_parse_as_unlabeled_traffic") {
+        return;
+    }
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    let mut c = core_config(0, 0, 0);
+    c.test_mode = 0;
+    c.limit_bytes = 16_000;
+    c.threshold_bytes = 8_000;
+    p.set_core_config(&c).unwrap();
+    let mut qinq = eth(0x88a8);
+    qinq.resize(1000, 0x5a);
+    let mut verdicts = Vec::new();
+    for _ in 0..20 {
+        let (v, out) = p.run(&qinq).unwrap();
+        if v == PASS {
+            assert_eq!(out, qinq, "passed unchanged");
+        }
+        verdicts.push(v);
+    }
+    // At most what the 16 KB virtual queue holds passes; the rest is dropped, by
+    // overflow or by the price of unlabeled traffic once the queue is past its threshold.
+    let passed = verdicts.iter().filter(|&&v| v == PASS).count() as u64;
+    assert!(passed <= 16, "{verdicts:?}");
+    assert_eq!(count(&p, Counter::PassNotIp), passed);
+    assert_eq!(
+        count(&p, Counter::DropOverflow) + count(&p, Counter::DropProbabilistic),
+        20 - passed
+    );
+}
+
 /// Installing clang or libbpf-dev after a first build takes effect at the next build: the
 /// build script watches Debian's package database (every install rewrites it; the tools'
 /// own files keep old timestamps), or reruns at every build while the programs cannot be

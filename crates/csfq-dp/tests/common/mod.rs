@@ -23,7 +23,7 @@ pub fn dataplane_or_skip(test: &str) -> bool {
 pub const SRC_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 pub const DST_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
-fn eth(ethertype: u16) -> Vec<u8> {
+pub fn eth(ethertype: u16) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&DST_MAC);
     f.extend_from_slice(&SRC_MAC);
