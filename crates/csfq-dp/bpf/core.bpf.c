@@ -664,6 +664,12 @@ int csfq_core(struct __sk_buff *skb)
 	 * truncated headers), which would otherwise pass free and unseen by A, F and the
 	 * virtual queue. Counted by what it is when it passes. */
 	if (why) {
+		/* ARP is spared: a router that cannot resolve its next hop under congestion
+		 * loses every flow. */
+		if (skb->protocol == bpf_htons(ETH_P_ARP)) {
+			count(why, bytes);
+			return TC_ACT_UNSPEC;
+		}
 		carrier = 0;
 		__builtin_memset(&pk, 0, sizeof(pk));
 	}
