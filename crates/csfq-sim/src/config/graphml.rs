@@ -429,6 +429,18 @@ impl GraphmlSpec {
             if let Some(&i) = pairs.get(&pair) {
                 skipped_edges += 1;
                 links[i].rate_mbps += rate_mbps;
+                // The sum is held to the range every link is, at the edge that passed it.
+                if links[i].rate_mbps > 1_000_000.0 {
+                    return Err(at(
+                        e,
+                        "rate",
+                        format!(
+                            "the parallel edges between {} and {} sum to {} Mbit/s, out of \
+                             range: 0.001..=1000000",
+                            routers[pair.0], routers[pair.1], links[i].rate_mbps
+                        ),
+                    ));
+                }
                 continue;
             }
             pairs.insert(pair, links.len());
@@ -617,6 +629,33 @@ mod tests {
             );
             assert!(e.message.contains("not a speed"), "{e}");
         }
+    }
+
+    /// Parallel edges whose rates sum past the links' range are an error at the edge that
+    /// passed it (600 Gbit/s twice: 1.2 Tbit/s), not a later one at the scenario's link.
+    #[test]
+    fn parallel_edges_summing_out_of_range_are_an_error_at_the_edge() {
+        let edge = |line: &str| {
+            format!("<edge source=\"0\" target=\"1\"><data key=\"d3\">{line}</data></edge>\n")
+        };
+        let e = read(&format!(
+            "{HEAD}<node id=\"0\"/><node id=\"1\"/>\n{}{}</graph></graphml>",
+            edge("6e11"),
+            edge("6e11")
+        ))
+        .unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (10, Some("rate")), "{e}");
+        assert!(
+            e.message.contains("parallel edges") && e.message.contains("1200000"),
+            "{e}"
+        );
+        // Within the range they add up.
+        assert!(read(&format!(
+            "{HEAD}<node id=\"0\"/><node id=\"1\"/>\n{}{}</graph></graphml>",
+            edge("4e11"),
+            edge("4e11")
+        ))
+        .is_ok());
     }
 
     /// Bad files are errors naming the GraphML file and the line of the fault.
