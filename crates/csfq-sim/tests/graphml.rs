@@ -96,3 +96,35 @@ fn graphml_faults_are_located() {
     assert!(e.file.ends_with("bad.graphml"), "{e}");
     assert_eq!((e.line, e.field.as_deref()), (4, Some("target")), "{e}");
 }
+
+/// A path longer than a packet's 16-bit hop count (a chain of 70 000 routers) is an error
+/// at the flow's table, naming its length, where it was a build error naming a flow index
+/// only; a path within the count over the same chain loads.
+#[test]
+fn a_path_longer_than_the_hop_count_is_an_error_at_its_flow() {
+    let dir = std::env::temp_dir().join(format!("csfq-graphml-chain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 70_000;
+    let mut xml = String::from("<graphml>\n<graph edgedefault=\"undirected\">\n");
+    for i in 0..n {
+        xml.push_str(&format!("<node id=\"n{i}\"/>\n"));
+    }
+    for i in 1..n {
+        xml.push_str(&format!("<edge source=\"n{}\" target=\"n{i}\"/>\n", i - 1));
+    }
+    xml.push_str("</graph>\n</graphml>\n");
+    std::fs::write(dir.join("chain.graphml"), xml).unwrap();
+    let scenario = |to: &str| {
+        format!(
+            "name = \"chain\"\nduration_s = 1.0\ndiscipline = \"fifo\"\n\n[graphml]\n\
+             file = \"chain.graphml\"\n\n[[flow]]\nkind = \"udp\"\nfrom = \"n0\"\nto = \"{to}\"\n\
+             rate_mbps = 1\n"
+        )
+    };
+    let far = format!("n{}", n - 1);
+    let e = ScenarioFile::parse(&scenario(&far), &dir.join("s.toml")).unwrap_err();
+    assert_eq!((e.line, e.field.as_deref()), (11, Some("to")), "{e}");
+    assert!(e.message.contains("69999 hops"), "{e}");
+    assert!(ScenarioFile::parse(&scenario("n60000"), &dir.join("s.toml")).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -223,6 +223,66 @@ impl ScenarioFile {
                 }
             }
         }
+        self.validate_path_lengths(at)
+    }
+
+    /// A packet counts its hops in 16 bits: a flow's path (its access links included) may
+    /// have at most 65535. Only a network of that many routers can have a longer one, so
+    /// only then are the paths' lengths found here (breadth first, as routes are), for the
+    /// error to name the flow's table.
+    fn validate_path_lengths(&self, at: &Locate) -> Result<(), ScenarioError> {
+        const MAX_HOPS: usize = u16::MAX as usize;
+        if self.routers.len() < MAX_HOPS - 2 {
+            return Ok(());
+        }
+        let routers = self.router_index();
+        let mut adj: Vec<Vec<usize>> = vec![Vec::new(); self.routers.len()];
+        for l in &self.links {
+            let l = l.get_ref();
+            if let (Some(&a), Some(&b)) = (
+                routers.get(l.between[0].as_str()),
+                routers.get(l.between[1].as_str()),
+            ) {
+                adj[a].push(b);
+                adj[b].push(a);
+            }
+        }
+        let mut hops_from: std::collections::HashMap<usize, Vec<u32>> = Default::default();
+        for f in &self.flows {
+            let spec = f.get_ref();
+            let (Some(&a), Some(&b)) = (
+                routers.get(spec.from.as_str()),
+                routers.get(spec.to.as_str()),
+            ) else {
+                continue;
+            };
+            let dist = hops_from.entry(a).or_insert_with(|| {
+                let mut d = vec![u32::MAX; adj.len()];
+                let mut queue = std::collections::VecDeque::from([a]);
+                d[a] = 0;
+                while let Some(x) = queue.pop_front() {
+                    for &y in &adj[x] {
+                        if d[y] == u32::MAX {
+                            d[y] = d[x] + 1;
+                            queue.push_back(y);
+                        }
+                    }
+                }
+                d
+            });
+            let hops = dist[b] as usize + if spec.access.is_some() { 2 } else { 0 };
+            if dist[b] != u32::MAX && hops > MAX_HOPS {
+                return Err(at.in_table(
+                    f.span(),
+                    "to",
+                    format!(
+                        "the path from `{}` to `{}` has {hops} hops: a packet counts at most \
+                         {MAX_HOPS}",
+                        spec.from, spec.to
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
