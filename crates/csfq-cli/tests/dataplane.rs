@@ -781,10 +781,21 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             let mut net = Net::shaped(&tag, &rate, &burst, &limit_s);
             net.tcp_cc = Some("cubic");
             if with_csfq {
-                net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+                // CSFQ_DP_RATE_CLOCK=coarse runs the matrix on the coarse clock.
+                let clock = std::env::var("CSFQ_DP_RATE_CLOCK").unwrap_or("fine".into());
+                net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", &clock]);
                 net.dp_ok(
                     "c",
-                    &["core", "attach", "--dev", "c1", "--trusted-from", "c0"],
+                    &[
+                        "core",
+                        "attach",
+                        "--dev",
+                        "c1",
+                        "--trusted-from",
+                        "c0",
+                        "--clock",
+                        &clock,
+                    ],
                 );
             }
             let rates = net.traffic(&udp, 10);
