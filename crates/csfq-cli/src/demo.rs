@@ -155,34 +155,7 @@ pub fn iperf3_goodput_between(
     first: u32,
     last: u32,
 ) -> Result<f64, String> {
-    let intervals = log["intervals"]
-        .as_array()
-        .ok_or("no intervals in the log")?;
-    let (first, last) = (f64::from(first), f64::from(last));
-    let (mut bytes, mut seconds) = (0.0, 0.0);
-    for i in intervals {
-        let sum = &i["sum"];
-        let (Some(start), Some(end), Some(b), Some(s)) = (
-            sum["start"].as_f64(),
-            sum["end"].as_f64(),
-            sum["bytes"].as_f64(),
-            sum["seconds"].as_f64(),
-        ) else {
-            return Err(format!(
-                "an interval without start, end, bytes, seconds: {i}"
-            ));
-        };
-        // an interval's end runs a little past the whole second
-        if start >= first - 1e-6 && end <= last + 0.1 {
-            bytes += b;
-            seconds += s;
-        }
-    }
-    // One interval may measure a little under a second.
-    if seconds < 0.9 {
-        return Err(format!("no whole interval between {first} s and {last} s"));
-    }
-    Ok(bytes * 8.0 / seconds)
+    rate_between(log, first, last, |field| field("bytes").map(Some))
 }
 
 /// What a UDP flow's sender sent, bit/s of payload, from its iperf3 server's JSON log:
@@ -193,6 +166,24 @@ pub fn iperf3_udp_sent_between(
     log: &serde_json::Value,
     first: u32,
     last: u32,
+) -> Result<f64, String> {
+    rate_between(log, first, last, |field| {
+        let (b, sent, lost) = (field("bytes")?, field("packets")?, field("lost_packets")?);
+        Ok((sent > lost).then(|| b * sent / (sent - lost)))
+    })
+}
+
+/// A field of one interval's `sum`, or the error naming it.
+type IntervalField<'a> = dyn Fn(&str) -> Result<f64, String> + 'a;
+
+/// Bit/s over an iperf3 log's one-second intervals from `first` to `last` seconds after
+/// its start: the bytes `bytes_of` finds in each (none: the interval says nothing) over
+/// the seconds of those that say something.
+fn rate_between(
+    log: &serde_json::Value,
+    first: u32,
+    last: u32,
+    bytes_of: impl Fn(&IntervalField<'_>) -> Result<Option<f64>, String>,
 ) -> Result<f64, String> {
     let intervals = log["intervals"]
         .as_array()
@@ -206,22 +197,18 @@ pub fn iperf3_udp_sent_between(
                 .as_f64()
                 .ok_or_else(|| format!("an interval without {k}: {i}"))
         };
-        let (start, end, b, s) = (
-            field("start")?,
-            field("end")?,
-            field("bytes")?,
-            field("seconds")?,
-        );
-        let (sent, lost) = (field("packets")?, field("lost_packets")?);
-        if start >= first - 1e-6 && end <= last + 0.1 && sent > lost {
-            bytes += b * sent / (sent - lost);
-            seconds += s;
+        let (start, end, s) = (field("start")?, field("end")?, field("seconds")?);
+        // an interval's end runs a little past the whole second
+        if start >= first - 1e-6 && end <= last + 0.1 {
+            if let Some(b) = bytes_of(&field)? {
+                bytes += b;
+                seconds += s;
+            }
         }
     }
+    // One interval may measure a little under a second.
     if seconds < 0.9 {
-        return Err(format!(
-            "no interval with datagrams between {first} s and {last} s"
-        ));
+        return Err(format!("no whole interval between {first} s and {last} s"));
     }
     Ok(bytes * 8.0 / seconds)
 }
@@ -399,5 +386,29 @@ mod tests {
         let e = iperf3_goodput(&log(&[5.0, 5.0]), 10, 2).unwrap_err();
         assert!(e.contains("no whole interval"), "{e}");
         assert!(iperf3_goodput(&serde_json::json!({}), 10, 2).is_err());
+    }
+
+    /// What a UDP sender sent, by hand: an interval that received 1 Mbit with 10 of 40
+    /// datagrams lost sent 4/3 Mbit; one with 2 Mbit and none lost, 2; one whose datagrams
+    /// were all lost says nothing. Over seconds 0-3: (4/3 + 2) / 2 s.
+    #[test]
+    fn a_udp_senders_rate_from_its_sequence_numbers() {
+        let interval = |start: f64, mbit: f64, packets: f64, lost: f64| {
+            serde_json::json!({"sum": {
+                "start": start, "end": start + 1.0, "seconds": 1.0,
+                "bytes": mbit * 1e6 / 8.0, "packets": packets, "lost_packets": lost,
+            }})
+        };
+        let l = serde_json::json!({"intervals": [
+            interval(0.0, 1.0, 40.0, 10.0),
+            interval(1.0, 2.0, 50.0, 0.0),
+            interval(2.0, 0.0, 30.0, 30.0),
+        ]});
+        let sent = iperf3_udp_sent_between(&l, 0, 3).unwrap();
+        assert!((sent - (4.0 / 3.0 + 2.0) / 2.0 * 1e6).abs() < 1.0, "{sent}");
+        assert!((iperf3_goodput_between(&l, 0, 3).unwrap() - 1e6).abs() < 1.0);
+        let no_counts = serde_json::json!({"intervals": [log(&[1.0])["intervals"][0]]});
+        let e = iperf3_udp_sent_between(&no_counts, 0, 1).unwrap_err();
+        assert!(e.contains("without packets"), "{e}");
     }
 }

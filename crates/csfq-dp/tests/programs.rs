@@ -1000,6 +1000,17 @@ fn bad_version() -> Vec<u8> {
     f
 }
 
+/// A 10 Mbit/s core outside test mode (the real clock) with a 16 KB virtual queue.
+fn core_with_a_16_kb_queue() -> TestProgram {
+    let mut p = TestProgram::load(Role::Core).unwrap();
+    let mut c = core_config(0, 0, 0);
+    c.test_mode = 0;
+    c.limit_bytes = 16_000;
+    c.threshold_bytes = 8_000;
+    p.set_core_config(&c).unwrap();
+    p
+}
+
 /// Outside test mode the virtual queue at rate C fills: a burst of 1000-byte packets at
 /// line rate into a 10 Mbit/s core with a 16 KB limit overflows after 16 packets.
 #[test]
@@ -1007,12 +1018,7 @@ fn core_virtual_queue_overflows() {
     if !dataplane_or_skip("core_virtual_queue_overflows") {
         return;
     }
-    let mut p = TestProgram::load(Role::Core).unwrap();
-    let mut c = core_config(0, 0, 0);
-    c.test_mode = 0;
-    c.limit_bytes = 16_000;
-    c.threshold_bytes = 8_000;
-    p.set_core_config(&c).unwrap();
+    let p = core_with_a_16_kb_queue();
     // A burst takes microseconds here, against 800 us per packet at C.
     let frame = V4 {
         id: encode_label(&LabelCodec::FLOAT16, 1_000_000) as u16,
@@ -1038,12 +1044,7 @@ fn core_counts_what_it_cannot_parse_as_unlabeled_traffic() {
     if !dataplane_or_skip("core_counts_what_it_cannot_parse_as_unlabeled_traffic") {
         return;
     }
-    let mut p = TestProgram::load(Role::Core).unwrap();
-    let mut c = core_config(0, 0, 0);
-    c.test_mode = 0;
-    c.limit_bytes = 16_000;
-    c.threshold_bytes = 8_000;
-    p.set_core_config(&c).unwrap();
+    let p = core_with_a_16_kb_queue();
     let mut qinq = eth(0x88a8);
     qinq.resize(1000, 0x5a);
     let mut verdicts = Vec::new();

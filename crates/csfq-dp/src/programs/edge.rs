@@ -265,6 +265,17 @@ impl EdgeSettings {
     }
 }
 
+/// Puts the weight classes into the `weights` map.
+fn insert_weights(
+    trie: &mut LpmTrie<&mut aya::maps::MapData, [u8; 16], u32>,
+    weights: &[WeightClass],
+) -> Result<(), DpError> {
+    for c in weights {
+        insert_prefix(trie, &c.key(), milli(c.weight), "writing a weight class")?;
+    }
+    Ok(())
+}
+
 /// Puts `allowed` (with the link-local sources, if any) into the `sources` map, and with
 /// `prune` removes every other prefix.
 fn set_sources(
@@ -320,29 +331,14 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         set_sources(&mut sources, &s.allow_sources, true)?;
         let path = d.join(EDGE.pin_of("weights"));
         let mut w = open_pinned(&path)?;
-        let mut trie = typed(&mut w, &path)?;
-        for c in &s.weights {
-            insert_prefix(
-                &mut trie,
-                &c.key(),
-                milli(c.weight),
-                "writing a weight class",
-            )?;
-        }
+        insert_weights(&mut typed(&mut w, &path)?, &s.weights)?;
         return Ok(AttachOutcome::Updated);
     }
     let mut ebpf = load_flows(&EDGE, s.flows.unwrap_or(DEFAULT_FLOWS))?;
     configure(&mut ebpf, &EDGE, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
-        for c in &s.weights {
-            insert_prefix(
-                &mut trie,
-                &c.key(),
-                milli(c.weight),
-                "writing a weight class",
-            )?;
-        }
+        insert_weights(&mut trie, &s.weights)?;
         let mut sources = LpmTrie::try_from(map(&mut ebpf, "sources")).expect("lpm trie");
         set_sources(&mut sources, &s.allow_sources, true)?;
     }
