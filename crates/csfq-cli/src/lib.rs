@@ -70,6 +70,10 @@ pub fn write_atomic(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> anyhow::
     write_atomic_with(path, |w| w.write_all(bytes.as_ref()))
 }
 
+/// The name of a staging directory, before the process's ID: outputs are written there
+/// and moved into place once whole ([`write_set`], `reproduce --all`).
+pub(crate) const STAGE_PREFIX: &str = ".partial-";
+
 /// Writes a set of files into `dir` as a whole or not at all: `write` fills a staging
 /// directory inside `dir` (`.partial-PID`); once it succeeded each file is moved into
 /// place (a rename takes no space, so a full disk cannot stop it halfway), and the files
@@ -83,7 +87,7 @@ pub fn write_set(
     write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let stage = dir.join(format!(".partial-{}", std::process::id()));
+    let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&stage);
     std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
     let names = |d: &std::path::Path| -> Vec<String> {

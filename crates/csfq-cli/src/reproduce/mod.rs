@@ -15,6 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::plot::Draw;
+use crate::STAGE_PREFIX;
 
 mod scale;
 mod sensitivity;
@@ -390,9 +391,6 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     );
     Ok(())
 }
-
-/// The staging directory's name, followed by the process id.
-const STAGE_PREFIX: &str = ".partial-";
 
 /// A directory's entries as (name, path); none if it cannot be read.
 fn entries(dir: &Path) -> Vec<(String, PathBuf)> {

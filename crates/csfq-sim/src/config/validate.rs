@@ -247,41 +247,58 @@ impl ScenarioFile {
                 adj[b].push(a);
             }
         }
-        let mut hops_from: std::collections::HashMap<usize, Vec<u32>> = Default::default();
-        for f in &self.flows {
+        // Flows grouped by source router, each group's distances found once into one
+        // buffer: memory stays one distance per router however many sources there are.
+        let mut by_source: std::collections::BTreeMap<usize, Vec<(usize, usize)>> =
+            Default::default();
+        for (i, f) in self.flows.iter().enumerate() {
             let spec = f.get_ref();
-            let (Some(&a), Some(&b)) = (
+            if let (Some(&a), Some(&b)) = (
                 routers.get(spec.from.as_str()),
                 routers.get(spec.to.as_str()),
-            ) else {
-                continue;
-            };
-            let dist = hops_from.entry(a).or_insert_with(|| {
-                let mut d = vec![u32::MAX; adj.len()];
-                let mut queue = std::collections::VecDeque::from([a]);
-                d[a] = 0;
-                while let Some(x) = queue.pop_front() {
-                    for &y in &adj[x] {
-                        if d[y] == u32::MAX {
-                            d[y] = d[x] + 1;
-                            queue.push_back(y);
-                        }
+            ) {
+                by_source.entry(a).or_default().push((i, b));
+            }
+        }
+        let mut dist = vec![u32::MAX; adj.len()];
+        let mut queue = std::collections::VecDeque::new();
+        // The first offending flow in file order, with its length.
+        let mut worst: Option<(usize, usize)> = None;
+        for (a, flows) in by_source {
+            dist.fill(u32::MAX);
+            dist[a] = 0;
+            queue.push_back(a);
+            while let Some(x) = queue.pop_front() {
+                for &y in &adj[x] {
+                    if dist[y] == u32::MAX {
+                        dist[y] = dist[x] + 1;
+                        queue.push_back(y);
                     }
                 }
-                d
-            });
-            let hops = dist[b] as usize + if spec.access.is_some() { 2 } else { 0 };
-            if dist[b] != u32::MAX && hops > MAX_HOPS {
-                return Err(at.in_table(
-                    f.span(),
-                    "to",
-                    format!(
-                        "the path from `{}` to `{}` has {hops} hops: a packet counts at most \
-                         {MAX_HOPS}",
-                        spec.from, spec.to
-                    ),
-                ));
             }
+            for (i, b) in flows {
+                let access = if self.flows[i].get_ref().access.is_some() {
+                    2
+                } else {
+                    0
+                };
+                let hops = dist[b] as usize + access;
+                if dist[b] != u32::MAX && hops > MAX_HOPS && worst.is_none_or(|(w, _)| i < w) {
+                    worst = Some((i, hops));
+                }
+            }
+        }
+        if let Some((i, hops)) = worst {
+            let (f, spec) = (&self.flows[i], self.flows[i].get_ref());
+            return Err(at.in_table(
+                f.span(),
+                "to",
+                format!(
+                    "the path from `{}` to `{}` has {hops} hops: a packet counts at most \
+                     {MAX_HOPS}",
+                    spec.from, spec.to
+                ),
+            ));
         }
         Ok(())
     }
