@@ -295,14 +295,7 @@ impl FixedCore {
     /// `max(0, 1 - alpha/label)` in Q0.32 (`u32::MAX` stands for 1).
     #[inline]
     pub fn drop_probability_q32(&self, label_bps: u64) -> u32 {
-        if self.alpha_bps == 0 || label_bps == 0 || label_bps <= self.alpha_bps {
-            return 0;
-        }
-        // (label - alpha) 2^32 / label in 64 bits: labels of 2^32 bit/s and more are scaled
-        // down first, both by the same power of two.
-        let s = (64 - label_bps.leading_zeros()).saturating_sub(32);
-        let (l, a) = (label_bps >> s, self.alpha_bps >> s);
-        (((l - a) << 32) / l).min(u32::MAX as u64) as u32
+        drop_probability_q32(self.alpha_bps, label_bps)
     }
 
     /// One arrival: the drop decision with the 32-bit random `a.draw`, then `estimate_alpha`.
@@ -484,6 +477,20 @@ pub fn window_rate(bytes: u64, window_ns: u64) -> u64 {
     bytes.saturating_mul(8_000_000) / (window_ns / 1_000).max(1)
 }
 
+/// `max(0, 1 - share/label)` in Q0.32 (`u32::MAX` stands for 1): 0 when `share` or
+/// `label` is 0. CSFQ's Eq. (2) with `share = alpha`, CS-FNE's with `share = CL`.
+#[inline]
+pub fn drop_probability_q32(share_bps: u64, label_bps: u64) -> u32 {
+    if share_bps == 0 || label_bps == 0 || label_bps <= share_bps {
+        return 0;
+    }
+    // (label - share) 2^32 / label in 64 bits: labels of 2^32 bit/s and more are scaled
+    // down first, both by the same power of two.
+    let s = (64 - label_bps.leading_zeros()).saturating_sub(32);
+    let (l, a) = (label_bps >> s, share_bps >> s);
+    (((l - a) << 32) / l).min(u32::MAX as u64) as u32
+}
+
 /// The label carrier of the dataplane: the 16-bit IPv4 Identification float.
 pub const CARRIER: LabelCodec = LabelCodec::FLOAT16;
 
@@ -505,10 +512,39 @@ pub fn carried(rate_bps: u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct FixedEdge {
     k_ns: u64,
+    meter: Meter,
     /// Per flow: estimate and weight in thousandths.
     flows: Vec<(FixedRate, u64)>,
     /// The rate of new flows' first packets, all new flows together.
     fresh: FixedRate,
+}
+
+/// How an edge measures a flow's rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Meter {
+    /// CSFQ's Eq. (3), averaging constant `K` ([`FixedRate::update`]).
+    #[default]
+    Eq3,
+    /// CS-FNE's Time Sliding Window, window `K` ([`crate::csfne_fixed::tsw_update`]).
+    Tsw,
+}
+
+impl Meter {
+    /// Accounts `bytes` at `now_ns` in `s`; returns the estimate, bit/s.
+    #[inline]
+    pub fn update(
+        self,
+        t: &ExpTables,
+        s: &mut FixedRate,
+        now_ns: u64,
+        bytes: u32,
+        k_ns: u64,
+    ) -> u64 {
+        match self {
+            Meter::Eq3 => s.update(t, now_ns, bytes, k_ns),
+            Meter::Tsw => crate::csfne_fixed::tsw_update(s, now_ns, bytes, k_ns),
+        }
+    }
 }
 
 impl FixedRate {
@@ -531,8 +567,14 @@ impl FixedEdge {
 
     /// An edge with averaging constant `k` (at most 1 s).
     pub fn new(k: Nanos) -> Self {
+        Self::with_meter(k, Meter::Eq3)
+    }
+
+    /// An edge that measures with `meter`, averaging constant (or window) `k`.
+    pub fn with_meter(k: Nanos, meter: Meter) -> Self {
         FixedEdge {
             k_ns: k.0.clamp(1, K_MAX_NS),
+            meter,
             flows: Vec::new(),
             fresh: FixedRate::default(),
         }
@@ -566,14 +608,14 @@ impl FixedEdge {
 
     /// The rate, and the flow's weight in thousandths.
     fn estimate_weighted(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> (u64, u64) {
-        let (k, t) = (self.k_ns, tables());
+        let (k, t, meter) = (self.k_ns, tables(), self.meter);
         let (rate, w) = Self::slot(&mut self.flows, f);
         let r = if *rate == FixedRate::default() {
-            let price = self.fresh.update(t, now_ns, bytes, k);
+            let price = meter.update(t, &mut self.fresh, now_ns, bytes, k);
             *rate = FixedRate::starting_at(price, now_ns, bytes);
             price
         } else {
-            rate.update(t, now_ns, bytes, k)
+            meter.update(t, rate, now_ns, bytes, k)
         };
         (r, *w)
     }

@@ -33,6 +33,7 @@ pub mod alpha_fair;
 pub mod ared;
 pub mod choke;
 pub mod csfne;
+pub mod csfne_fixed;
 pub mod csfq;
 pub mod drr;
 pub mod fifo;
