@@ -370,7 +370,11 @@ pub fn test_vectors() -> String {
         let a = CsfneArrival {
             now_ns: now,
             bytes,
-            label_bps: carried(labels[flow as usize]),
+            label_bps: if labels[flow as usize] == 0 {
+                0
+            } else {
+                carried(labels[flow as usize])
+            },
             fingerprint: flow as u32 + 1,
             pick: mix((i << 4) | 1),
             draw: mix((i << 5) | 3),

@@ -34,6 +34,13 @@ enum DpCommand {
         #[command(subcommand)]
         cmd: MayCommand,
     },
+    /// A CS-FNE core at a bottleneck, in front of its shaper: no per-flow state; the
+    /// active flows estimated from the queue, drops above C / N_act. Its edges are
+    /// `csfq dp edge attach --meter tsw`.
+    Csfne {
+        #[command(subcommand)]
+        cmd: crate::dp_csfne::CsfneCommand,
+    },
     /// Edge-to-edge overlay loops: the interior stays a plain FIFO; each loop's traffic
     /// is shaped at its ingress edge by a closed loop with its egress edge (runs until
     /// stopped, and removes what it made).
@@ -152,6 +159,11 @@ enum EdgeCommand {
         /// classes believe source addresses: filter them here where no router before does.
         #[arg(long = "allow-source", value_name = "PREFIX/LEN")]
         allow_sources: Vec<csfq_dp::Prefix>,
+        /// How a flow's rate is measured: `eq3` (CSFQ's Eq. 3, averaging constant --k) or
+        /// `tsw` (the Time Sliding Window of CS-FNE's edges, Kim's thesis Fig. 3-1, window
+        /// --k), for the edges of a CS-FNE island (`csfq dp csfne attach`).
+        #[arg(long, default_value = "eq3", value_parser = ["eq3", "tsw"])]
+        meter: String,
     },
 }
 
@@ -356,7 +368,7 @@ enum LoopCommand {
 /// on `dev`: each as given, else read from the shaper (csfq_dp::shaper). A value given
 /// that differs from the shaper's is kept, with a warning; one neither given nor readable
 /// is an error that says what was found. Without `need_limit` (MAY) the limit is 0.
-fn link_of(
+pub(crate) fn link_of(
     dev: &str,
     rate: Option<u64>,
     limit: Option<u64>,
@@ -527,7 +539,7 @@ fn follow_shaper(
     }
 }
 
-fn outcome(o: AttachOutcome, what: &str, dev: &str) {
+pub(crate) fn outcome(o: AttachOutcome, what: &str, dev: &str) {
     match o {
         AttachOutcome::Attached => println!("csfq {what} attached to {dev}"),
         AttachOutcome::Updated => println!("csfq {what} on {dev} was attached: settings updated"),
@@ -555,6 +567,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     flow_key,
                     clock,
                     allow_sources,
+                    meter,
                 },
         } => {
             let unlabelable = match (unlabelable, unlabelable_burst) {
@@ -582,6 +595,11 @@ pub fn dp(args: Dp) -> Result<()> {
                 flow_key,
                 coarse_clock: clock == "coarse",
                 allow_sources,
+                meter: if meter == "tsw" {
+                    csfq_dp::Meter::Tsw
+                } else {
+                    csfq_dp::Meter::Eq3
+                },
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -664,6 +682,7 @@ pub fn dp(args: Dp) -> Result<()> {
             };
             outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
         }
+        DpCommand::Csfne { cmd } => crate::dp_csfne::run(cmd)?,
         DpCommand::Loop { cmd } => {
             static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
             let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
@@ -888,15 +907,59 @@ pub fn dp(args: Dp) -> Result<()> {
     Ok(())
 }
 
-fn mbps(bps: u64) -> String {
+pub(crate) fn mbps(bps: u64) -> String {
     format!("{:.3}", bps as f64 / 1e6)
+}
+
+/// What a core (CSFQ's or CS-FNE's: `role`) on `dev` believes of its shaper, `(rate,
+/// limit)`, against the shaper now, and whose labels it trusts.
+pub(crate) fn print_shaper_and_trust(
+    role: &str,
+    dev: &str,
+    (rate_bps, limit_bytes): (u64, u64),
+    shaper_now: Option<&csfq_dp::ShaperNow>,
+    trusted: Option<&[u32]>,
+    trusted_now: &[(u32, Option<String>)],
+) {
+    if let Some(now) = shaper_now {
+        let rate_differs = now.rate_bps.is_some_and(|r| r != rate_bps);
+        let limit_differs = now.limit_bytes.is_some_and(|l| l != limit_bytes);
+        if rate_differs || limit_differs {
+            println!(
+                "  MISMATCH: the shaper ({}) now has {} and a limit of {}, not the {role}'s: \
+                 csfq dp {role} attach --dev {dev} again to follow it",
+                now.what,
+                now.rate_bps
+                    .map_or("no rate".into(), |r| format!("{} Mbit/s", mbps(r))),
+                now.limit_bytes.map_or("none".into(), |l| format!("{l} B")),
+            );
+        }
+    }
+    match trusted {
+        None => println!("  labels trusted from every interface"),
+        Some(ix) => println!(
+            "  labels trusted only from ifindex {}",
+            ix.iter()
+                .map(|i| match trusted_now.iter().find(|t| t.0 == *i) {
+                    Some((_, Some(name))) => format!("{i} ({name})"),
+                    _ => i.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+    for (i, _) in trusted_now.iter().filter(|t| t.1.is_none()) {
+        println!(
+            "  MISSING: trusted ifindex {i} is no interface now (deleted: one made again under its name has another index, and its labels are not believed); csfq dp {role} attach --dev {dev} again to trust it"
+        );
+    }
 }
 
 fn print_stats(st: &[InterfaceStats]) {
     if st.is_empty() {
         println!(
             "csfq has nothing attached (see `csfq dp edge attach`, `csfq dp core attach`, \
-             `csfq dp may attach`, `csfq dp loop`)"
+             `csfq dp may attach`, `csfq dp csfne attach`, `csfq dp loop`)"
         );
         return;
     }
@@ -924,41 +987,25 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.limit_bytes,
                 c.clock
             );
-            if let Some(now) = &c.shaper_now {
-                let rate_differs = now.rate_bps.is_some_and(|r| r != c.capacity_bps);
-                let limit_differs = now.limit_bytes.is_some_and(|l| l != c.limit_bytes);
-                if rate_differs || limit_differs {
-                    println!(
-                        "  MISMATCH: the shaper ({}) now has {} and a limit of {}, not the core's: \
-                         csfq dp core attach --dev {} again to follow it",
-                        now.what,
-                        now.rate_bps
-                            .map_or("no rate".into(), |r| format!("{} Mbit/s", mbps(r))),
-                        now.limit_bytes
-                            .map_or("none".into(), |l| format!("{l} B")),
-                        s.interface
-                    );
-                }
-            }
-            match &c.trusted_ifindexes {
-                None => println!("  labels trusted from every interface"),
-                Some(ix) => println!(
-                    "  labels trusted only from ifindex {}",
-                    ix.iter()
-                        .map(|i| match c.trusted_now.iter().find(|t| t.0 == *i) {
-                            Some((_, Some(name))) => format!("{i} ({name})"),
-                            _ => i.to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-            for (i, _) in c.trusted_now.iter().filter(|t| t.1.is_none()) {
-                println!(
-                    "  MISSING: trusted ifindex {i} is no interface now (deleted: one made again under its name has another index, and its labels are not believed); csfq dp core attach --dev {} again to trust it",
-                    s.interface
-                );
-            }
+            print_shaper_and_trust(
+                "core",
+                &s.interface,
+                (c.capacity_bps, c.limit_bytes),
+                c.shaper_now.as_ref(),
+                c.trusted_ifindexes.as_deref(),
+                &c.trusted_now,
+            );
+        }
+        if let Some(c) = &s.csfne {
+            crate::dp_csfne::print_state(c);
+            print_shaper_and_trust(
+                "csfne",
+                &s.interface,
+                (c.capacity_bps, c.limit_bytes),
+                c.shaper_now.as_ref(),
+                c.trusted_ifindexes.as_deref(),
+                &c.trusted_now,
+            );
         }
         if let Some(m) = &s.may {
             println!(
@@ -1011,9 +1058,10 @@ fn print_stats(st: &[InterfaceStats]) {
                 other => other.to_string(),
             };
             println!(
-                "  flows ({}) in table {}   K {} ms   {} clock   unlabelable IPv4: {unlabelable}",
+                "  flows ({}) in table {}   {} {} ms   {} clock   unlabelable IPv4: {unlabelable}",
                 e.flow_key,
                 e.flows,
+                if e.meter == "tsw" { "TSW window" } else { "K" },
                 e.k_ns as f64 / 1e6,
                 e.clock
             );

@@ -2,7 +2,7 @@
 //! text format (OpenMetrics), read from the pinned maps at every scrape.
 //!
 //! Every series has the labels `netns` (the namespace's name; empty for the host),
-//! `interface` and `role` (`edge`, `core`, `may`, `loop-ingress` or `loop-egress`; the
+//! `interface` and `role` (`edge`, `core`, `may`, `csfne`, `loop-ingress` or `loop-egress`; the
 //! loops' series also `loop`, its index):
 //!
 //! | metric | type | what |
@@ -21,6 +21,13 @@
 //! | `csfq_may_utilization` | gauge | the last interval's rate into the queue over `C` (or arrivals', as attached) |
 //! | `csfq_may_table_entries` | gauge | entries in MAY's table |
 //! | `csfq_may_table_live_entries` | gauge | of them, flows that lost a packet within `T0` |
+//! | `csfq_csfne_capacity_bits_per_second` | gauge | the CS-FNE core's `C` |
+//! | `csfq_csfne_hit_rate_bits_per_second` | gauge | `r_hit`: arrivals that matched the queued packet drawn |
+//! | `csfq_csfne_miss_rate_bits_per_second` | gauge | `r_miss` |
+//! | `csfq_csfne_active_flows` | gauge | `N_act = (r_hit + r_miss) / r_hit` |
+//! | `csfq_csfne_threshold_rate_bits_per_second` | gauge | `CL = C / N_act` |
+//! | `csfq_csfne_virtual_queue_bytes` | gauge | the virtual queue |
+//! | `csfq_csfne_trusted_interfaces_missing` | gauge | as the core's |
 //! | `csfq_loop_rate_bits_per_second` | gauge | an overlay loop's shaper rate `lambda` (ingress) |
 //! | `csfq_loop_output_rate_bits_per_second` | gauge | its last `mu(k)` |
 //! | `csfq_loop_accumulation_bytes` | gauge | its last `a(k)` |
@@ -60,7 +67,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 14] = [
+const GAUGES: [Gauge; 21] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -125,6 +132,46 @@ const GAUGES: [Gauge; 14] = [
         name: "csfq_may_table_live_entries",
         help: "Entries of MAY's table whose flow lost a packet within T0",
         value: |s| s.may.as_ref().map(|m| m.table_live as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_capacity_bits_per_second",
+        help: "The CS-FNE core's link rate C",
+        value: |s| s.csfne.as_ref().map(|c| c.capacity_bps as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_hit_rate_bits_per_second",
+        help: "The CS-FNE core's r_hit: the rate of arrivals that matched the queued packet drawn for them",
+        value: |s| s.csfne.as_ref().map(|c| c.hit_bps as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_miss_rate_bits_per_second",
+        help: "The CS-FNE core's r_miss: the rate of arrivals that did not",
+        value: |s| s.csfne.as_ref().map(|c| c.miss_bps as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_active_flows",
+        help: "The CS-FNE core's estimate of the active flows, (r_hit + r_miss) / r_hit",
+        value: |s| s.csfne.as_ref().map(|c| c.active_flows),
+    },
+    Gauge {
+        name: "csfq_csfne_threshold_rate_bits_per_second",
+        help: "The CS-FNE core's threshold rate CL = C / N_act",
+        value: |s| s.csfne.as_ref().map(|c| c.cl_bps as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_virtual_queue_bytes",
+        help: "The CS-FNE core's virtual queue",
+        value: |s| s.csfne.as_ref().map(|c| c.queue_bytes as f64),
+    },
+    Gauge {
+        name: "csfq_csfne_trusted_interfaces_missing",
+        help: "Trusted interfaces, by the index the CS-FNE core holds, that no interface has now: their labels are not believed (attach again)",
+        value: |s| {
+            s.csfne
+                .as_ref()
+                .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
+                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+        },
     },
     Gauge {
         name: "csfq_edge_flows",
@@ -395,9 +442,11 @@ mod tests {
                     flow_key: "5-tuple",
                     clock: "fine",
                     source_filter: false,
+                    meter: "eq3",
                 }),
                 core: None,
                 may: None,
+                csfne: None,
                 loops: None,
             },
             InterfaceStats {
@@ -424,6 +473,7 @@ mod tests {
                     trusted_now: Vec::new(),
                 }),
                 may: None,
+                csfne: None,
                 loops: None,
             },
             InterfaceStats {
@@ -450,6 +500,7 @@ mod tests {
                     table_size: 65536,
                     clock: "fine",
                 }),
+                csfne: None,
                 loops: None,
             },
             InterfaceStats {
@@ -461,6 +512,7 @@ mod tests {
                 edge: None,
                 core: None,
                 may: None,
+                csfne: None,
                 loops: Some(vec![csfq_dp::loops::LoopStats {
                     index: 1,
                     lambda_bps: 4_500_000,
@@ -476,6 +528,35 @@ mod tests {
                     pid: 42,
                     daemon_running: true,
                 }]),
+            },
+            InterfaceStats {
+                scope: "netns-f1".into(),
+                interface: "f1".into(),
+                role: Role::Csfne,
+                stale: false,
+                counters: BTreeMap::from([("drop_csfne_prob", count(3, 4500))]),
+                edge: None,
+                core: None,
+                may: None,
+                csfne: Some(csfq_dp::CsfneStats {
+                    capacity_bps: 10_000_000,
+                    hit_bps: 2_500_000,
+                    miss_bps: 7_500_000,
+                    active_flows: 4.0,
+                    cl_bps: 2_500_000,
+                    k_ns: 100_000_000,
+                    target_bytes: 16_000,
+                    queue_bytes: 20_000,
+                    limit_bytes: 65_536,
+                    ring: 4096,
+                    ring_queued: 14,
+                    admitted: 1000,
+                    clock: "fine",
+                    shaper_now: None,
+                    trusted_ifindexes: None,
+                    trusted_now: Vec::new(),
+                }),
+                loops: None,
             },
         ])
     }
@@ -524,6 +605,10 @@ mod tests {
             "csfq_loop_accumulation_bytes{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 3028.0",
             "csfq_loop_daemon_up{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 1.0",
             "csfq_loop_epochs_total{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 7",
+            "csfq_packets_total{netns=\"f1\",interface=\"f1\",role=\"csfne\",counter=\"drop_csfne_prob\"} 3",
+            "csfq_csfne_active_flows{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 4.0",
+            "csfq_csfne_threshold_rate_bits_per_second{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 2500000.0",
+            "csfq_csfne_hit_rate_bits_per_second{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 2500000.0",
             "# TYPE csfq_packets counter",
             "# EOF",
         ] {

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod dp;
+mod dp_csfne;
 pub mod exporter;
 pub mod plot;
 pub mod reproduce;

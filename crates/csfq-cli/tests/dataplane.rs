@@ -894,6 +894,81 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
     }
 }
 
+/// CS-FNE on real packets at 10 and 100 Mbit/s: the edge with the TSW meter, the CS-FNE
+/// core in front of the tbf, four kernel CUBIC TCPs and a UDP at the link rate for 10 s;
+/// then the same under CSFQ, for comparison. The bounds: the UDP at most 1.5x its share,
+/// from the thesis's spread under CS-FNE (csfne-table1, csfq-fig3a's 32 flows: max - min
+/// 0.162 Mbit/s of a mean 0.312, so no flow above 1.52x the mean), each TCP at least half
+/// its share (the TCP against UDPs at twice their share averages 0.643 of its share under
+/// CS-FNE, csfne-table2). The core's C and limit come from the tbf, and it estimates more
+/// than one flow.
+#[test]
+fn csfne_holds_a_udp_at_the_link_rate_at_10_and_100_mbits() {
+    if !runnable("csfne_holds_a_udp_at_the_link_rate_at_10_and_100_mbits") {
+        return;
+    }
+    let _heavy = cpu_heavy();
+    for (mbps, tags) in [(10u64, ["ea", "eb"]), (100, ["ec", "ed"])] {
+        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
+        let (rate, burst, limit_s) = (
+            format!("{mbps}mbit"),
+            format!("{}b", limit / 8),
+            format!("{limit}b"),
+        );
+        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
+        let run = |scheme: &str, tag: &str| -> (Vec<f64>, serde_json::Value) {
+            let mut net = Net::shaped(tag, &rate, &burst, &limit_s);
+            net.tcp_cc = Some("cubic");
+            let core = if scheme == "csfne" {
+                net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--meter", "tsw"]);
+                "csfne"
+            } else {
+                net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+                "core"
+            };
+            net.dp_ok(
+                "c",
+                &[core, "attach", "--dev", "c1", "--trusted-from", "c0"],
+            );
+            let rates = net.traffic(&format!("{mbps}M"), 10);
+            let o = net.csfq("c", &["stats", "--json"]);
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
+            let st = of_net(&v, net.prefix())
+                .into_iter()
+                .find(|s| s["role"] == core)
+                .expect("the core in stats")
+                .clone();
+            (rates, st)
+        };
+        let (csfne, st) = run("csfne", tags[0]);
+        let (csfq, _) = run("csfq", tags[1]);
+        let share = |v: &[f64]| v.iter().map(|r| r / fair).collect::<Vec<_>>();
+        eprintln!(
+            "{mbps} Mbit/s, shares of {:.2} Mbit/s (4 TCPs, the UDP): CS-FNE {:.2?}, CSFQ {:.2?}",
+            fair / 1e6,
+            share(&csfne),
+            share(&csfq)
+        );
+        let c = &st["csfne"];
+        eprintln!("{mbps} Mbit/s, the CS-FNE core: {c}");
+        assert_eq!(c["capacity_bps"], mbps * 1_000_000, "C from the tbf: {c}");
+        assert_eq!(c["limit_bytes"], limit, "the limit from the tbf: {c}");
+        assert!(
+            st["counters"]["drop_csfne_prob"]["packets"].as_u64() > Some(0),
+            "{mbps} Mbit/s: no drop by Eq. (2): {st}"
+        );
+        assert!(c["admitted"].as_u64() > Some(1000), "{c}");
+        assert_shares(
+            &format!("{mbps} Mbit/s, CS-FNE"),
+            &csfne,
+            mbps as f64 * 1e6,
+            fair,
+            1.5,
+            0.5,
+        );
+    }
+}
+
 /// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
 /// UDP low (its own csfq edge, with weight 1000: a label of a thousandth of its rate). A
 /// core that believes every label never drops it, and it takes the link from the four

@@ -59,22 +59,6 @@ static __always_inline __u32 drop_counter(__u32 reason)
 	return reason == CSFQ_DROP_CSFQ_PROB ? CNT_DROP_PROBABILISTIC : CNT_DROP_OVERFLOW;
 }
 
-/* fixed.rs FixedCore::drop_probability_q32. */
-static __always_inline __u32 drop_probability_q32(__u64 alpha, __u64 label)
-{
-	__u64 l = label, a = alpha, s = 0, q;
-
-	if (alpha == 0 || label == 0 || label <= alpha)
-		return 0;
-	if (label >> 32) {
-		s = log2_floor(label) + 1 - 32;
-		l = label >> s;
-		a = alpha >> s;
-	}
-	q = ((l - a) << 32) / l;
-	return q > 0xffffffffULL ? 0xffffffffU : (__u32)q;
-}
-
 /* label_histogram.rs bin_of. */
 static __always_inline __u32 hist_bin_of(__u64 label)
 {

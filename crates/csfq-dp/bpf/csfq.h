@@ -245,6 +245,23 @@ static __always_inline __u64 decode_label(__u32 code, __u32 m_bits, __u32 e_bits
 	return ((((1ULL << m_bits) + m) * LABEL_UNIT_BPS) << e) >> m_bits;
 }
 
+/* fixed.rs drop_probability_q32: max(0, 1 - share/label) in Q0.32 (CSFQ's Eq. 2 with
+ * alpha, CS-FNE's with CL). */
+static __always_inline __u32 drop_probability_q32(__u64 share, __u64 label)
+{
+	__u64 l = label, a = share, s = 0, q;
+
+	if (share == 0 || label == 0 || label <= share)
+		return 0;
+	if (label >> 32) {
+		s = log2_floor(label) + 1 - 32;
+		l = label >> s;
+		a = share >> s;
+	}
+	q = ((l - a) << 32) / l;
+	return q > 0xffffffffULL ? 0xffffffffU : (__u32)q;
+}
+
 /* ---- Eq. (3) in integers: fixed.rs FixedRate::update ---- */
 
 static __always_inline __u64 rate_update(struct fixed_rate *s, __u64 now, __u32 bytes, __u64 k)
@@ -297,6 +314,41 @@ static __always_inline __u64 rate_update(struct fixed_rate *s, __u64 now, __u32 
 	s->last_ns = now;
 	s->pending_bytes = 0;
 	return s->rate_bps;
+}
+
+/* CS-FNE's Time Sliding Window (csfne_fixed.rs tsw_update) on Eq. (3)'s state: rate_bps is
+ * avg_rate, last_ns t_front, pending_bytes a new flow's first packet. */
+static __always_inline __u64 tsw_update(struct fixed_rate *s, __u64 now, __u32 bytes, __u64 win)
+{
+	__u64 gap, held, bits, span_us, r;
+
+	if (s->last_ns == 0 && s->rate_bps == 0 && s->pending_bytes == 0) {
+		s->last_ns = now > 1 ? now : 1;
+		s->pending_bytes = bytes;
+		return 0;
+	}
+	if (win < TSW_WIN_MIN_NS)
+		win = TSW_WIN_MIN_NS;
+	if (win > K_MAX_NS)
+		win = K_MAX_NS;
+	gap = now > s->last_ns ? now - s->last_ns : 0;
+	r = s->rate_bps < TSW_RATE_MAX ? s->rate_bps : TSW_RATE_MAX;
+	held = r * (win / 1000) / 1000000;
+	bits = held + ((__u64)bytes + s->pending_bytes) * 8;
+	span_us = (gap + win) / 1000;
+	r = bits * 1000000 / span_us;
+	s->rate_bps = r < TSW_RATE_MAX ? r : TSW_RATE_MAX;
+	if (now > s->last_ns)
+		s->last_ns = now;
+	s->pending_bytes = 0;
+	return s->rate_bps;
+}
+
+/* The edge's meter (fixed.rs Meter::update). */
+static __always_inline __u64 meter_update(struct fixed_rate *s, __u64 now, __u32 bytes, __u64 k,
+					  __u32 meter)
+{
+	return meter == CSFQ_METER_TSW ? tsw_update(s, now, bytes, k) : rate_update(s, now, bytes, k);
 }
 
 /* ---- Packet parsing ---- */

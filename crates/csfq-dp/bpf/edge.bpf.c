@@ -3,7 +3,8 @@
  * CSFQ edge (Stoica, Shenker, Zhang, SIGCOMM 1998, Section 2.2 and Eq. 3), as a tc
  * classifier on the interface where traffic enters the island.
  *
- * Per flow (5-tuple) it estimates the arrival rate with Eq. (3) in fixed point and writes
+ * Per flow (5-tuple) it estimates the arrival rate with Eq. (3) in fixed point (or, for a
+ * CS-FNE island, with the Time Sliding Window of Kim's thesis, Fig. 3-1) and writes
  * the label r / w into every packet, overwriting whatever label the packet carried: a label
  * from outside the island is never trusted. The flow table is a flow cache of sets of four
  * entries (below), two sets for each flow: a flow whose eight entries are all taken takes
@@ -276,7 +277,7 @@ int csfq_edge(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 	if (found) {
-		rate = rate_update(&e->rate, now, bytes, cfg->k_ns);
+		rate = meter_update(&e->rate, now, bytes, cfg->k_ns, cfg->meter);
 	} else {
 		struct csfq_fresh *agg = bpf_map_lookup_elem(&edge_fresh, &zero);
 		__u8 was;
@@ -284,7 +285,7 @@ int csfq_edge(struct __sk_buff *skb)
 		if (!agg)
 			return TC_ACT_UNSPEC;
 		bpf_spin_lock(&agg->lock);
-		rate = rate_update(&agg->rate, now, bytes, cfg->k_ns);
+		rate = meter_update(&agg->rate, now, bytes, cfg->k_ns, cfg->meter);
 		bpf_spin_unlock(&agg->lock);
 		weight = weight_of(&p.key, cfg->default_weight_milli);
 		/* fixed.rs FixedRate::starting_at; no helper may run under the lock. */

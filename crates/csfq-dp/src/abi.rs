@@ -16,6 +16,7 @@ impl Counter {
             Counter::DropPoliced => Some(DropReason::Policed),
             Counter::DropMayHistory => Some(DropReason::MayHistory),
             Counter::DropMaySample => Some(DropReason::MaySample),
+            Counter::DropCsfneProb => Some(DropReason::CsfneProbabilistic),
             _ => None,
         }
     }
@@ -94,9 +95,14 @@ pub struct EdgeConfigRaw {
     pub tick_ns: u64,
     /// Nonzero: IP whose source is in no prefix of the `sources` map is dropped.
     pub source_filter: u32,
-    /// Padding.
-    pub pad: u32,
+    /// How a flow's rate is measured: [`METER_EQ3`] or [`METER_TSW`].
+    pub meter: u32,
 }
+
+/// `CSFQ_METER_EQ3`: CSFQ's Eq. (3) (`csfq_algo::fixed::Meter::Eq3`).
+pub const METER_EQ3: u32 = 0;
+/// `CSFQ_METER_TSW`: CS-FNE's Time Sliding Window (`csfq_algo::fixed::Meter::Tsw`).
+pub const METER_TSW: u32 = 1;
 
 /// `CSFQ_CLOCK_FINE`: `bpf_ktime_get_ns`.
 pub const CLOCK_FINE: u32 = 0;
@@ -349,6 +355,105 @@ pub struct MaySlotRaw {
     pub entry: MayEntryRaw,
 }
 
+/// `CSFNE_RING_MAX`: the CS-FNE core's ring entries (generated from
+/// `csfq_algo::csfne_fixed::RING_MAX`).
+pub const CSFNE_RING_MAX: usize = csfq_algo::csfne_fixed::RING_MAX as usize;
+
+/// `struct csfq_csfne_config`: `csfq_algo::csfne_fixed::FixedCsfneParams`, whose labels
+/// count, the clock and the test inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CsfneConfigRaw {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `K`, ns.
+    pub k_ns: u64,
+    /// The target queue, bytes.
+    pub target_bytes: u32,
+    /// The virtual queue's size, bytes.
+    pub limit_bytes: u32,
+    /// Ring entries used (a power of two, at most [`CSFNE_RING_MAX`]).
+    pub ring: u32,
+    /// Nonzero: the clock and the draws come from the `test_` fields.
+    pub test_mode: u32,
+    /// The clock in test mode, ns.
+    pub test_now_ns: u64,
+    /// The queued packet's draw in test mode.
+    pub test_pick: u32,
+    /// The drop's draw in test mode.
+    pub test_draw: u32,
+    /// [`TRUST_ANY`] or [`TRUST_LISTED`].
+    pub trust: u32,
+    /// [`TRUST_LISTED`]: the trusted interfaces' indexes (0 ends the list).
+    pub trusted: [u32; MAX_TRUSTED],
+    /// [`CLOCK_FINE`] or [`CLOCK_COARSE`].
+    pub clock: u32,
+    /// [`CLOCK_COARSE`]: the kernel's tick, ns.
+    pub tick_ns: u64,
+}
+
+impl CsfneConfigRaw {
+    /// The parameters the model takes.
+    pub fn params(&self) -> csfq_algo::csfne_fixed::FixedCsfneParams {
+        csfq_algo::csfne_fixed::FixedCsfneParams {
+            capacity_bps: self.capacity_bps,
+            k_ns: self.k_ns,
+            target_bytes: self.target_bytes,
+            limit_bytes: self.limit_bytes,
+            ring: self.ring,
+        }
+    }
+}
+
+/// `struct csfq_csfne_entry`: an admitted packet in the ring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CsfneEntryRaw {
+    /// Its flow's fingerprint.
+    pub fingerprint: u32,
+    /// Padding.
+    pub pad: u32,
+    /// When it leaves the virtual queue, ns.
+    pub finish_ns: u64,
+}
+
+/// `struct csfq_csfne_state`: `csfq_algo::csfne_fixed::FixedCsfneCore` and its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct CsfneStateRaw {
+    /// `struct bpf_spin_lock` (reads as 0).
+    pub lock: u32,
+    /// Padding.
+    pub pad: u32,
+    /// `r_hit`.
+    pub hit: FixedRate,
+    /// `r_miss`.
+    pub miss: FixedRate,
+    /// The unlabeled traffic's rate.
+    pub unlabeled: FixedRate,
+    /// When the virtual queue empties, ns.
+    pub vq_finish_ns: u64,
+    /// Packets admitted.
+    pub admitted: u64,
+    /// The ring.
+    pub ring: [CsfneEntryRaw; CSFNE_RING_MAX],
+}
+
+impl Default for CsfneStateRaw {
+    fn default() -> Self {
+        CsfneStateRaw {
+            lock: 0,
+            pad: 0,
+            hit: FixedRate::default(),
+            miss: FixedRate::default(),
+            unlabeled: FixedRate::default(),
+            vq_finish_ns: 0,
+            admitted: 0,
+            ring: [CsfneEntryRaw::default(); CSFNE_RING_MAX],
+        }
+    }
+}
+
 /// `CSFQ_LOOP_MAX`: loops one pair of edges can run.
 pub const LOOP_MAX: usize = 16;
 
@@ -413,6 +518,9 @@ unsafe impl aya::Pod for MayConfigRaw {}
 unsafe impl aya::Pod for MayStateRaw {}
 unsafe impl aya::Pod for MayEntryRaw {}
 unsafe impl aya::Pod for MaySlotRaw {}
+unsafe impl aya::Pod for CsfneConfigRaw {}
+unsafe impl aya::Pod for CsfneEntryRaw {}
+unsafe impl aya::Pod for CsfneStateRaw {}
 unsafe impl aya::Pod for LoopConfigRaw {}
 unsafe impl aya::Pod for LoopCountRaw {}
 unsafe impl aya::Pod for LoopStateRaw {}

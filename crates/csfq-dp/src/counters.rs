@@ -96,4 +96,7 @@ counters! {
     /// Edge: an IP packet whose source address is in none of the prefixes the edge
     /// accepts (`--allow-source`); dropped.
     DropSource => "drop_source",
+    /// CS-FNE core: dropped with probability `1 - CL/label` above the target queue
+    /// (CSFQ_DROP_CSFNE_PROB).
+    DropCsfneProb => "drop_csfne_prob",
 }

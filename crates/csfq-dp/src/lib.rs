@@ -6,16 +6,20 @@
 //!   probability `max(0, 1 - alpha/label)`, relabeling to `min(label, alpha)`.
 //! - `bpf/may.bpf.c` is MAY at a bottleneck, with no edge and no labels: a bounded table
 //!   of the flows that lost a packet, each dropped in proportion to its past drops.
+//! - `bpf/csfne.bpf.c` is a CS-FNE core: the active flows estimated by comparing each
+//!   arrival with a packet drawn from a ring of those its virtual queue holds, and drops
+//!   above `C / N_act`; its edges are the edge program with the TSW meter.
 //! - `bpf/loop.bpf.c` is the packet half of the edge-to-edge overlay loops: at the ingress
 //!   it puts each loop's packets into the loop's htb class, at the egress it counts them
 //!   and stamps the control messages; [`loops`] runs the two daemons around it and
 //!   [`htb`] drives the shaper over rtnetlink.
 //!
-//! Their arithmetic is [`csfq_algo::fixed`]'s and [`csfq_algo::may_fixed`]'s, and the
-//! tables are generated from it at build time; `testdata/csfq-fixed-vectors.csv` and
-//! `testdata/may-fixed-vectors.csv` keep the two equal (see the tests).
+//! Their arithmetic is [`csfq_algo::fixed`]'s, [`csfq_algo::may_fixed`]'s and
+//! [`csfq_algo::csfne_fixed`]'s, and the tables are generated from it at build time;
+//! `testdata/csfq-fixed-vectors.csv`, `testdata/may-fixed-vectors.csv` and
+//! `testdata/csfne-fixed-vectors.csv` keep the two equal (see the tests).
 //!
-//! [`attach_edge`], [`attach_core`], [`attach_may`], [`loops::run_ingress`],
+//! [`attach_edge`], [`attach_core`], [`attach_may`], [`attach_csfne`], [`loops::run_ingress`],
 //! [`loops::run_egress`], [`detach`] and [`stats`] are what `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 //!
@@ -24,7 +28,7 @@
 //! filesystem, links, pinned maps); `program` (one descriptor per program: object,
 //! function, configuration map, flow table, pins, stats reader, detach hooks) and
 //! `loader` (objects into the kernel); `settings` (the shared ranges and prefixes);
-//! `programs/` (edge, core, MAY: each program's descriptor, settings, attach and stats)
+//! `programs/` (edge, core, MAY, CS-FNE: each program's descriptor, settings, attach and stats)
 //! and [`loops`] (the overlay's two programs and their daemons); then what walks every
 //! descriptor: `detach`, `stats`; `report` holds the stats' data. [`shaper`] and
 //! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test; [`lab`] makes the
@@ -55,15 +59,18 @@ mod test_run;
 pub mod units;
 
 pub use attach::AttachOutcome;
+pub use csfq_algo::fixed::Meter;
 pub use detach::{detach, detach_stale};
 pub use error::DpError;
 pub use netns::{adopt_current_netns, enter_netns};
 pub use pins::is_attached;
 pub use programs::{
-    attach_core, attach_edge, attach_may, CoreSettings, CoreTrust, EdgeSettings, FlowKey,
-    MaySettings, Unlabelable, WeightClass,
+    attach_core, attach_csfne, attach_edge, attach_may, CoreSettings, CoreTrust, CsfneSettings,
+    EdgeSettings, FlowKey, MaySettings, Unlabelable, WeightClass,
 };
-pub use report::{CoreStats, CountJson, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow};
+pub use report::{
+    CoreStats, CountJson, CsfneStats, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow,
+};
 pub use role::Role;
 pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 pub use shaper::{read_shaper, Shaper};

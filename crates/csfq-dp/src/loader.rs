@@ -22,19 +22,21 @@ pub(crate) fn load(p: &Program, flows: Option<u32>) -> Result<Ebpf, DpError> {
     load_seeded(p, flows, 0)
 }
 
-/// Loads `p` (the edge, or MAY) with a table of `flows` entries (rounded up to whole sets)
-/// whose hash takes a seed drawn from the system's random source, so no one who does not
-/// know it can choose flows that share a set.
-pub(crate) fn load_flows(p: &Program, flows: u32) -> Result<Ebpf, DpError> {
-    let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flow table's seed", e))?;
-    load_seeded(p, Some(flows), seed)
+/// Loads `p` (the edge, MAY, the CS-FNE core) with its table of `flows` entries, if it has
+/// one (rounded up to whole sets), and a hash seed drawn from the system's random source,
+/// so no one who does not know it can choose flows that share a set, or a fingerprint.
+pub(crate) fn load_flows(p: &Program, flows: Option<u32>) -> Result<Ebpf, DpError> {
+    let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flows' hash seed", e))?;
+    load_seeded(p, flows, seed)
 }
 
 pub(crate) fn load_seeded(p: &Program, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
     let mut loader = EbpfLoader::new();
     let sets = flows.map(flow_table::sets_for);
-    if let Some(name) = p.flows {
+    if p.seeded {
         loader.override_global("flow_seed", &seed, true);
+    }
+    if let Some(name) = p.flows {
         if let Some(sets) = &sets {
             loader.map_max_entries(name, sets * FLOW_WAYS);
             loader.override_global("flow_sets", sets, true);

@@ -18,8 +18,11 @@ pub(crate) struct Program {
     pub function: &'static str,
     /// Its configuration map (one entry: the `abi` type `*ConfigRaw`).
     pub config: &'static str,
-    /// Its flow table, if it has one (`flow_table`: sized and seeded at load).
+    /// Its flow table, if it has one (`flow_table`: sized at load).
     pub flows: Option<&'static str>,
+    /// Whether it hashes flows with a `flow_seed` the loader sets (a flow table's sets, or
+    /// the CS-FNE core's fingerprints).
+    pub seeded: bool,
     /// The maps pinned beside its link, as (name in the object, name of the pin).
     pub pins: &'static [(&'static str, &'static str)],
     /// Reads its state from its pins into its part of the stats (its counters, if it has

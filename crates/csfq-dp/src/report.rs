@@ -32,6 +32,9 @@ pub struct InterfaceStats {
     /// MAY's state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub may: Option<MayStats>,
+    /// The CS-FNE core's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csfne: Option<CsfneStats>,
     /// The overlay loops at this edge, as their daemon last published them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loops: Option<Vec<LoopStats>>,
@@ -64,6 +67,46 @@ pub struct MayStats {
     pub table_size: u32,
     /// The clock it reads: `fine` or `coarse`.
     pub clock: &'static str,
+}
+
+/// The CS-FNE core's state, as of its last packet (the virtual queue and the ring's
+/// queued packets as of the read).
+#[derive(Debug, Clone, Serialize)]
+pub struct CsfneStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// `r_hit`: the rate of arrivals that matched the queued packet drawn for them, bit/s.
+    pub hit_bps: u64,
+    /// `r_miss`: the rate of those that did not, bit/s.
+    pub miss_bps: u64,
+    /// `N_act = (r_hit + r_miss) / r_hit`: the active flows as the queue shows them (1
+    /// before any hit; for a FIFO, `n / (C_r^2 + 1)` of `n` flows whose rates vary by
+    /// `C_r`: thesis Eq. 3-5).
+    pub active_flows: f64,
+    /// `CL = C / N_act`, bit/s: above the target, labels above it are dropped.
+    pub cl_bps: u64,
+    /// `K`, ns.
+    pub k_ns: u64,
+    /// The target queue, bytes.
+    pub target_bytes: u64,
+    /// The virtual queue now, bytes.
+    pub queue_bytes: u64,
+    /// The virtual queue's limit, bytes.
+    pub limit_bytes: u64,
+    /// Ring entries used.
+    pub ring: u32,
+    /// The ring's packets still in the virtual queue now.
+    pub ring_queued: u64,
+    /// Packets admitted since the attach.
+    pub admitted: u64,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
+    /// The shaper on the interface now, as for the CSFQ core.
+    pub shaper_now: Option<ShaperNow>,
+    /// The interfaces whose packets' labels count (`None`: every interface's).
+    pub trusted_ifindexes: Option<Vec<u32>>,
+    /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
+    pub trusted_now: Vec<(u32, Option<String>)>,
 }
 
 /// A counter.
@@ -104,6 +147,9 @@ pub struct EdgeStats {
     pub clock: &'static str,
     /// IP from sources outside the accepted prefixes is dropped (`--allow-source`).
     pub source_filter: bool,
+    /// How a flow's rate is measured: `eq3` (CSFQ's Eq. 3) or `tsw` (CS-FNE's Time
+    /// Sliding Window).
+    pub meter: &'static str,
 }
 
 /// The core's state: `A`, `F` and `alpha` as of its last packet.

@@ -10,6 +10,9 @@ pub enum Role {
     Core,
     /// MAY at a bottleneck: drops in proportion to each flow's past drops, no labels.
     May,
+    /// A CS-FNE core at a bottleneck: drops above `C / N_act`, the flows estimated from
+    /// the queue.
+    Csfne,
     /// An overlay loop's ingress edge: classifies into the loops' shapers.
     LoopIngress,
     /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
@@ -19,20 +22,22 @@ pub enum Role {
 impl Role {
     /// Every role, in the order stats list them (and `crate::programs::ALL` holds their
     /// descriptors).
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 6] = [
         Role::Edge,
         Role::Core,
         Role::May,
+        Role::Csfne,
         Role::LoopIngress,
         Role::LoopEgress,
     ];
 
-    /// `edge`, `core`, `may`, `loop-ingress` or `loop-egress`.
+    /// `edge`, `core`, `may`, `csfne`, `loop-ingress` or `loop-egress`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Edge => "edge",
             Role::Core => "core",
             Role::May => "may",
+            Role::Csfne => "csfne",
             Role::LoopIngress => "loop-ingress",
             Role::LoopEgress => "loop-egress",
         }

@@ -47,6 +47,7 @@ fn empty(scope: &str, dev: &str, p: &Program) -> InterfaceStats {
         edge: None,
         core: None,
         may: None,
+        csfne: None,
         loops: None,
     }
 }

@@ -6,15 +6,15 @@ use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::Ebpf;
 
 use crate::abi::{
-    CoreConfigRaw, CoreStateRaw, Count, Counter, EdgeConfigRaw, FlowEntryRaw, FlowKeyRaw,
-    LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw, MayStateRaw, WeightKey,
-    FLOW_WAYS,
+    CoreConfigRaw, CoreStateRaw, Count, Counter, CsfneConfigRaw, CsfneStateRaw, EdgeConfigRaw,
+    FlowEntryRaw, FlowKeyRaw, LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw,
+    MayStateRaw, WeightKey, FLOW_WAYS,
 };
 use crate::error::DpError;
 use crate::flow_table;
 use crate::loader::{insert_prefix, load, load_seeded, map, read_counters};
 use crate::program::Program;
-use crate::programs::{self, CORE, EDGE, MAY};
+use crate::programs::{self, CORE, CSFNE, EDGE, MAY};
 use crate::role::Role;
 
 /// One of the programs loaded into the kernel but not attached, for running on crafted
@@ -23,7 +23,7 @@ use crate::role::Role;
 pub struct TestProgram {
     ebpf: Ebpf,
     program: &'static Program,
-    /// The flow table's hash seed (edge and MAY).
+    /// The flows' hash seed (edge, MAY, CS-FNE).
     seed: u64,
 }
 
@@ -71,6 +71,29 @@ impl TestProgram {
             program: &MAY,
             seed: 0,
         })
+    }
+
+    /// Loads the CS-FNE core with its fingerprints hashed with `seed`.
+    pub fn load_csfne(seed: u64) -> Result<Self, DpError> {
+        Ok(TestProgram {
+            ebpf: load_seeded(&CSFNE, None, seed)?,
+            program: &CSFNE,
+            seed,
+        })
+    }
+
+    /// Sets the CS-FNE core's configuration (test inputs included).
+    pub fn set_csfne_config(&mut self, c: &CsfneConfigRaw) -> Result<(), DpError> {
+        self.set_config(&CSFNE, c)
+    }
+
+    /// The CS-FNE core's state.
+    pub fn csfne_state(&self) -> Result<Box<CsfneStateRaw>, DpError> {
+        let a: Array<&MapData, CsfneStateRaw> =
+            Array::try_from(self.ebpf.map("csfne_state").expect("csfne_state")).expect("array");
+        a.get(&0, 0)
+            .map(Box::new)
+            .map_err(|e| DpError::kernel("reading the CS-FNE state", e))
     }
 
     /// Sets MAY's configuration (test inputs included).

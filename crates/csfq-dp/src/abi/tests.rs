@@ -10,7 +10,7 @@ fn drop_counters_are_named_by_their_reasons() {
         .iter()
         .filter_map(|c| c.drop_reason().map(|r| (c, r)))
         .collect();
-    assert_eq!(drops.len(), 5);
+    assert_eq!(drops.len(), 6);
     for (c, r) in drops {
         assert_eq!(c.name(), format!("drop_{}", r.name()));
     }
@@ -125,7 +125,7 @@ fn mirrors_match_the_compiled_programs_btf() {
             clock,
             tick_ns,
             source_filter,
-            pad
+            meter
         ]
     );
     mirror!(
@@ -212,6 +212,44 @@ fn mirrors_match_the_compiled_programs_btf() {
         [delta_q16, ts_ns, epoch, nd, pad]
     );
     mirror!("csfq_may_slot", MaySlotRaw, [key, lock, pad, entry = "e"]);
+    mirror!(
+        "csfq_csfne_config",
+        CsfneConfigRaw,
+        [
+            capacity_bps,
+            k_ns,
+            target_bytes,
+            limit_bytes,
+            ring,
+            test_mode,
+            test_now_ns,
+            test_pick,
+            test_draw,
+            trust,
+            trusted,
+            clock,
+            tick_ns
+        ]
+    );
+    mirror!(
+        "csfq_csfne_entry",
+        CsfneEntryRaw,
+        [fingerprint, pad, finish_ns]
+    );
+    mirror!(
+        "csfq_csfne_state",
+        CsfneStateRaw,
+        [
+            lock,
+            pad,
+            hit,
+            miss,
+            unlabeled,
+            vq_finish_ns,
+            admitted,
+            ring
+        ]
+    );
     mirror!(
         "csfq_loop_config",
         LoopConfigRaw,

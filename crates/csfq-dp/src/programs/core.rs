@@ -22,6 +22,7 @@ pub(crate) static CORE: Program = Program {
     function: "csfq_core",
     config: "core_config",
     flows: None,
+    seeded: false,
     pins: &[
         ("core_config", "config"),
         ("counters", "counters"),
@@ -72,6 +73,68 @@ pub enum CoreTrust {
     /// Labels count only on packets received on these interfaces (those facing the
     /// island's edges and other cores), at most [`crate::abi::MAX_TRUSTED`].
     Interfaces(Vec<String>),
+}
+
+impl CoreTrust {
+    /// `CSFQ_TRUST_*` and the trusted interfaces' indexes (0 ends the list), resolved here.
+    pub(crate) fn raw(&self) -> Result<(u32, [u32; MAX_TRUSTED]), DpError> {
+        let mut trusted = [0u32; MAX_TRUSTED];
+        let CoreTrust::Interfaces(names) = self else {
+            return Ok((TRUST_ANY, trusted));
+        };
+        if names.is_empty() || names.len() > MAX_TRUSTED {
+            return Err(DpError::invalid(
+                "trusted-from",
+                format!("{} interfaces: name from 1 to {MAX_TRUSTED}", names.len()),
+            ));
+        }
+        for (slot, name) in trusted.iter_mut().zip(names) {
+            *slot = ifindex(name)?;
+        }
+        Ok((TRUST_LISTED, trusted))
+    }
+}
+
+/// The virtual queue at `now_ns` of one whose last bit leaves at `finish_ns` at `rate_bps`.
+pub(crate) fn vq_bytes_at(finish_ns: u64, now_ns: u64, rate_bps: u64) -> u64 {
+    if finish_ns > now_ns {
+        ((finish_ns - now_ns) as u128 * rate_bps as u128 / 8_000_000_000) as u64
+    } else {
+        0
+    }
+}
+
+/// Each trusted ifindex and its interface's name now (`None`: no interface has it).
+pub(crate) type TrustedNow = Vec<(u32, Option<String>)>;
+
+/// The trusted interfaces' indexes of a configuration, and (where this process runs in the
+/// program's namespace) each one's interface now, by name.
+pub(crate) fn trusted_of(
+    p: &Pinned<'_>,
+    trust: u32,
+    trusted: &[u32],
+) -> (Option<Vec<u32>>, TrustedNow) {
+    let listed = || trusted.iter().copied().take_while(|&i| i != 0);
+    (
+        (trust == TRUST_LISTED).then(|| listed().collect()),
+        if trust == TRUST_LISTED && p.here() {
+            listed().map(|i| (i, ifname(i))).collect()
+        } else {
+            Vec::new()
+        },
+    )
+}
+
+/// The shaper on the program's interface now, where this process runs in its namespace.
+pub(crate) fn shaper_now(p: &Pinned<'_>) -> Option<ShaperNow> {
+    p.here()
+        .then(|| crate::shaper::read_shaper(p.dev).ok())
+        .flatten()
+        .map(|s| ShaperNow {
+            what: s.what,
+            rate_bps: s.rate_bps,
+            limit_bytes: s.limit_bytes,
+        })
 }
 
 impl CoreSettings {
@@ -129,18 +192,7 @@ impl CoreSettings {
                 }
             }
         }
-        let mut trusted = [0u32; MAX_TRUSTED];
-        if let CoreTrust::Interfaces(names) = &self.trust {
-            if names.is_empty() || names.len() > MAX_TRUSTED {
-                return Err(DpError::invalid(
-                    "trusted-from",
-                    format!("{} interfaces: name from 1 to {MAX_TRUSTED}", names.len()),
-                ));
-            }
-            for (slot, name) in trusted.iter_mut().zip(names) {
-                *slot = ifindex(name)?;
-            }
-        }
+        let (trust, trusted) = self.trust.raw()?;
         Ok(CoreConfigRaw {
             capacity_bps: self.rate_bps,
             k_alpha_ns: self.k_alpha_ns,
@@ -152,10 +204,7 @@ impl CoreSettings {
                 csfq_algo::csfq::Estimator::Paper => EST_PAPER,
                 csfq_algo::csfq::Estimator::Histogram => EST_HISTOGRAM,
             },
-            trust: match self.trust {
-                CoreTrust::Any => TRUST_ANY,
-                CoreTrust::Interfaces(_) => TRUST_LISTED,
-            },
+            trust,
             trusted,
             clock,
             tick_ns: tick,
@@ -170,6 +219,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     preflight("csfq dp core attach", dev)?;
     let _lock = change_lock()?;
     refuse_beside(dev, Role::Core, Role::May)?;
+    refuse_beside(dev, Role::Core, Role::Csfne)?;
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
         reconfigure(&CORE, &d, &raw)?;
@@ -188,13 +238,8 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     let c: CoreConfigRaw = read_entry(&CORE.config_pin(p.dir), 0, "the core configuration")?;
     let state = p.path(CORE.pin_of("core_state"));
     let s: CoreStateRaw = read_entry(&state, BPF_F_LOCK, "the core state")?;
-    let now = monotonic_ns();
-    let queue_bytes = if s.vq_finish_ns > now {
-        ((s.vq_finish_ns - now) as u128 * c.capacity_bps as u128 / 8_000_000_000) as u64
-    } else {
-        0
-    };
-    let trusted = || c.trusted.iter().copied().take_while(|&i| i != 0);
+    let queue_bytes = vq_bytes_at(s.vq_finish_ns, monotonic_ns(), c.capacity_bps);
+    let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
     stats.core = Some(CoreStats {
         capacity_bps: c.capacity_bps,
         arrival_bps: s.arrival.rate_bps,
@@ -204,21 +249,9 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         congested: s.congested != 0,
         queue_bytes,
         limit_bytes: u64::from(c.limit_bytes),
-        shaper_now: p
-            .here()
-            .then(|| crate::shaper::read_shaper(p.dev).ok())
-            .flatten()
-            .map(|s| ShaperNow {
-                what: s.what,
-                rate_bps: s.rate_bps,
-                limit_bytes: s.limit_bytes,
-            }),
-        trusted_ifindexes: (c.trust == TRUST_LISTED).then(|| trusted().collect()),
-        trusted_now: if c.trust == TRUST_LISTED && p.here() {
-            trusted().map(|i| (i, ifname(i))).collect()
-        } else {
-            Vec::new()
-        },
+        shaper_now: shaper_now(p),
+        trusted_ifindexes,
+        trusted_now,
     });
     Ok(())
 }

@@ -8,8 +8,8 @@ use std::str::FromStr;
 
 use crate::abi::Counter;
 use crate::abi::{
-    EdgeConfigRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, UNLABELABLE_DROP,
-    UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    EdgeConfigRaw, WeightKey, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, METER_EQ3, METER_TSW,
+    UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use crate::attach::{check_pinned_table, AttachOutcome};
 use crate::error::DpError;
@@ -21,6 +21,7 @@ use crate::role::Role;
 use crate::settings::{clock, clock_name, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 use crate::sys::change_lock;
 use aya::maps::LpmTrie;
+use csfq_algo::fixed::Meter;
 
 /// The edge's program.
 pub(crate) static EDGE: Program = Program {
@@ -29,6 +30,7 @@ pub(crate) static EDGE: Program = Program {
     function: "csfq_edge",
     config: "edge_config",
     flows: Some("flows"),
+    seeded: true,
     pins: &[
         ("edge_config", "config"),
         ("counters", "counters"),
@@ -122,6 +124,9 @@ pub struct EdgeSettings {
     /// (`drop_source`), as ingress filtering does (BCP 38). Empty: every source (the
     /// default). At most [`MAX_SOURCES`].
     pub allow_sources: Vec<Prefix>,
+    /// How a flow's rate is measured: CSFQ's Eq. (3) (the default) or, for the edges of a
+    /// CS-FNE island, the Time Sliding Window of Kim's thesis (Fig. 3-1), over `k_ns`.
+    pub meter: Meter,
 }
 
 /// The `sources` map's size.
@@ -206,6 +211,7 @@ impl Default for EdgeSettings {
             flow_key: FlowKey::FiveTuple,
             coarse_clock: false,
             allow_sources: Vec::new(),
+            meter: Meter::Eq3,
         }
     }
 }
@@ -260,6 +266,10 @@ impl EdgeSettings {
             clock,
             tick_ns,
             source_filter: u32::from(!self.allow_sources.is_empty()),
+            meter: match self.meter {
+                Meter::Eq3 => METER_EQ3,
+                Meter::Tsw => METER_TSW,
+            },
             ..Default::default()
         })
     }
@@ -334,7 +344,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
         insert_weights(&mut typed(&mut w, &path)?, &s.weights)?;
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load_flows(&EDGE, s.flows.unwrap_or(DEFAULT_FLOWS))?;
+    let mut ebpf = load_flows(&EDGE, Some(s.flows.unwrap_or(DEFAULT_FLOWS)))?;
     configure(&mut ebpf, &EDGE, &raw)?;
     {
         let mut trie = LpmTrie::try_from(map(&mut ebpf, "weights")).expect("lpm trie");
@@ -377,6 +387,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         .name(),
         clock: clock_name(c.clock),
         source_filter: c.source_filter != 0,
+        meter: if c.meter == METER_TSW { "tsw" } else { "eq3" },
     });
     Ok(())
 }

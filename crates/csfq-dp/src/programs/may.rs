@@ -22,6 +22,7 @@ pub(crate) static MAY: Program = Program {
     function: "csfq_may",
     config: "may_config",
     flows: Some("may_flows"),
+    seeded: true,
     pins: &[
         ("may_config", "config"),
         ("counters", "counters"),
@@ -188,13 +189,14 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
     preflight("csfq dp may attach", dev)?;
     let _lock = change_lock()?;
     refuse_beside(dev, Role::May, Role::Core)?;
+    refuse_beside(dev, Role::May, Role::Csfne)?;
     let d = dir(dev, Role::May);
     if existing(dev, &d)? {
         check_pinned_table(dev, &d, "MAY", "table", s.table)?;
         reconfigure(&MAY, &d, &raw)?;
         return Ok(AttachOutcome::Updated);
     }
-    let mut ebpf = load_flows(&MAY, s.table.unwrap_or(DEFAULT_FLOWS))?;
+    let mut ebpf = load_flows(&MAY, Some(s.table.unwrap_or(DEFAULT_FLOWS)))?;
     configure(&mut ebpf, &MAY, &raw)?;
     attach(dev, &MAY, false, ebpf)?;
     confirm_live(dev, Role::May)?;

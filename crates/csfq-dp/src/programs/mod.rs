@@ -2,15 +2,18 @@
 //! stats; the overlay loops' two programs are described beside their daemons
 //! ([`crate::loops`]). [`ALL`] is the one list attach, detach and stats walk.
 
-mod core;
+pub(crate) mod core;
+mod csfne;
 mod edge;
 mod may;
 
 pub use self::core::{attach_core, CoreSettings, CoreTrust};
+pub use csfne::{attach_csfne, CsfneSettings};
 pub use edge::{attach_edge, EdgeSettings, FlowKey, Unlabelable, WeightClass};
 pub use may::{attach_may, MaySettings};
 
 pub(crate) use self::core::CORE;
+pub(crate) use csfne::CSFNE;
 pub(crate) use edge::EDGE;
 pub(crate) use may::MAY;
 
@@ -18,10 +21,11 @@ use crate::program::Program;
 use crate::role::Role;
 
 /// Every program, in [`Role::ALL`]'s order.
-pub(crate) static ALL: [&Program; 5] = [
+pub(crate) static ALL: [&Program; 6] = [
     &EDGE,
     &CORE,
     &MAY,
+    &CSFNE,
     &crate::loops::INGRESS,
     &crate::loops::EGRESS,
 ];

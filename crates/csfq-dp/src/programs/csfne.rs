@@ -1,0 +1,247 @@
+//! The CS-FNE core (`bpf/csfne.bpf.c`): no per-flow state; the number of active flows
+//! estimated from how often an arrival matches a packet drawn from the queue (Kim's
+//! thesis, Eqs. 3-2 to 3-4), `CL = C / N_act`, and above the target queue a drop with
+//! probability `max(0, 1 - CL/label)` (Section 3.2.3). The queue is a virtual one at `C`
+//! with a ring of the fingerprints it holds (`csfq_algo::csfne_fixed`). Its edges are the
+//! CSFQ edge with the TSW meter (`EdgeSettings::meter`).
+
+use crate::abi::{CsfneConfigRaw, CsfneStateRaw, CSFNE_RING_MAX};
+use crate::attach::{refuse_beside, AttachOutcome};
+use crate::error::DpError;
+use crate::loader::{configure, load_flows, reconfigure};
+use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
+use crate::program::{nothing_after, nothing_before, Pinned, Program};
+use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
+use crate::report::{CsfneStats, InterfaceStats};
+use crate::role::Role;
+use crate::settings::{clock, clock_name, BYTES, RATE, WINDOW};
+use crate::sys::{change_lock, monotonic_ns};
+
+/// The CS-FNE core's program.
+pub(crate) static CSFNE: Program = Program {
+    role: Role::Csfne,
+    object: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/csfne.bpf.o")),
+    function: "csfq_csfne",
+    config: "csfne_config",
+    flows: None,
+    seeded: true,
+    pins: &[
+        ("csfne_config", "config"),
+        ("counters", "counters"),
+        ("csfne_state", "state"),
+    ],
+    read,
+    before_detach: nothing_before,
+    after_detach: nothing_after,
+};
+
+/// The CS-FNE core's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsfneSettings {
+    /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
+    pub rate_bps: u64,
+    /// The virtual queue's size, bytes: set it to the shaper's limit. Default 64 KiB.
+    pub limit_bytes: u32,
+    /// `K` of `r_hit`, `r_miss` and the unlabeled price, ns. Default 100 ms (the thesis's,
+    /// CSFQ's `K`).
+    pub k_ns: u64,
+    /// The target queue, bytes: below it nothing is dropped by Eq. (2). Default 16 KB or
+    /// half the limit, the smaller (the thesis gives no value; 16 KB is RED's first
+    /// threshold in its simulations: `csfq_algo::csfne::CsfneParams::new`).
+    pub target_bytes: Option<u32>,
+    /// Ring entries: the most queued packets an arrival is compared with (the queue's
+    /// newest, when it holds more). A power of two up to [`CSFNE_RING_MAX`], the default
+    /// (the map holds that many whatever is used).
+    pub ring: u32,
+    /// Whose labels count, as for the CSFQ core.
+    pub trust: CoreTrust,
+    /// Read the coarse clock instead of the fine one; refused unless a tick is at most a
+    /// quarter of the limit's drain time at `C` and of `K`, as for the CSFQ core.
+    pub coarse_clock: bool,
+}
+
+impl CsfneSettings {
+    /// Defaults for a link of `rate_bps` whose shaper holds `limit_bytes`.
+    pub fn with_limit(rate_bps: u64, limit_bytes: u32) -> Self {
+        CsfneSettings {
+            rate_bps,
+            limit_bytes,
+            k_ns: 100_000_000,
+            target_bytes: None,
+            ring: CSFNE_RING_MAX as u32,
+            trust: CoreTrust::Any,
+            coarse_clock: false,
+        }
+    }
+
+    /// The target queue these settings give, bytes.
+    pub fn target(&self) -> u32 {
+        self.target_bytes.unwrap_or(
+            csfq_algo::csfne::CsfneParams::new(self.rate_bps as f64, self.limit_bytes).target_bytes,
+        )
+    }
+
+    /// The program's configuration, after the ranges the command line offers.
+    pub(crate) fn raw(&self) -> Result<CsfneConfigRaw, DpError> {
+        RATE.check("rate", self.rate_bps)?;
+        BYTES.check("limit", self.limit_bytes.into())?;
+        WINDOW.check("k", self.k_ns)?;
+        let target = self.target();
+        if target > self.limit_bytes {
+            return Err(DpError::invalid("target", "must not exceed the limit"));
+        }
+        if !self.ring.is_power_of_two() || self.ring as usize > CSFNE_RING_MAX {
+            return Err(DpError::invalid(
+                "ring",
+                format!(
+                    "{} entries: a power of two from 1 to {CSFNE_RING_MAX}",
+                    self.ring
+                ),
+            ));
+        }
+        let (clock, tick) = clock(self.coarse_clock)?;
+        if self.coarse_clock {
+            let drain_ns = u64::from(self.limit_bytes) * 8_000_000_000 / self.rate_bps;
+            for (field, what, v) in [
+                ("limit", "the limit's drain time at the rate", drain_ns),
+                ("k", "K", self.k_ns),
+            ] {
+                if v < 4 * tick {
+                    return Err(DpError::invalid(
+                        field,
+                        format!(
+                            "with the coarse clock, whose tick is {} us here, {what} \
+                             ({} us) must be at least four ticks: the virtual queue \
+                             drains once a tick (use the fine clock, or a larger value)",
+                            tick / 1000,
+                            v / 1000
+                        ),
+                    ));
+                }
+            }
+        }
+        let (trust, trusted) = self.trust.raw()?;
+        Ok(CsfneConfigRaw {
+            capacity_bps: self.rate_bps,
+            k_ns: self.k_ns,
+            target_bytes: target,
+            limit_bytes: self.limit_bytes,
+            ring: self.ring,
+            trust,
+            trusted,
+            clock,
+            tick_ns: tick,
+            ..Default::default()
+        })
+    }
+}
+
+/// Attaches the CS-FNE core to `dev`'s egress, or updates its settings if attached
+/// already (its rates, virtual queue and ring kept).
+pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpError> {
+    let raw = s.raw()?;
+    preflight("csfq dp csfne attach", dev)?;
+    let _lock = change_lock()?;
+    refuse_beside(dev, Role::Csfne, Role::Core)?;
+    refuse_beside(dev, Role::Csfne, Role::May)?;
+    let d = dir(dev, Role::Csfne);
+    if existing(dev, &d)? {
+        reconfigure(&CSFNE, &d, &raw)?;
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = load_flows(&CSFNE, None)?;
+    configure(&mut ebpf, &CSFNE, &raw)?;
+    attach(dev, &CSFNE, false, ebpf)?;
+    confirm_live(dev, Role::Csfne)?;
+    Ok(AttachOutcome::Attached)
+}
+
+/// Reads the configuration and state: `r_hit`, `r_miss`, `N_act`, `CL`, the virtual
+/// queue and how many of the ring's packets it holds.
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+    let c: CsfneConfigRaw = read_entry(&CSFNE.config_pin(p.dir), 0, "the CS-FNE configuration")?;
+    let state = p.path(CSFNE.pin_of("csfne_state"));
+    let s: CsfneStateRaw = read_entry(&state, BPF_F_LOCK, "the CS-FNE state")?;
+    let now = monotonic_ns();
+    let model = csfq_algo::csfne_fixed::FixedCsfneCore {
+        hit: csfq_algo::fixed::FixedRate {
+            rate_bps: s.hit.rate_bps,
+            ..Default::default()
+        },
+        miss: csfq_algo::fixed::FixedRate {
+            rate_bps: s.miss.rate_bps,
+            ..Default::default()
+        },
+        unlabeled: Default::default(),
+        vq_finish_ns: s.vq_finish_ns,
+        admitted: s.admitted,
+        ring: s
+            .ring
+            .iter()
+            .map(|e| csfq_algo::csfne_fixed::RingEntry {
+                fingerprint: e.fingerprint,
+                finish_ns: e.finish_ns,
+            })
+            .collect(),
+    };
+    let params = c.params();
+    let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
+    stats.csfne = Some(CsfneStats {
+        capacity_bps: c.capacity_bps,
+        hit_bps: s.hit.rate_bps,
+        miss_bps: s.miss.rate_bps,
+        active_flows: model.active_flows(),
+        cl_bps: model.cl_bps(&params),
+        k_ns: c.k_ns,
+        target_bytes: u64::from(c.target_bytes),
+        queue_bytes: vq_bytes_at(s.vq_finish_ns, now, c.capacity_bps),
+        limit_bytes: u64::from(c.limit_bytes),
+        ring: c.ring,
+        ring_queued: model.queued(&params, now),
+        admitted: s.admitted,
+        clock: clock_name(c.clock),
+        shaper_now: shaper_now(p),
+        trusted_ifindexes,
+        trusted_now,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ring's size is a power of two up to the map's; the target within the limit; each
+    /// refusal names its field.
+    #[test]
+    fn settings_are_checked_naming_the_field() {
+        let ok = CsfneSettings::with_limit(10_000_000, 65_536);
+        let raw = ok.raw().unwrap();
+        assert_eq!(
+            (raw.ring, raw.target_bytes, raw.k_ns),
+            (4096, 16_000, 100_000_000)
+        );
+        let field = |s: CsfneSettings| match s.raw() {
+            Err(DpError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        for ring in [0, 3, 8192] {
+            assert_eq!(field(CsfneSettings { ring, ..ok.clone() }), "ring");
+        }
+        assert_eq!(
+            field(CsfneSettings {
+                target_bytes: Some(70_000),
+                ..ok.clone()
+            }),
+            "target"
+        );
+        // A small limit: the target is half of it.
+        assert_eq!(
+            CsfneSettings::with_limit(10_000_000, 20_000)
+                .raw()
+                .unwrap()
+                .target_bytes,
+            10_000
+        );
+    }
+}
