@@ -769,6 +769,7 @@ pub fn dp(args: Dp) -> Result<()> {
                         ns("edge", c.edge_ns),
                         ns("core", c.core_ns),
                         ns("may", c.may_ns),
+                        ns("csfne", c.csfne_ns),
                     ]
                     .into_iter()
                     .flatten()
@@ -827,6 +828,18 @@ pub fn dp(args: Dp) -> Result<()> {
                             })
                             .unwrap_or_default()
                     );
+                    if let (Some(tsw), Some(csfne)) = (
+                        alone("edge, tsw meter").and_then(|c| c.edge_ns),
+                        alone("csfne").and_then(|c| c.csfne_ns),
+                    ) {
+                        println!(
+                            "CS-FNE, beyond the empty program: the edge with the TSW meter {:.0} \
+                             ns, the CS-FNE core {:.0} ns per packet (its lock, ring search and \
+                             two random numbers).",
+                            tsw - floor,
+                            csfne - floor
+                        );
+                    }
                     if let (Some(fine), Some(coarse)) =
                         (alone("edge+core"), alone("edge+core, coarse clocks"))
                     {

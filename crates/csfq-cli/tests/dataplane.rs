@@ -1903,7 +1903,8 @@ fn attach_under_ip_netns_exec_persists() {
 
 /// `csfq dp bench` end to end, briefly: every case delivers packets, and the kernel's
 /// statistics are read for exactly the programs each case attached (the empty program, the
-/// edge, the core, MAY), so the figures it prints belong to the programs they name.
+/// edge, the core, MAY, the CS-FNE core), so the figures it prints belong to the programs
+/// they name.
 #[test]
 fn dp_bench_reports_each_attached_program() {
     if !runnable("dp_bench_reports_each_attached_program") {
@@ -1922,11 +1923,14 @@ fn dp_bench_reports_each_attached_program() {
         "empty",
         "edge",
         "edge, coarse clock",
+        "edge, tsw meter",
         "core",
         "edge+core",
         "edge+core, coarse clocks",
         "may",
         "may, coarse clock",
+        "csfne",
+        "edge (tsw)+csfne",
     ];
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
         want.extend([
@@ -1951,6 +1955,7 @@ fn dp_bench_reports_each_attached_program() {
             ("edge_ns", case.contains("edge")),
             ("core_ns", case.contains("core")),
             ("may_ns", case.starts_with("may") || case.contains(": may")),
+            ("csfne_ns", case.contains("csfne")),
         ] {
             let ns = r[field].as_f64();
             assert_eq!(ns.is_some(), attached, "{case}: {field} = {:?}", r[field]);

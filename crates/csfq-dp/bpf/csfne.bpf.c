@@ -14,11 +14,12 @@
  * The shaper's queue is not visible from a classifier, so the queue is a virtual one at
  * rate C (as the CSFQ core's), and "a packet from the queue" is drawn from a ring of the
  * flow fingerprints of the last packets admitted, among those still in the virtual queue
- * (a binary search over their finish times). csfne_fixed.rs is the model, operation for
+ * (a binary search over their finish times, skipped when the queue is empty). csfne_fixed.rs is the model, operation for
  * operation; testdata/csfne-fixed-vectors.csv keeps the two equal.
  *
  * Every packet takes the one lock (r_hit, r_miss, the virtual queue and the ring change
- * together); its two random numbers are drawn before it, which allows no helper calls.
+ * together); its random numbers are drawn before it, which allows no helper calls, and
+ * only where they may be used. The ring's search runs before it too, on no branch.
  * Unlabeled traffic (label 0, untrusted interfaces, what cannot carry a label) is judged
  * as one flow priced by the rate of all of it, as the CSFQ core judges it.
  */
@@ -76,40 +77,34 @@ static __always_inline __u32 vq_bytes(const struct csfq_csfne_state *st, const s
 	return b > 0xffffffffULL ? 0xffffffffU : (__u32)b;
 }
 
-/* The binary search of csfne_fixed.rs queued, one step per bpf_loop iteration (verified
- * once, however many steps): the oldest of the ring's newest m entries whose finish is
- * later than `now`. */
-struct search_ctx {
-	const struct csfq_csfne_state *st;
-	__u64 first, lo, hi, mask, now;
-};
-
-static long search_step(__u32 i, void *data)
-{
-	struct search_ctx *c = data;
-	__u64 mid;
-
-	if (c->lo >= c->hi)
-		return 1; /* found */
-	mid = (c->lo + c->hi) / 2;
-	if (c->st->ring[(c->first + mid) & c->mask & (CSFNE_RING_MAX - 1)].finish_ns > c->now)
-		c->hi = mid;
-	else
-		c->lo = mid + 1;
-	return 0;
-}
-
-/* csfne_fixed.rs queued: how many of the ring's newest entries finish after `now`. Read
- * without the lock: another CPU may admit packets meanwhile, which moves the count by
- * those few (the draw is then among slightly older packets). */
+/*
+ * csfne_fixed.rs queued: how many of the ring's newest entries finish after `now`, by the
+ * same binary search, written without branches so that the verifier walks it once rather
+ * than once for each of its 2^13 paths: each comparison is the sign of a difference (every
+ * time is below 2^63), each update a select by mask, hidden from the compiler, which would
+ * turn it back into a branch. Read without the lock: another CPU may admit packets
+ * meanwhile, which moves the count by those few (the draw is then among slightly older
+ * packets).
+ */
 static __always_inline __u64 queued(const struct csfq_csfne_state *st, __u64 mask, __u64 ring, __u64 now)
 {
 	__u64 admitted = READ_ONCE(st->admitted);
 	__u64 m = admitted < ring ? admitted : ring;
-	struct search_ctx c = { .st = st, .first = admitted - m, .lo = 0, .hi = m, .mask = mask, .now = now };
+	__u64 first = admitted - m, lo = 0, hi = m, mid, go, gt, to_hi, to_lo;
+	int i;
 
-	bpf_loop(CSFNE_SEARCH_STEPS, search_step, &c, 0);
-	return m - c.lo;
+#pragma unroll
+	for (i = 0; i < CSFNE_SEARCH_STEPS; i++) {
+		go = (lo - hi) >> 63; /* 1 while lo < hi */
+		mid = (lo + hi) >> 1;
+		gt = (now - st->ring[(first + mid) & mask & (CSFNE_RING_MAX - 1)].finish_ns) >> 63;
+		asm volatile("" : "+r"(go), "+r"(gt));
+		to_hi = -(go & gt);       /* it finishes after now: hi = mid */
+		to_lo = -(go & (gt ^ 1)); /* it does not: lo = mid + 1 */
+		hi = (hi & ~to_hi) | (mid & to_hi);
+		lo = (lo & ~to_lo) | ((mid + 1) & to_lo);
+	}
+	return m - lo;
 }
 
 /* csfne_fixed.rs cl_bps: C r_hit / (r_hit + r_miss), both scaled to CSFNE_CL_BITS bits. */
@@ -153,7 +148,15 @@ __noinline int csfne_decide(struct csfne_packet *d)
 	if (ring == 0 || ring > CSFNE_RING_MAX)
 		ring = CSFNE_RING_MAX;
 	mask = ring - 1;
-	n = queued(st, mask, ring, now);
+	/* An empty virtual queue holds none of the ring's packets (each finishes by the
+	 * queue's end): no search, the model's answer all the same. */
+	n = READ_ONCE(st->vq_finish_ns) > now ? queued(st, mask, ring, now) : 0;
+	/* The random numbers only where they may be used (no helper may run under the lock):
+	 * a pick if something is queued, a draw if the queue is at the target. */
+	if (!p->test_mode) {
+		d->pick = n > 0 ? bpf_get_prandom_u32() : 0;
+		d->draw = vq_bytes(st, p, now) >= p->target_bytes ? bpf_get_prandom_u32() : 0xffffffffU;
+	}
 	bpf_spin_lock(&st->lock);
 	if (label == 0)
 		label = label_rate_of(4, label_code_of(4, rate_update(&st->unlabeled, now, bytes, p->k_ns)));
@@ -247,8 +250,8 @@ int csfq_csfne(struct __sk_buff *skb)
 	/* The flow's fingerprint: its 5-tuple hashed with the seed, never 0. */
 	d.fp = (__u32)csfq_flow_hash(&pk.key, flow_seed) | 1;
 	d.now = p->test_mode ? p->test_now_ns : csfq_now(&csfne_clock, p->clock, p->tick_ns);
-	d.pick = p->test_mode ? p->test_pick : bpf_get_prandom_u32();
-	d.draw = p->test_mode ? p->test_draw : bpf_get_prandom_u32();
+	d.pick = p->test_pick; /* test mode; csfne_decide draws them otherwise */
+	d.draw = p->test_draw;
 	d.label = code ? label_rate_of(pk.family, code) : 0;
 	d.bytes = bytes;
 	csfne_decide(&d);

@@ -47,17 +47,18 @@ use aya::programs::{LinkOrder, SchedClassifier};
 
 use crate::lab::{Lab, LabError, Offloads};
 use crate::loader::EMPTY_PROGRAM;
-use crate::programs::{CORE, EDGE, MAY};
+use crate::programs::{CORE, CSFNE, EDGE, MAY};
 use crate::{
-    attach_core, attach_edge, attach_may, detach, enter_netns, CoreSettings, DpError, EdgeSettings,
-    MaySettings,
+    attach_core, attach_csfne, attach_edge, attach_may, detach, enter_netns, CoreSettings,
+    CsfneSettings, DpError, EdgeSettings, MaySettings,
 };
 
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathResult {
-    /// `none`, `empty`, `edge`, `edge, coarse clock`, `core`, `edge+core`, `edge+core,
-    /// coarse clocks`, `may`, `may, coarse clock`, or one of the `2 CPUs: ` cases.
+    /// `none`, `empty`, `edge`, `edge, coarse clock`, `edge, tsw meter`, `core`,
+    /// `edge+core`, `edge+core, coarse clocks`, `may`, `may, coarse clock`, `csfne`,
+    /// `edge (tsw)+csfne`, or one of the `2 CPUs: ` cases.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -75,6 +76,8 @@ pub struct PathResult {
     pub empty_ns: Option<f64>,
     /// The MAY program's mean run time per packet, ns, if it ran.
     pub may_ns: Option<f64>,
+    /// The CS-FNE core's mean run time per packet, ns, if it ran.
+    pub csfne_ns: Option<f64>,
 }
 
 /// Run time and run count the kernel accumulated for one program.
@@ -90,12 +93,12 @@ impl ProgCost {
     }
 }
 
-/// The run-time statistics of the edge, the core, the empty program and MAY attached to
-/// `dev`'s egress, in that order.
-fn costs(dev: &str) -> Result<[ProgCost; 4], DpError> {
+/// The run-time statistics of the edge, the core, the empty program, MAY and the CS-FNE
+/// core attached to `dev`'s egress, in that order.
+fn costs(dev: &str) -> Result<[ProgCost; 5], DpError> {
     let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
         .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
-    let mut out = [ProgCost::default(); 4];
+    let mut out = [ProgCost::default(); 5];
     for p in progs {
         let c = ProgCost {
             ns: p.run_time().as_nanos() as u64,
@@ -106,6 +109,7 @@ fn costs(dev: &str) -> Result<[ProgCost; 4], DpError> {
             Some(n) if n == CORE.function => out[1] = c,
             Some(EMPTY_PROGRAM) => out[2] = c,
             Some(n) if n == MAY.function => out[3] = c,
+            Some(n) if n == CSFNE.function => out[4] = c,
             _ => {}
         }
     }
@@ -277,29 +281,32 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge, core, may); edge, core and MAY: 0 none, 1 fine clock, 2 coarse
-    // clock
-    const CASES: usize = 9;
-    let cases: [(&'static str, bool, u8, u8, u8); CASES] = [
-        ("none", false, 0, 0, 0),
-        ("empty", true, 0, 0, 0),
-        ("edge", false, 1, 0, 0),
-        ("edge, coarse clock", false, 2, 0, 0),
-        ("core", false, 0, 1, 0),
-        ("edge+core", false, 1, 1, 0),
-        ("edge+core, coarse clocks", false, 2, 2, 0),
-        ("may", false, 0, 0, 1),
-        ("may, coarse clock", false, 0, 0, 2),
+    // (name, empty, edge, core, may, csfne); edge, core and MAY: 0 none, 1 fine clock, 2
+    // coarse clock; the edge 3: fine clock, TSW meter
+    const CASES: usize = 12;
+    let cases: [(&'static str, bool, u8, u8, u8, bool); CASES] = [
+        ("none", false, 0, 0, 0, false),
+        ("empty", true, 0, 0, 0, false),
+        ("edge", false, 1, 0, 0, false),
+        ("edge, coarse clock", false, 2, 0, 0, false),
+        ("edge, tsw meter", false, 3, 0, 0, false),
+        ("core", false, 0, 1, 0, false),
+        ("edge+core", false, 1, 1, 0, false),
+        ("edge+core, coarse clocks", false, 2, 2, 0, false),
+        ("may", false, 0, 0, 1, false),
+        ("may, coarse clock", false, 0, 0, 2, false),
+        ("csfne", false, 0, 0, 0, true),
+        ("edge (tsw)+csfne", false, 3, 0, 0, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 4]; CASES];
+    let mut cost = [[ProgCost::default(); 5]; CASES];
     for _ in 0..repeat {
         let mut this = [0f64; CASES];
-        for (i, &(_, empty, edge, core, may)) in cases.iter().enumerate() {
+        for (i, &(_, empty, edge, core, may, csfne)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
             } else {
@@ -311,6 +318,11 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                     &EdgeSettings {
                         ingress: false,
                         coarse_clock: edge == 2,
+                        meter: if edge == 3 {
+                            csfq_algo::fixed::Meter::Tsw
+                        } else {
+                            csfq_algo::fixed::Meter::Eq3
+                        },
                         ..Default::default()
                     },
                 )?;
@@ -330,15 +342,19 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 )?;
             }
             let may = may > 0;
+            if csfne {
+                let c = bench_core(false);
+                attach_csfne("va", &CsfneSettings::with_limit(c.rate_bps, c.limit_bytes))?;
+            }
             this[i] = blast(&tx, &rx, secs);
-            if empty.is_some() || edge || core || may {
+            if empty.is_some() || edge || core || may || csfne {
                 for (sum, add) in cost[i].iter_mut().zip(costs("va")?) {
                     sum.ns += add.ns;
                     sum.runs += add.runs;
                 }
             }
             drop(empty);
-            if edge || core || may {
+            if edge || core || may || csfne {
                 detach("va")?;
             }
         }
@@ -363,7 +379,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     ];
     let mut sc_pps = vec![Vec::new(); scaling.len()];
     let mut sc_ratios = vec![Vec::new(); scaling.len()];
-    let mut sc_cost = [[ProgCost::default(); 4]; SCALING];
+    let mut sc_cost = [[ProgCost::default(); 5]; SCALING];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -413,7 +429,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         }
     }
     drop(lab);
-    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 4]| PathResult {
+    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 5]| PathResult {
         case,
         pps: median(pps),
         ratio: median(r),
@@ -423,6 +439,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         core_ns: cost[1].per_run(),
         empty_ns: cost[2].per_run(),
         may_ns: cost[3].per_run(),
+        csfne_ns: cost[4].per_run(),
     };
     let mut out: Vec<PathResult> = cases
         .iter()
