@@ -2,8 +2,8 @@
 //! kernel TCP flows and a UDP flow at five times its share cross a router whose link to the
 //! receiver is shaped to 10 Mbit/s, first with the shaper's drop-tail queue alone, then
 //! with CSFQ (an edge where the traffic enters the router, a core in front of the shaper),
-//! then with MAY (in front of the shaper, no edge); each flow's goodput at the receiver,
-//! side by side.
+//! then with CS-FNE (the edge with the TSW meter, the CS-FNE core), then with MAY (in front
+//! of the shaper, no edge); each flow's goodput at the receiver, side by side.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -288,6 +288,26 @@ pub fn demo(secs: u32) -> Result<()> {
     columns.push(("CSFQ", net.flows("csfq", secs)?));
     net.dp("r", &["detach", "--dev", "rh"])?;
     net.dp("r", &["detach", "--dev", "rd"])?;
+    net.dp("r", &["edge", "attach", "--dev", "rh", "--meter", "tsw"])?;
+    net.dp(
+        "r",
+        &[
+            "csfne",
+            "attach",
+            "--dev",
+            "rd",
+            "--rate",
+            "10mbit",
+            "--limit",
+            "64kb",
+            "--trusted-from",
+            "rh",
+        ],
+    )?;
+    eprintln!("CS-FNE (edge on rh with the TSW meter, CS-FNE core on rd) ...");
+    columns.push(("CS-FNE", net.flows("csfne", secs)?));
+    net.dp("r", &["detach", "--dev", "rh"])?;
+    net.dp("r", &["detach", "--dev", "rd"])?;
     net.dp("r", &["may", "attach", "--dev", "rd", "--rate", "10mbit"])?;
     eprintln!("MAY (on rd, the paper's parameters) ...");
     columns.push(("MAY", net.flows("may", secs)?));
@@ -334,7 +354,7 @@ pub fn demo(secs: u32) -> Result<()> {
     );
     println!("{t}");
     println!(
-        "CSFQ holds the UDP near its share and the TCPs share the rest; MAY shuts a \
+        "CSFQ and CS-FNE hold the UDP near its share and the TCPs share the rest; MAY shuts a \
          constant-rate flow above its share off over seconds, and its controller (Delta 1 s) \
          needs longer than this demo to settle (README, \"MAY on a real router\")."
     );

@@ -69,8 +69,8 @@ enum DpCommand {
         json: bool,
     },
     /// Build namespaces (senders, a router shaped to 10 Mbit/s, a receiver), run four
-    /// kernel TCP flows and a UDP flow at 5x its share through drop-tail, CSFQ and MAY in
-    /// turn, print each flow's goodput side by side, and remove everything (needs root,
+    /// kernel TCP flows and a UDP flow at 5x its share through drop-tail, CSFQ, CS-FNE and
+    /// MAY in turn, print each flow's goodput side by side, and remove everything (needs root,
     /// iperf3, ethtool).
     Demo {
         /// Seconds per scheme.

@@ -2436,8 +2436,8 @@ fn may_spares_short_transfers_beside_long_flows() {
 }
 
 /// `csfq dp demo` as a newcomer runs it: it builds its namespaces, prints every flow under
-/// drop-tail, CSFQ and MAY side by side, and leaves nothing behind; CSFQ holds the UDP to
-/// less than half of what drop-tail lets it take. Interrupted halfway (SIGINT), it removes
+/// drop-tail, CSFQ, CS-FNE and MAY side by side, and leaves nothing behind; CSFQ and CS-FNE
+/// each hold the UDP to less than half of what drop-tail lets it take. Interrupted halfway (SIGINT), it removes
 /// its namespaces too and exits 130.
 #[test]
 fn dp_demo_runs_and_cleans_up_even_when_interrupted() {
@@ -2480,13 +2480,15 @@ fn dp_demo_runs_and_cleans_up_even_when_interrupted() {
         .skip(1)
         .filter_map(|c| c.trim().trim_end_matches('│').trim().parse().ok())
         .collect();
-    assert_eq!(udp.len(), 4, "drop-tail, CSFQ, MAY, share: {out}");
-    assert!(
-        udp[1] < udp[0] / 2.0,
-        "CSFQ's UDP {} vs drop-tail's {}: {out}",
-        udp[1],
-        udp[0]
-    );
+    assert_eq!(udp.len(), 5, "drop-tail, CSFQ, CS-FNE, MAY, share: {out}");
+    for (i, scheme) in [(1, "CSFQ"), (2, "CS-FNE")] {
+        assert!(
+            udp[i] < udp[0] / 2.0,
+            "{scheme}'s UDP {} vs drop-tail's {}: {out}",
+            udp[i],
+            udp[0]
+        );
+    }
     for row in ["TCP 1", "TCP 4", "Jain's index"] {
         assert!(out.contains(row), "no {row} row: {out}");
     }
