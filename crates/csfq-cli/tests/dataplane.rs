@@ -921,7 +921,7 @@ fn csfne_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             format!("{limit}b"),
         );
         let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
-        let run = |scheme: &str, tag: &str| -> (Vec<f64>, serde_json::Value) {
+        let run = |scheme: &str, tag: &str| -> (Vec<f64>, serde_json::Value, Option<f64>) {
             let mut net = Net::shaped(tag, &rate, &burst, &limit_s);
             net.tcp_cc = Some("cubic");
             let core = if scheme == "csfne" {
@@ -943,16 +943,20 @@ fn csfne_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
                 .find(|s| s["role"] == core)
                 .expect("the core in stats")
                 .clone();
-            (rates, st)
+            (rates, st, net.udp_sent)
         };
-        let (csfne, st) = run("csfne", tags[0]);
-        let (csfq, _) = run("csfq", tags[1]);
+        let (csfne, st, sent_csfne) = run("csfne", tags[0]);
+        let (csfq, _, sent_csfq) = run("csfq", tags[1]);
         let share = |v: &[f64]| v.iter().map(|r| r / fair).collect::<Vec<_>>();
+        let sent = |v: Option<f64>| v.map_or("?".into(), |v| format!("{:.1}", v / 1e6));
         eprintln!(
-            "{mbps} Mbit/s, shares of {:.2} Mbit/s (4 TCPs, the UDP): CS-FNE {:.2?}, CSFQ {:.2?}",
+            "{mbps} Mbit/s, shares of {:.2} Mbit/s (4 TCPs, the UDP): CS-FNE {:.2?}, CSFQ {:.2?}; \
+             the UDP sent {} and {} Mbit/s",
             fair / 1e6,
             share(&csfne),
-            share(&csfq)
+            share(&csfq),
+            sent(sent_csfne),
+            sent(sent_csfq)
         );
         let c = &st["csfne"];
         eprintln!("{mbps} Mbit/s, the CS-FNE core: {c}");
