@@ -35,8 +35,13 @@
 //! on the same per-flow state as CSFQ's Eq. (3) ([`FixedRate`]), selected by
 //! [`crate::fixed::Meter::Tsw`].
 
-use crate::fixed::{carried, drop_probability_q32, ExpTables, FixedRate, K_MAX_NS};
-use crate::verdict::DropReason;
+use rand::Rng;
+
+use crate::fixed::{carried, drop_probability_q32, tables, ExpTables, FixedRate, K_MAX_NS};
+use crate::packet::Packet;
+use crate::queue::{ByteFifo, QueueDisc};
+use crate::time::Nanos;
+use crate::verdict::{DropReason, Dropped};
 
 /// The most ring entries a core keeps (a power of two).
 pub const RING_MAX: u32 = 4096;
@@ -295,6 +300,73 @@ pub fn active_flows(hit_bps: u64, miss_bps: u64) -> f64 {
     }
 }
 
+/// The integer CS-FNE core as a simulator port: [`FixedCsfneCore`] (its virtual queue and
+/// ring, as the dataplane keeps them) in front of a FIFO, two 32-bit random numbers per
+/// packet, a flow's fingerprint its number plus one. Beside [`crate::csfne::CsfneCore`],
+/// which samples its real queue, it shows what the ring costs.
+#[derive(Debug, Clone)]
+pub struct FixedCsfnePort<P> {
+    params: FixedCsfneParams,
+    core: FixedCsfneCore,
+    fifo: ByteFifo<P>,
+}
+
+impl<P: Packet> FixedCsfnePort<P> {
+    /// A port whose virtual queue and FIFO hold `buffer_bytes` (`params.limit_bytes`).
+    pub fn new(params: FixedCsfneParams) -> Self {
+        FixedCsfnePort {
+            params,
+            core: FixedCsfneCore::new(),
+            fifo: ByteFifo::new(params.limit_bytes),
+        }
+    }
+
+    /// `CL`, bit/s.
+    pub fn threshold_rate(&self) -> f64 {
+        self.core.cl_bps(&self.params) as f64
+    }
+}
+
+impl<P: Packet> QueueDisc<P> for FixedCsfnePort<P> {
+    #[inline]
+    fn enqueue<R: Rng + ?Sized>(
+        &mut self,
+        mut p: P,
+        now: Nanos,
+        rng: &mut R,
+    ) -> Option<Dropped<P>> {
+        let a = CsfneArrival {
+            now_ns: now.0,
+            bytes: p.size_bytes(),
+            label_bps: p.label() as u64,
+            fingerprint: p.flow().0.wrapping_add(1),
+            pick: rng.random(),
+            draw: rng.random(),
+        };
+        match self.core.on_arrival(tables(), &self.params, &a).verdict {
+            CsfneVerdict::Drop(reason) => return Some(Dropped::new(p, reason)),
+            CsfneVerdict::Relabel(l) => p.set_label(carried(l) as f64),
+            CsfneVerdict::Forward => {}
+        }
+        self.fifo
+            .push(p)
+            .err()
+            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+    }
+    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+        self.fifo.pop()
+    }
+    fn len_bytes(&self) -> u32 {
+        self.fifo.bytes()
+    }
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
+    }
+}
+
 /// A deterministic 32-bit sequence for the vectors (SplitMix64's output, high half).
 fn mix(i: u64) -> u32 {
     let mut z = i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -324,7 +396,7 @@ pub fn vector_params() -> FixedCsfneParams {
 ///   queue and a burst that overflows it; `verdict` 0 forward, 1 relabel to `out`, 2 drop by Eq. (2), 3 overflow; `hit`
 ///   `-` when nothing was queued; `queue` the virtual queue after the packet, bytes.
 pub fn test_vectors() -> String {
-    use crate::fixed::{tables, FixedEdge, Meter};
+    use crate::fixed::{FixedEdge, Meter};
     use crate::packet::FlowId;
     use std::fmt::Write as _;
     let t = tables();
@@ -411,9 +483,7 @@ pub fn test_vectors() -> String {
 mod tests {
     use super::*;
     use crate::csfne::TswMeter;
-    use crate::fixed::tables;
     use crate::queue::test_packet::TestPacket;
-    use crate::time::Nanos;
 
     /// TSW by hand: 1000 bytes every 4 ms is 2 Mbit/s; from a first packet at 1 ms, the
     /// second at 5 ms gives (0 + 16 000 bits) / (4 ms + 100 ms) = 153 846 bit/s, the third

@@ -5,10 +5,11 @@
 use csfq_algo::ared::{Ared, AredParams};
 use csfq_algo::choke::Choke;
 use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
+use csfq_algo::csfne_fixed::{FixedCsfneParams, FixedCsfnePort, RING_MAX};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge};
 use csfq_algo::drr::{Drr, DrrParams};
 use csfq_algo::fifo::DropTail;
-use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
+use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge, Meter};
 use csfq_algo::fq_codel::{FqCodel, FqCodelParams};
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::las::Las;
@@ -62,6 +63,13 @@ pub enum Discipline {
         /// Integer core.
         core: Box<FixedCsfqCore<SimPacket>>,
     },
+    /// CS-FNE in the dataplane's integer arithmetic.
+    CsfneFixed {
+        /// Integer edge with the TSW meter.
+        edge: Box<FixedEdge>,
+        /// Integer core with its ring.
+        core: Box<FixedCsfnePort<SimPacket>>,
+    },
     /// MAY.
     May(Box<May<SimPacket>>),
     /// Least Attained Service.
@@ -85,6 +93,7 @@ macro_rules! each {
             Discipline::Csfne { core: $q, .. } => $e,
             Discipline::Choke($q) => $e,
             Discipline::CsfqFixed { core: $q, .. } => $e,
+            Discipline::CsfneFixed { core: $q, .. } => $e,
             Discipline::May($q) => $e,
             Discipline::Las($q) => $e,
             Discipline::Ared($q) => $e,
@@ -169,6 +178,16 @@ impl Discipline {
                     )),
                 }
             }
+            DisciplineKind::CsfneFixed => Discipline::CsfneFixed {
+                edge: Box::new(FixedEdge::with_meter(ms(s.csfne.win_ms), Meter::Tsw)),
+                core: Box::new(FixedCsfnePort::new(FixedCsfneParams {
+                    capacity_bps: rate_bps as u64,
+                    k_ns: ms(s.csfne.k_ms).0,
+                    target_bytes: s.csfne.target_bytes.min(buffer_bytes),
+                    limit_bytes: buffer_bytes,
+                    ring: RING_MAX,
+                })),
+            },
             DisciplineKind::May => {
                 let m = s.may;
                 let params = MayParams {
@@ -237,6 +256,7 @@ impl Discipline {
             Discipline::Csfq { edge, .. } => edge.label(p, now),
             Discipline::Csfne { meter, .. } => meter.label(p, now),
             Discipline::CsfqFixed { edge, .. } => edge.label(p, now),
+            Discipline::CsfneFixed { edge, .. } => edge.label(p, now),
             Discipline::Tuf { tagger, .. } if p.tag == NO_TAG => p.tag = tagger.tag(p, now, rng),
             _ => {}
         }
@@ -275,6 +295,7 @@ impl Discipline {
             Discipline::Csfq { core, .. } => Some(core.estimator().alpha()),
             Discipline::Csfne { core, .. } => Some(core.threshold_rate()),
             Discipline::CsfqFixed { core, .. } => Some(core.alpha_bps() as f64),
+            Discipline::CsfneFixed { core, .. } => Some(core.threshold_rate()),
             Discipline::May(m) => Some(m.fair_share_bps().unwrap_or(0.0)),
             _ => None,
         }
@@ -341,6 +362,7 @@ impl Discipline {
             Discipline::Tuf { tagger, .. } => tagger.flow_slots(),
             Discipline::Csfne { meter, .. } => meter.flow_slots(),
             Discipline::CsfqFixed { edge, .. } => edge.flow_slots(),
+            Discipline::CsfneFixed { edge, .. } => edge.flow_slots(),
             _ => 0,
         };
         edge + each!(self, q => q.flow_slots())

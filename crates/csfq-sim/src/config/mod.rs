@@ -76,6 +76,9 @@ disciplines! {
     Choke = "choke",
     /// CSFQ in the dataplane's integer arithmetic, labels carried as 16-bit floats.
     CsfqFixed = "csfq-fixed",
+    /// CS-FNE as the dataplane computes it: integer TSW labels carried as 16-bit floats, a
+    /// core that compares arrivals with a ring of the packets its virtual queue holds.
+    CsfneFixed = "csfne-fixed",
     /// MAY (one FIFO, drops in proportion to past drops; the `[may]` table).
     May = "may",
     /// Least Attained Service (per-flow queues; serve the least-served flow).
