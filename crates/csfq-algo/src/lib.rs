@@ -56,6 +56,7 @@ pub mod red;
 pub mod theorem1;
 pub mod time;
 pub mod tuf;
+pub mod tuf_fixed;
 pub mod verdict;
 
 pub use packet::{FlowId, Packet};
