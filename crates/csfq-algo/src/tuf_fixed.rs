@@ -60,7 +60,7 @@ pub fn tag_of_rate(rate_bps: u64) -> u16 {
     let t = tag_thresholds();
     let mut pos = 0usize;
     for s in 0..TAG_SEARCH_STEPS {
-        let half = (TAGS >> (s + 1)) as usize;
+        let half = TAGS >> (s + 1);
         if t[pos + half - 1] <= rate_bps {
             pos += half;
         }
