@@ -39,7 +39,14 @@ enum DpCommand {
     /// `csfq dp edge attach --meter tsw`.
     Csfne {
         #[command(subcommand)]
-        cmd: crate::dp_csfne::CsfneCommand,
+        cmd: crate::dp_cores::CsfneCommand,
+    },
+    /// A TUF core at a bottleneck, in front of its shaper: drops tags above the threshold
+    /// at which a window's arrivals fill the link. Its edges are `csfq dp edge attach
+    /// --tuf`.
+    Tuf {
+        #[command(subcommand)]
+        cmd: crate::dp_cores::TufCommand,
     },
     /// Edge-to-edge overlay loops: the interior stays a plain FIFO; each loop's traffic
     /// is shaped at its ingress edge by a closed loop with its egress edge (runs until
@@ -164,6 +171,11 @@ enum EdgeCommand {
         /// --k), for the edges of a CS-FNE island (`csfq dp csfne attach`).
         #[arg(long, default_value = "eq3", value_parser = ["eq3", "tsw"])]
         meter: String,
+        /// Write TUF tags T(R (1 - X) / w) instead of labels (R the flow's rate by --meter,
+        /// X a per-flow van der Corput sequence): the edges of a TUF island (`csfq dp tuf
+        /// attach`). Every flow is tagged as unresponsive.
+        #[arg(long)]
+        tuf: bool,
     },
 }
 
@@ -568,6 +580,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     clock,
                     allow_sources,
                     meter,
+                    tuf,
                 },
         } => {
             let unlabelable = match (unlabelable, unlabelable_burst) {
@@ -600,6 +613,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 } else {
                     csfq_dp::Meter::Eq3
                 },
+                tuf,
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -682,7 +696,8 @@ pub fn dp(args: Dp) -> Result<()> {
             };
             outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
         }
-        DpCommand::Csfne { cmd } => crate::dp_csfne::run(cmd)?,
+        DpCommand::Csfne { cmd } => crate::dp_cores::run(cmd)?,
+        DpCommand::Tuf { cmd } => crate::dp_cores::run_tuf(cmd)?,
         DpCommand::Loop { cmd } => {
             static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
             let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
@@ -972,7 +987,8 @@ fn print_stats(st: &[InterfaceStats]) {
     if st.is_empty() {
         println!(
             "csfq has nothing attached (see `csfq dp edge attach`, `csfq dp core attach`, \
-             `csfq dp may attach`, `csfq dp csfne attach`, `csfq dp loop`)"
+             `csfq dp may attach`, `csfq dp csfne attach`, `csfq dp tuf attach`, \
+             `csfq dp loop`)"
         );
         return;
     }
@@ -1009,8 +1025,19 @@ fn print_stats(st: &[InterfaceStats]) {
                 &c.trusted_now,
             );
         }
+        if let Some(c) = &s.tuf {
+            crate::dp_cores::print_tuf(c);
+            print_shaper_and_trust(
+                "tuf",
+                &s.interface,
+                (c.capacity_bps, c.limit_bytes),
+                c.shaper_now.as_ref(),
+                c.trusted_ifindexes.as_deref(),
+                &c.trusted_now,
+            );
+        }
         if let Some(c) = &s.csfne {
-            crate::dp_csfne::print_state(c);
+            crate::dp_cores::print_csfne(c);
             print_shaper_and_trust(
                 "csfne",
                 &s.interface,
@@ -1074,7 +1101,11 @@ fn print_stats(st: &[InterfaceStats]) {
                 "  flows ({}) in table {}   {} {} ms   {} clock   unlabelable IPv4: {unlabelable}",
                 e.flow_key,
                 e.flows,
-                if e.meter == "tsw" { "TSW window" } else { "K" },
+                match (e.tuf, e.meter == "tsw") {
+                    (true, _) => "TUF tags, K",
+                    (false, true) => "TSW window",
+                    (false, false) => "K",
+                },
                 e.k_ns as f64 / 1e6,
                 e.clock
             );

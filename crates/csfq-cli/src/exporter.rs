@@ -2,7 +2,7 @@
 //! text format (OpenMetrics), read from the pinned maps at every scrape.
 //!
 //! Every series has the labels `netns` (the namespace's name; empty for the host),
-//! `interface` and `role` (`edge`, `core`, `may`, `csfne`, `loop-ingress` or `loop-egress`; the
+//! `interface` and `role` (`edge`, `core`, `may`, `csfne`, `tuf`, `loop-ingress` or `loop-egress`; the
 //! loops' series also `loop`, its index):
 //!
 //! | metric | type | what |
@@ -28,6 +28,11 @@
 //! | `csfq_csfne_threshold_rate_bits_per_second` | gauge | `CL = C / N_act` |
 //! | `csfq_csfne_virtual_queue_bytes` | gauge | the virtual queue |
 //! | `csfq_csfne_trusted_interfaces_missing` | gauge | as the core's |
+//! | `csfq_tuf_threshold_tag` | gauge | the TUF core's threshold: the highest tag that passes (2047: all) |
+//! | `csfq_tuf_threshold_bits_per_second` | gauge | that tag's least rate |
+//! | `csfq_tuf_untagged_rate_bits_per_second` | gauge | the untagged traffic's rate |
+//! | `csfq_tuf_virtual_queue_bytes` | gauge | the virtual queue |
+//! | `csfq_tuf_trusted_interfaces_missing` | gauge | as the core's |
 //! | `csfq_loop_rate_bits_per_second` | gauge | an overlay loop's shaper rate `lambda` (ingress) |
 //! | `csfq_loop_output_rate_bits_per_second` | gauge | its last `mu(k)` |
 //! | `csfq_loop_accumulation_bytes` | gauge | its last `a(k)` |
@@ -67,7 +72,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 21] = [
+const GAUGES: [Gauge; 26] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -168,6 +173,36 @@ const GAUGES: [Gauge; 21] = [
         help: "Trusted interfaces, by the index the CS-FNE core holds, that no interface has now: their labels are not believed (attach again)",
         value: |s| {
             s.csfne
+                .as_ref()
+                .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
+                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+        },
+    },
+    Gauge {
+        name: "csfq_tuf_threshold_tag",
+        help: "The TUF core's threshold: the highest tag that passes (2047: every tag)",
+        value: |s| s.tuf.as_ref().map(|c| c.threshold as f64),
+    },
+    Gauge {
+        name: "csfq_tuf_threshold_bits_per_second",
+        help: "The least rate of the TUF core's threshold tag",
+        value: |s| s.tuf.as_ref().map(|c| c.threshold_bps),
+    },
+    Gauge {
+        name: "csfq_tuf_untagged_rate_bits_per_second",
+        help: "The rate of the traffic that reaches the TUF core untagged",
+        value: |s| s.tuf.as_ref().map(|c| c.untagged_bps as f64),
+    },
+    Gauge {
+        name: "csfq_tuf_virtual_queue_bytes",
+        help: "The TUF core's virtual queue",
+        value: |s| s.tuf.as_ref().map(|c| c.queue_bytes as f64),
+    },
+    Gauge {
+        name: "csfq_tuf_trusted_interfaces_missing",
+        help: "Trusted interfaces, by the index the TUF core holds, that no interface has now: their tags are not believed (attach again)",
+        value: |s| {
+            s.tuf
                 .as_ref()
                 .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
                 .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
@@ -443,10 +478,12 @@ mod tests {
                     clock: "fine",
                     source_filter: false,
                     meter: "eq3",
+                    tuf: false,
                 }),
                 core: None,
                 may: None,
                 csfne: None,
+                tuf: None,
                 loops: None,
             },
             InterfaceStats {
@@ -474,6 +511,7 @@ mod tests {
                 }),
                 may: None,
                 csfne: None,
+                tuf: None,
                 loops: None,
             },
             InterfaceStats {
@@ -501,6 +539,7 @@ mod tests {
                     clock: "fine",
                 }),
                 csfne: None,
+                tuf: None,
                 loops: None,
             },
             InterfaceStats {
@@ -513,6 +552,7 @@ mod tests {
                 core: None,
                 may: None,
                 csfne: None,
+                tuf: None,
                 loops: Some(vec![csfq_dp::loops::LoopStats {
                     index: 1,
                     lambda_bps: 4_500_000,
@@ -551,6 +591,33 @@ mod tests {
                     ring: 4096,
                     ring_queued: 14,
                     admitted: 1000,
+                    clock: "fine",
+                    shaper_now: None,
+                    trusted_ifindexes: None,
+                    trusted_now: Vec::new(),
+                }),
+                tuf: None,
+                loops: None,
+            },
+            InterfaceStats {
+                scope: "netns-t1".into(),
+                interface: "t1".into(),
+                role: Role::Tuf,
+                stale: false,
+                counters: BTreeMap::from([("drop_tuf_highest_tag", count(5, 7500))]),
+                edge: None,
+                core: None,
+                may: None,
+                csfne: None,
+                tuf: Some(csfq_dp::TufStats {
+                    capacity_bps: 10_000_000,
+                    threshold: 1200,
+                    threshold_bps: csfq_algo::tuf::rate_of_tag(1200),
+                    window_ns: 100_000_000,
+                    windows: 30,
+                    untagged_bps: 0,
+                    queue_bytes: 3000,
+                    limit_bytes: 65_536,
                     clock: "fine",
                     shaper_now: None,
                     trusted_ifindexes: None,
@@ -609,6 +676,8 @@ mod tests {
             "csfq_csfne_active_flows{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 4.0",
             "csfq_csfne_threshold_rate_bits_per_second{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 2500000.0",
             "csfq_csfne_hit_rate_bits_per_second{netns=\"f1\",interface=\"f1\",role=\"csfne\"} 2500000.0",
+            "csfq_tuf_threshold_tag{netns=\"t1\",interface=\"t1\",role=\"tuf\"} 1200.0",
+            "csfq_packets_total{netns=\"t1\",interface=\"t1\",role=\"tuf\",counter=\"drop_tuf_highest_tag\"} 5",
             "# TYPE csfq_packets counter",
             "# EOF",
         ] {

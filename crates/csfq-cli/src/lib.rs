@@ -4,7 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod dp;
-mod dp_csfne;
+mod dp_cores;
 pub mod exporter;
 pub mod plot;
 pub mod reproduce;

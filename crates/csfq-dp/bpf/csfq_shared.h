@@ -67,6 +67,8 @@ struct csfq_edge_config {
 	__u64 tick_ns;              /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 	__u32 source_filter;        /* nonzero: drop IP whose source is in no prefix of `sources` */
 	__u32 meter;                /* CSFQ_METER_*: how a flow's rate is measured */
+	__u32 tuf;                  /* nonzero: write TUF tags (tuf_fixed.rs), not labels */
+	__u32 pad;
 };
 
 /* How the edge measures a flow's rate (fixed.rs Meter): CSFQ's Eq. (3) with averaging
@@ -265,6 +267,40 @@ struct csfq_csfne_state {
 	__u64 vq_finish_ns;          /* when the virtual queue at rate C empties */
 	__u64 admitted;              /* packets admitted: the ring's next entry is this mod ring */
 	struct csfq_csfne_entry ring[CSFNE_RING_MAX];
+};
+
+/* TUF core: the filter (tuf_fixed.rs FixedTufParams, whose labels count, the clock and the
+ * test inputs). */
+struct csfq_tuf_config {
+	__u64 capacity_bps;     /* C, bit/s: the rate of the shaper behind this program */
+	__u64 window_ns;        /* the window arrivals are counted by tag over */
+	__u64 k_ns;             /* K of the untagged traffic's rate */
+	__u32 limit_bytes;      /* the virtual queue's size */
+	__u32 test_mode;        /* nonzero: clock from test_now_ns */
+	__u64 test_now_ns;
+	__u32 trust;            /* whose tags count: CSFQ_TRUST_* */
+	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
+	__u32 clock;            /* CSFQ_CLOCK_*: which clock the filter reads */
+	__u64 tick_ns;          /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
+};
+
+/* tuf_fixed.rs FixedTufFilter. A packet takes the lock only if it is untagged (the rate
+ * of untagged traffic) or ends a window; it adds its bytes to its window's histogram and
+ * to the virtual queue with atomics. */
+struct csfq_tuf_state {
+	__u64 cut;                  /* TUF_TAGS - 1 less the highest tag that passes (0: all
+	                             * pass, as a fresh map starts) */
+	__u64 window;               /* the current window's number (its histogram: window & 1) */
+	__u64 window_start_ns;      /* when it began (0: no packet yet) */
+	__u64 published;            /* windows before this one have had their threshold set */
+	__u64 pad0[4];
+	struct bpf_spin_lock lock;
+	__u32 untagged_n;           /* the untagged traffic's counter (its X_n) */
+	struct fixed_rate untagged; /* the untagged traffic's rate */
+	__u64 pad1[4];
+	__u64 vq_finish_ns;         /* when the virtual queue at rate C empties */
+	__u64 pad2[7];
+	__u64 hist[2][TUF_TAGS];    /* each window's arriving bytes by tag, by its parity */
 };
 
 /* ---- Edge-to-edge overlay loops (loop.bpf.c; src/loops.rs) ---- */

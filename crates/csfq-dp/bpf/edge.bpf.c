@@ -5,7 +5,7 @@
  *
  * Per flow (5-tuple) it estimates the arrival rate with Eq. (3) in fixed point (or, for a
  * CS-FNE island, with the Time Sliding Window of Kim's thesis, Fig. 3-1) and writes
- * the label r / w into every packet, overwriting whatever label the packet carried: a label
+ * the label r / w (or, for a TUF island, the tag T(r (1 - X) / w): tuf.h) into every packet, overwriting whatever label the packet carried: a label
  * from outside the island is never trusted. The flow table is a flow cache of sets of four
  * entries (below), two sets for each flow: a flow whose eight entries are all taken takes
  * that of the least recently seen of their flows, so the table never refuses a flow.
@@ -18,6 +18,7 @@
  * (`csfq dp edge attach --unlabelable`).
  */
 #include "csfq.h"
+#include "tuf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -75,6 +76,8 @@ struct csfq_flow_entry {
 	__u32 weight_milli;
 	struct bpf_spin_lock lock;
 	struct fixed_rate rate;
+	__u32 tuf_n; /* TUF: the flow's counter, from its offset D_F (tuf_fixed.rs) */
+	__u32 pad;
 };
 
 /* The default table: 65 536 entries (csfq_dp::DEFAULT_FLOWS); the loader sets the size. */
@@ -233,10 +236,17 @@ static __always_inline int source_allowed(const struct csfq_flow_key *k)
 	return bpf_map_lookup_elem(&sources, &wk) != 0;
 }
 
+/* The TUF tag's code for a packet of a flow at `rate` whose counter is now `n` (tuf.h).
+ * Global: verified once, apart from the program's paths. */
+__noinline __u32 tuf_edge_code(__u64 rate, __u32 n, __u32 w_milli)
+{
+	return tuf_code_of(tuf_tag_for(rate, n, w_milli));
+}
+
 SEC("classifier")
 int csfq_edge(struct __sk_buff *skb)
 {
-	__u32 zero = 0, bytes = skb->len, code, why;
+	__u32 zero = 0, bytes = skb->len, code, why, d_f = 0;
 	struct csfq_edge_config *cfg;
 	struct csfq_flow_entry *e;
 	struct parsed p;
@@ -284,6 +294,9 @@ int csfq_edge(struct __sk_buff *skb)
 
 		if (!agg)
 			return TC_ACT_UNSPEC;
+		/* TUF's D_F: the flow's key hashed with the table's seed, its high half (the
+		 * low half chose its first set), so no one without the seed knows it. */
+		d_f = (__u32)(csfq_flow_hash(&p.key, flow_seed) >> 32);
 		bpf_spin_lock(&agg->lock);
 		rate = meter_update(&agg->rate, now, bytes, cfg->k_ns, cfg->meter);
 		bpf_spin_unlock(&agg->lock);
@@ -298,6 +311,7 @@ int csfq_edge(struct __sk_buff *skb)
 			e->rate.rate_bps = rate;
 			e->rate.last_ns = now > 1 ? now : 1;
 			e->rate.pending_bytes = bytes;
+			e->tuf_n = d_f;
 		}
 		bpf_spin_unlock(&e->lock);
 		if (entered && was)
@@ -306,11 +320,20 @@ int csfq_edge(struct __sk_buff *skb)
 			count(CNT_NEW_FLOW, 0);
 	}
 
-	/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1); no division for
-	 * the usual weight 1. */
-	if (e->weight_milli != 1000)
-		rate = rate * 1000 / (e->weight_milli ? e->weight_milli : 1);
-	code = label_code_of(p.family, rate);
+	if (cfg->tuf) {
+		/* TUF: T(R (1 - X_n) / w), X_n the flow's counter's bits reversed; the counter
+		 * is updated without a lock, as the rate is. */
+		__u32 n = e->tuf_n + 1;
+
+		e->tuf_n = n;
+		code = tuf_edge_code(rate, n, e->weight_milli);
+	} else {
+		/* Weighted CSFQ: the label is r / w (w in thousandths, at least 1); no division
+		 * for the usual weight 1. */
+		if (e->weight_milli != 1000)
+			rate = rate * 1000 / (e->weight_milli ? e->weight_milli : 1);
+		code = label_code_of(p.family, rate);
+	}
 	if (write_label(skb, &p, code) < 0) {
 		count(CNT_WRITE_FAILED, bytes);
 		return TC_ACT_UNSPEC;

@@ -17,6 +17,7 @@ impl Counter {
             Counter::DropMayHistory => Some(DropReason::MayHistory),
             Counter::DropMaySample => Some(DropReason::MaySample),
             Counter::DropCsfneProb => Some(DropReason::CsfneProbabilistic),
+            Counter::DropTufHighestTag => Some(DropReason::TufHighestTag),
             _ => None,
         }
     }
@@ -56,6 +57,10 @@ pub struct FlowEntryRaw {
     pub lock: u32,
     /// Its Eq. (3) state.
     pub rate: FixedRate,
+    /// TUF: the flow's counter (from its offset `D_F`).
+    pub tuf_n: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 /// `struct csfq_weight_key`: an LPM key over IPv6 (IPv4 as `::ffff:a.b.c.d`).
@@ -97,6 +102,10 @@ pub struct EdgeConfigRaw {
     pub source_filter: u32,
     /// How a flow's rate is measured: [`METER_EQ3`] or [`METER_TSW`].
     pub meter: u32,
+    /// Nonzero: write TUF tags (`csfq_algo::tuf_fixed`), not labels.
+    pub tuf: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 /// `CSFQ_METER_EQ3`: CSFQ's Eq. (3) (`csfq_algo::fixed::Meter::Eq3`).
@@ -454,6 +463,104 @@ impl Default for CsfneStateRaw {
     }
 }
 
+/// `TUF_TAGS`: the tags (and each histogram's bins).
+pub const TUF_TAGS: usize = csfq_algo::tuf::TAGS;
+
+/// `struct csfq_tuf_config`: `csfq_algo::tuf_fixed::FixedTufParams`, whose tags count, the
+/// clock and the test inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct TufConfigRaw {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// The window arrivals are counted by tag over, ns.
+    pub window_ns: u64,
+    /// `K` of the untagged traffic's rate, ns.
+    pub k_ns: u64,
+    /// The virtual queue's size, bytes.
+    pub limit_bytes: u32,
+    /// Nonzero: the clock is `test_now_ns`.
+    pub test_mode: u32,
+    /// The clock in test mode, ns.
+    pub test_now_ns: u64,
+    /// [`TRUST_ANY`] or [`TRUST_LISTED`].
+    pub trust: u32,
+    /// [`TRUST_LISTED`]: the trusted interfaces' indexes (0 ends the list).
+    pub trusted: [u32; MAX_TRUSTED],
+    /// [`CLOCK_FINE`] or [`CLOCK_COARSE`].
+    pub clock: u32,
+    /// [`CLOCK_COARSE`]: the kernel's tick, ns.
+    pub tick_ns: u64,
+}
+
+impl TufConfigRaw {
+    /// The parameters the model takes.
+    pub fn params(&self) -> csfq_algo::tuf_fixed::FixedTufParams {
+        csfq_algo::tuf_fixed::FixedTufParams {
+            capacity_bps: self.capacity_bps,
+            limit_bytes: self.limit_bytes,
+            window_ns: self.window_ns,
+            k_ns: self.k_ns,
+        }
+    }
+}
+
+/// `struct csfq_tuf_state`: `csfq_algo::tuf_fixed::FixedTufFilter` and its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct TufStateRaw {
+    /// `TUF_TAGS - 1` less the highest tag that passes (0: every tag passes).
+    pub cut: u64,
+    /// The current window's number.
+    pub window: u64,
+    /// When it began, ns.
+    pub window_start_ns: u64,
+    /// Windows whose threshold was set.
+    pub published: u64,
+    /// Padding.
+    pub pad0: [u64; 4],
+    /// `struct bpf_spin_lock` (reads as 0).
+    pub lock: u32,
+    /// The untagged traffic's counter.
+    pub untagged_n: u32,
+    /// The untagged traffic's rate.
+    pub untagged: FixedRate,
+    /// Padding.
+    pub pad1: [u64; 4],
+    /// When the virtual queue empties, ns.
+    pub vq_finish_ns: u64,
+    /// Padding.
+    pub pad2: [u64; 7],
+    /// Each window's bytes by tag, by its parity.
+    pub hist: [[u64; TUF_TAGS]; 2],
+}
+
+impl TufStateRaw {
+    /// The highest tag that passes.
+    pub fn threshold(&self) -> u64 {
+        (TUF_TAGS as u64 - 1).saturating_sub(self.cut)
+    }
+}
+
+impl Default for TufStateRaw {
+    fn default() -> Self {
+        TufStateRaw {
+            cut: 0,
+            window: 0,
+            window_start_ns: 0,
+            published: 0,
+            pad0: [0; 4],
+            lock: 0,
+            untagged_n: 0,
+            untagged: FixedRate::default(),
+            pad1: [0; 4],
+            vq_finish_ns: 0,
+            pad2: [0; 7],
+            hist: [[0; TUF_TAGS]; 2],
+        }
+    }
+}
+
 /// `CSFQ_LOOP_MAX`: loops one pair of edges can run.
 pub const LOOP_MAX: usize = 16;
 
@@ -521,6 +628,8 @@ unsafe impl aya::Pod for MaySlotRaw {}
 unsafe impl aya::Pod for CsfneConfigRaw {}
 unsafe impl aya::Pod for CsfneEntryRaw {}
 unsafe impl aya::Pod for CsfneStateRaw {}
+unsafe impl aya::Pod for TufConfigRaw {}
+unsafe impl aya::Pod for TufStateRaw {}
 unsafe impl aya::Pod for LoopConfigRaw {}
 unsafe impl aya::Pod for LoopCountRaw {}
 unsafe impl aya::Pod for LoopStateRaw {}

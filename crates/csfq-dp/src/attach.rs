@@ -20,9 +20,22 @@ pub enum AttachOutcome {
     Updated,
 }
 
-/// Refuses `role` on `dev` while `other` runs there: a core and MAY on one egress would
-/// each drop on its own, by rules that ignore the other's.
-pub(crate) fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
+/// The programs that judge a bottleneck's queue: one per interface.
+const BOTTLENECK: [Role; 4] = [Role::Core, Role::May, Role::Csfne, Role::Tuf];
+
+/// Refuses `role` on `dev` while another program that judges the bottleneck's queue runs
+/// there: two on one egress would each drop on its own, by rules that ignore the other's.
+pub(crate) fn refuse_beside_another(dev: &str, role: Role) -> Result<(), DpError> {
+    for other in BOTTLENECK {
+        if other != role {
+            refuse_beside(dev, role, other)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `role` on `dev` while `other` runs there.
+fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
     if existing(dev, &dir(dev, other))? {
         return Err(DpError::Invalid {
             field: "dev",

@@ -99,4 +99,6 @@ counters! {
     /// CS-FNE core: dropped with probability `1 - CL/label` above the target queue
     /// (CSFQ_DROP_CSFNE_PROB).
     DropCsfneProb => "drop_csfne_prob",
+    /// TUF core: its tag was above the filter's threshold (CSFQ_DROP_TUF_HIGHEST_TAG).
+    DropTufHighestTag => "drop_tuf_highest_tag",
 }

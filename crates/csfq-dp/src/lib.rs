@@ -9,17 +9,20 @@
 //! - `bpf/csfne.bpf.c` is a CS-FNE core: the active flows estimated by comparing each
 //!   arrival with a packet drawn from a ring of those its virtual queue holds, and drops
 //!   above `C / N_act`; its edges are the edge program with the TSW meter.
+//! - `bpf/tuf.bpf.c` is a TUF core: a filter that drops tags above the threshold at which
+//!   a window's arrivals fill the link; its edges are the edge program writing TUF tags.
 //! - `bpf/loop.bpf.c` is the packet half of the edge-to-edge overlay loops: at the ingress
 //!   it puts each loop's packets into the loop's htb class, at the egress it counts them
 //!   and stamps the control messages; [`loops`] runs the two daemons around it and
 //!   [`htb`] drives the shaper over rtnetlink.
 //!
 //! Their arithmetic is [`csfq_algo::fixed`]'s, [`csfq_algo::may_fixed`]'s and
-//! [`csfq_algo::csfne_fixed`]'s, and the tables are generated from it at build time;
+//! [`csfq_algo::csfne_fixed`]'s and [`csfq_algo::tuf_fixed`]'s, and the tables are generated from it at build time;
 //! `testdata/csfq-fixed-vectors.csv`, `testdata/may-fixed-vectors.csv` and
-//! `testdata/csfne-fixed-vectors.csv` keep the two equal (see the tests).
+//! `testdata/csfne-fixed-vectors.csv` and `testdata/tuf-fixed-vectors.csv` keep the two
+//! equal (see the tests).
 //!
-//! [`attach_edge`], [`attach_core`], [`attach_may`], [`attach_csfne`], [`loops::run_ingress`],
+//! [`attach_edge`], [`attach_core`], [`attach_may`], [`attach_csfne`], [`attach_tuf`], [`loops::run_ingress`],
 //! [`loops::run_egress`], [`detach`] and [`stats`] are what `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 //!
@@ -28,7 +31,7 @@
 //! filesystem, links, pinned maps); `program` (one descriptor per program: object,
 //! function, configuration map, flow table, pins, stats reader, detach hooks) and
 //! `loader` (objects into the kernel); `settings` (the shared ranges and prefixes);
-//! `programs/` (edge, core, MAY, CS-FNE: each program's descriptor, settings, attach and stats)
+//! `programs/` (edge, core, MAY, CS-FNE, TUF: each program's descriptor, settings, attach and stats)
 //! and [`loops`] (the overlay's two programs and their daemons); then what walks every
 //! descriptor: `detach`, `stats`; `report` holds the stats' data. [`shaper`] and
 //! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test; [`lab`] makes the
@@ -65,11 +68,12 @@ pub use error::DpError;
 pub use netns::{adopt_current_netns, enter_netns};
 pub use pins::is_attached;
 pub use programs::{
-    attach_core, attach_csfne, attach_edge, attach_may, CoreSettings, CoreTrust, CsfneSettings,
-    EdgeSettings, FlowKey, MaySettings, Unlabelable, WeightClass,
+    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, CoreSettings, CoreTrust,
+    CsfneSettings, EdgeSettings, FlowKey, MaySettings, TufSettings, Unlabelable, WeightClass,
 };
 pub use report::{
     CoreStats, CountJson, CsfneStats, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow,
+    TufStats,
 };
 pub use role::Role;
 pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};

@@ -35,6 +35,9 @@ pub struct InterfaceStats {
     /// The CS-FNE core's state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub csfne: Option<CsfneStats>,
+    /// The TUF core's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuf: Option<TufStats>,
     /// The overlay loops at this edge, as their daemon last published them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loops: Option<Vec<LoopStats>>,
@@ -109,6 +112,35 @@ pub struct CsfneStats {
     pub trusted_now: Vec<(u32, Option<String>)>,
 }
 
+/// The TUF core's state, as of its last window.
+#[derive(Debug, Clone, Serialize)]
+pub struct TufStats {
+    /// `C`, bit/s.
+    pub capacity_bps: u64,
+    /// The highest tag that passes (2047: every tag).
+    pub threshold: u64,
+    /// The least rate of that tag, bit/s: `R (1 - X)` above it is dropped.
+    pub threshold_bps: f64,
+    /// The window, ns.
+    pub window_ns: u64,
+    /// Windows ended since the attach.
+    pub windows: u64,
+    /// The untagged traffic's rate, bit/s.
+    pub untagged_bps: u64,
+    /// The virtual queue now, bytes.
+    pub queue_bytes: u64,
+    /// The virtual queue's limit, bytes.
+    pub limit_bytes: u64,
+    /// The clock it reads: `fine` or `coarse`.
+    pub clock: &'static str,
+    /// The shaper on the interface now, as for the CSFQ core.
+    pub shaper_now: Option<ShaperNow>,
+    /// The interfaces whose packets' tags count (`None`: every interface's).
+    pub trusted_ifindexes: Option<Vec<u32>>,
+    /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
+    pub trusted_now: Vec<(u32, Option<String>)>,
+}
+
 /// A counter.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct CountJson {
@@ -150,6 +182,8 @@ pub struct EdgeStats {
     /// How a flow's rate is measured: `eq3` (CSFQ's Eq. 3) or `tsw` (CS-FNE's Time
     /// Sliding Window).
     pub meter: &'static str,
+    /// It writes TUF tags, not labels.
+    pub tuf: bool,
 }
 
 /// The core's state: `A`, `F` and `alpha` as of its last packet.

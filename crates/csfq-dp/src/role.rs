@@ -13,6 +13,8 @@ pub enum Role {
     /// A CS-FNE core at a bottleneck: drops above `C / N_act`, the flows estimated from
     /// the queue.
     Csfne,
+    /// A TUF core at a bottleneck: drops tags above a threshold that fills the link.
+    Tuf,
     /// An overlay loop's ingress edge: classifies into the loops' shapers.
     LoopIngress,
     /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
@@ -22,22 +24,24 @@ pub enum Role {
 impl Role {
     /// Every role, in the order stats list them (and `crate::programs::ALL` holds their
     /// descriptors).
-    pub const ALL: [Role; 6] = [
+    pub const ALL: [Role; 7] = [
         Role::Edge,
         Role::Core,
         Role::May,
         Role::Csfne,
+        Role::Tuf,
         Role::LoopIngress,
         Role::LoopEgress,
     ];
 
-    /// `edge`, `core`, `may`, `csfne`, `loop-ingress` or `loop-egress`.
+    /// `edge`, `core`, `may`, `csfne`, `tuf`, `loop-ingress` or `loop-egress`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Edge => "edge",
             Role::Core => "core",
             Role::May => "may",
             Role::Csfne => "csfne",
+            Role::Tuf => "tuf",
             Role::LoopIngress => "loop-ingress",
             Role::LoopEgress => "loop-egress",
         }

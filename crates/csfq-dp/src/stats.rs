@@ -48,6 +48,7 @@ fn empty(scope: &str, dev: &str, p: &Program) -> InterfaceStats {
         core: None,
         may: None,
         csfne: None,
+        tuf: None,
         loops: None,
     }
 }

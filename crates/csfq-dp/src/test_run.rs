@@ -8,13 +8,13 @@ use aya::Ebpf;
 use crate::abi::{
     CoreConfigRaw, CoreStateRaw, Count, Counter, CsfneConfigRaw, CsfneStateRaw, EdgeConfigRaw,
     FlowEntryRaw, FlowKeyRaw, LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw,
-    MayStateRaw, WeightKey, FLOW_WAYS,
+    MayStateRaw, TufConfigRaw, TufStateRaw, WeightKey, FLOW_WAYS,
 };
 use crate::error::DpError;
 use crate::flow_table;
 use crate::loader::{insert_prefix, load, load_seeded, map, read_counters};
 use crate::program::Program;
-use crate::programs::{self, CORE, CSFNE, EDGE, MAY};
+use crate::programs::{self, CORE, CSFNE, EDGE, MAY, TUF};
 use crate::role::Role;
 
 /// One of the programs loaded into the kernel but not attached, for running on crafted
@@ -94,6 +94,20 @@ impl TestProgram {
         a.get(&0, 0)
             .map(Box::new)
             .map_err(|e| DpError::kernel("reading the CS-FNE state", e))
+    }
+
+    /// Sets the TUF core's configuration (test inputs included).
+    pub fn set_tuf_config(&mut self, c: &TufConfigRaw) -> Result<(), DpError> {
+        self.set_config(&TUF, c)
+    }
+
+    /// The TUF core's state.
+    pub fn tuf_state(&self) -> Result<Box<TufStateRaw>, DpError> {
+        let a: Array<&MapData, TufStateRaw> =
+            Array::try_from(self.ebpf.map("tuf_state").expect("tuf_state")).expect("array");
+        a.get(&0, 0)
+            .map(Box::new)
+            .map_err(|e| DpError::kernel("reading the TUF state", e))
     }
 
     /// Sets MAY's configuration (test inputs included).

@@ -10,7 +10,7 @@ fn drop_counters_are_named_by_their_reasons() {
         .iter()
         .filter_map(|c| c.drop_reason().map(|r| (c, r)))
         .collect();
-    assert_eq!(drops.len(), 6);
+    assert_eq!(drops.len(), 7);
     for (c, r) in drops {
         assert_eq!(c.name(), format!("drop_{}", r.name()));
     }
@@ -108,7 +108,7 @@ fn mirrors_match_the_compiled_programs_btf() {
     mirror!(
         "csfq_flow_entry",
         FlowEntryRaw,
-        [key, weight_milli, lock, rate]
+        [key, weight_milli, lock, rate, tuf_n, pad]
     );
     mirror!(
         "csfq_edge_config",
@@ -125,7 +125,9 @@ fn mirrors_match_the_compiled_programs_btf() {
             clock,
             tick_ns,
             source_filter,
-            meter
+            meter,
+            tuf,
+            pad
         ]
     );
     mirror!(
@@ -248,6 +250,40 @@ fn mirrors_match_the_compiled_programs_btf() {
             vq_finish_ns,
             admitted,
             ring
+        ]
+    );
+    mirror!(
+        "csfq_tuf_config",
+        TufConfigRaw,
+        [
+            capacity_bps,
+            window_ns,
+            k_ns,
+            limit_bytes,
+            test_mode,
+            test_now_ns,
+            trust,
+            trusted,
+            clock,
+            tick_ns
+        ]
+    );
+    mirror!(
+        "csfq_tuf_state",
+        TufStateRaw,
+        [
+            cut,
+            window,
+            window_start_ns,
+            published,
+            pad0,
+            lock,
+            untagged_n,
+            untagged,
+            pad1,
+            vq_finish_ns,
+            pad2,
+            hist
         ]
     );
     mirror!(

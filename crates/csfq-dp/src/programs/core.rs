@@ -5,7 +5,7 @@
 
 use crate::abi::{CoreConfigRaw, CoreStateRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED};
 use crate::abi::{TRUST_ANY, TRUST_LISTED};
-use crate::attach::{refuse_beside, AttachOutcome};
+use crate::attach::{refuse_beside_another, AttachOutcome};
 use crate::error::DpError;
 use crate::loader::{configure, load, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
@@ -218,8 +218,7 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     let raw = s.raw()?;
     preflight("csfq dp core attach", dev)?;
     let _lock = change_lock()?;
-    refuse_beside(dev, Role::Core, Role::May)?;
-    refuse_beside(dev, Role::Core, Role::Csfne)?;
+    refuse_beside_another(dev, Role::Core)?;
     let d = dir(dev, Role::Core);
     if existing(dev, &d)? {
         reconfigure(&CORE, &d, &raw)?;

@@ -6,7 +6,7 @@
 //! CSFQ edge with the TSW meter (`EdgeSettings::meter`).
 
 use crate::abi::{CsfneConfigRaw, CsfneStateRaw, CSFNE_RING_MAX};
-use crate::attach::{refuse_beside, AttachOutcome};
+use crate::attach::{refuse_beside_another, AttachOutcome};
 use crate::error::DpError;
 use crate::loader::{configure, load_flows, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
@@ -142,8 +142,7 @@ pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpErr
     let raw = s.raw()?;
     preflight("csfq dp csfne attach", dev)?;
     let _lock = change_lock()?;
-    refuse_beside(dev, Role::Csfne, Role::Core)?;
-    refuse_beside(dev, Role::Csfne, Role::May)?;
+    refuse_beside_another(dev, Role::Csfne)?;
     let d = dir(dev, Role::Csfne);
     if existing(dev, &d)? {
         reconfigure(&CSFNE, &d, &raw)?;

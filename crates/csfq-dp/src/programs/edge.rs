@@ -127,6 +127,9 @@ pub struct EdgeSettings {
     /// How a flow's rate is measured: CSFQ's Eq. (3) (the default) or, for the edges of a
     /// CS-FNE island, the Time Sliding Window of Kim's thesis (Fig. 3-1), over `k_ns`.
     pub meter: Meter,
+    /// Write TUF tags `T(R (1 - X) / w)` (`csfq_algo::tuf_fixed`) instead of labels: the
+    /// edges of a TUF island.
+    pub tuf: bool,
 }
 
 /// The `sources` map's size.
@@ -212,6 +215,7 @@ impl Default for EdgeSettings {
             coarse_clock: false,
             allow_sources: Vec::new(),
             meter: Meter::Eq3,
+            tuf: false,
         }
     }
 }
@@ -270,6 +274,7 @@ impl EdgeSettings {
                 Meter::Eq3 => METER_EQ3,
                 Meter::Tsw => METER_TSW,
             },
+            tuf: u32::from(self.tuf),
             ..Default::default()
         })
     }
@@ -388,6 +393,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         clock: clock_name(c.clock),
         source_filter: c.source_filter != 0,
         meter: if c.meter == METER_TSW { "tsw" } else { "eq3" },
+        tuf: c.tuf != 0,
     });
     Ok(())
 }

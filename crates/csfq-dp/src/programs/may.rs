@@ -5,7 +5,7 @@
 use aya::maps::{Array, Map, MapData};
 
 use crate::abi::{MayConfigRaw, MaySlotRaw, MayStateRaw};
-use crate::attach::{check_pinned_table, refuse_beside, AttachOutcome};
+use crate::attach::{check_pinned_table, refuse_beside_another, AttachOutcome};
 use crate::error::DpError;
 use crate::loader::{configure, load_flows, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
@@ -188,8 +188,7 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
     let raw = s.raw()?;
     preflight("csfq dp may attach", dev)?;
     let _lock = change_lock()?;
-    refuse_beside(dev, Role::May, Role::Core)?;
-    refuse_beside(dev, Role::May, Role::Csfne)?;
+    refuse_beside_another(dev, Role::May)?;
     let d = dir(dev, Role::May);
     if existing(dev, &d)? {
         check_pinned_table(dev, &d, "MAY", "table", s.table)?;

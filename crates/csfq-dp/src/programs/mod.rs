@@ -6,26 +6,30 @@ pub(crate) mod core;
 mod csfne;
 mod edge;
 mod may;
+mod tuf;
 
 pub use self::core::{attach_core, CoreSettings, CoreTrust};
 pub use csfne::{attach_csfne, CsfneSettings};
 pub use edge::{attach_edge, EdgeSettings, FlowKey, Unlabelable, WeightClass};
 pub use may::{attach_may, MaySettings};
+pub use tuf::{attach_tuf, TufSettings};
 
 pub(crate) use self::core::CORE;
 pub(crate) use csfne::CSFNE;
 pub(crate) use edge::EDGE;
 pub(crate) use may::MAY;
+pub(crate) use tuf::TUF;
 
 use crate::program::Program;
 use crate::role::Role;
 
 /// Every program, in [`Role::ALL`]'s order.
-pub(crate) static ALL: [&Program; 6] = [
+pub(crate) static ALL: [&Program; 7] = [
     &EDGE,
     &CORE,
     &MAY,
     &CSFNE,
+    &TUF,
     &crate::loops::INGRESS,
     &crate::loops::EGRESS,
 ];

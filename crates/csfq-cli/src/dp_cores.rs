@@ -1,0 +1,190 @@
+//! `csfq dp csfne` and `csfq dp tuf`: the CS-FNE and TUF cores on a real interface.
+
+use anyhow::Result;
+use clap::Subcommand;
+use csfq_dp::units::{parse_rate, parse_size, parse_time};
+use csfq_dp::{CoreTrust, CsfneSettings, CsfneStats, TufSettings, TufStats};
+
+use crate::dp::{link_of, mbps, outcome};
+
+#[derive(Subcommand)]
+pub(crate) enum CsfneCommand {
+    /// Attach the CS-FNE core to an interface's egress (again: update its settings,
+    /// keeping its rates, virtual queue and ring).
+    Attach {
+        /// The bottleneck interface.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
+        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
+        #[arg(long, value_parser = parse_rate)]
+        rate: Option<u64>,
+        /// The virtual queue's size, in tc's size units [default: the limit of the
+        /// shaper's queue on IF].
+        #[arg(long, value_parser = parse_size)]
+        limit: Option<u64>,
+        /// The target queue: below it nothing is dropped by Eq. (2) [default: 16kb or half
+        /// the limit, the smaller; the thesis gives no value, 16 KB is RED's first
+        /// threshold in its simulations].
+        #[arg(long, value_parser = parse_size)]
+        target: Option<u64>,
+        /// K of r_hit, r_miss and the unlabeled traffic's price, in tc's time units.
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        k: u64,
+        /// Ring entries: the most queued packets an arrival may be compared with (the
+        /// queue's newest when it holds more); a power of two up to 4096.
+        #[arg(long, default_value_t = csfq_dp::abi::CSFNE_RING_MAX as u32)]
+        ring: u32,
+        /// An interface whose packets' labels count (repeatable, up to 16); packets from
+        /// any other are judged as unlabeled traffic and leave with label 0.
+        #[arg(
+            long = "trusted-from",
+            value_name = "IF",
+            required_unless_present = "trust_any_label"
+        )]
+        trusted_from: Vec<String>,
+        /// Believe labels from every interface (anyone who reaches this router without
+        /// crossing an edge can then forge one).
+        #[arg(long, conflicts_with = "trusted_from")]
+        trust_any_label: bool,
+        /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
+        /// tick must then be at most a quarter of the limit's drain time and of K).
+        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
+        clock: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum TufCommand {
+    /// Attach the TUF core to an interface's egress (again: update its settings, keeping
+    /// its threshold and virtual queue).
+    Attach {
+        /// The bottleneck interface.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
+        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
+        #[arg(long, value_parser = parse_rate)]
+        rate: Option<u64>,
+        /// The virtual queue's size, in tc's size units [default: the limit of the
+        /// shaper's queue on IF].
+        #[arg(long, value_parser = parse_size)]
+        limit: Option<u64>,
+        /// The window over which arrivals are counted by tag, in tc's time units [default:
+        /// twice the limit's drain time at the rate, within 1ms and 1s, as the CSFQ core's
+        /// K_c].
+        #[arg(long, value_parser = parse_time)]
+        window: Option<u64>,
+        /// K of the untagged traffic's rate, in tc's time units.
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        k: u64,
+        /// An interface whose packets' tags count (repeatable, up to 16); packets from any
+        /// other are tagged here as untagged traffic and leave without their tag.
+        #[arg(
+            long = "trusted-from",
+            value_name = "IF",
+            required_unless_present = "trust_any_label"
+        )]
+        trusted_from: Vec<String>,
+        /// Believe tags from every interface (anyone who reaches this router without
+        /// crossing an edge can then tag their packets 0, never dropped).
+        #[arg(long, conflicts_with = "trusted_from")]
+        trust_any_label: bool,
+        /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
+        /// tick must then be at most a quarter of the limit's drain time and the window).
+        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
+        clock: String,
+    },
+}
+
+fn trust(trust_any_label: bool, trusted_from: Vec<String>) -> CoreTrust {
+    if trust_any_label {
+        CoreTrust::Any
+    } else {
+        CoreTrust::Interfaces(trusted_from)
+    }
+}
+
+fn bytes(what: &'static str, v: u64) -> Result<u32, csfq_dp::DpError> {
+    u32::try_from(v).map_err(|_| csfq_dp::BYTES.error(what, v))
+}
+
+/// Runs a `csfq dp tuf` command.
+pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
+    let TufCommand::Attach {
+        dev,
+        rate,
+        limit,
+        window,
+        k,
+        trusted_from,
+        trust_any_label,
+        clock,
+    } = cmd;
+    let (rate, limit) = link_of(&dev, rate, limit, true)?;
+    let mut s = TufSettings::with_limit(rate, bytes("limit", limit)?);
+    s.window_ns = window.unwrap_or(s.window_ns);
+    s.k_ns = k;
+    s.trust = trust(trust_any_label, trusted_from);
+    s.coarse_clock = clock == "coarse";
+    outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev);
+    Ok(())
+}
+
+/// The state line of `csfq dp stats` for a TUF core.
+pub(crate) fn print_tuf(c: &TufStats) {
+    println!(
+        "  C {} Mbit/s   threshold tag {} ({} Mbit/s; 2047: every tag passes)   window {} ms, {} ended   untagged {} Mbit/s   virtual queue {} of {} B   {} clock",
+        mbps(c.capacity_bps),
+        c.threshold,
+        mbps(c.threshold_bps as u64),
+        c.window_ns as f64 / 1e6,
+        c.windows,
+        mbps(c.untagged_bps),
+        c.queue_bytes,
+        c.limit_bytes,
+        c.clock
+    );
+}
+
+/// Runs a `csfq dp csfne` command.
+pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
+    let CsfneCommand::Attach {
+        dev,
+        rate,
+        limit,
+        target,
+        k,
+        ring,
+        trusted_from,
+        trust_any_label,
+        clock,
+    } = cmd;
+    let (rate, limit) = link_of(&dev, rate, limit, true)?;
+    let mut s = CsfneSettings::with_limit(rate, bytes("limit", limit)?);
+    s.target_bytes = target.map(|t| bytes("target", t)).transpose()?;
+    s.k_ns = k;
+    s.ring = ring;
+    s.trust = trust(trust_any_label, trusted_from);
+    s.coarse_clock = clock == "coarse";
+    outcome(csfq_dp::attach_csfne(&dev, &s)?, "CS-FNE core", &dev);
+    Ok(())
+}
+
+/// The state line of `csfq dp stats` for a CS-FNE core.
+pub(crate) fn print_csfne(c: &CsfneStats) {
+    println!(
+        "  C {} Mbit/s   r_hit {} Mbit/s   r_miss {} Mbit/s   N_act {:.2}   CL {} Mbit/s   K {} ms   {} clock",
+        mbps(c.capacity_bps),
+        mbps(c.hit_bps),
+        mbps(c.miss_bps),
+        c.active_flows,
+        mbps(c.cl_bps),
+        c.k_ns as f64 / 1e6,
+        c.clock
+    );
+    println!(
+        "  virtual queue {} of {} B (target {} B)   ring {} of {} entries queued   {} packets admitted",
+        c.queue_bytes, c.limit_bytes, c.target_bytes, c.ring_queued, c.ring, c.admitted
+    );
+}

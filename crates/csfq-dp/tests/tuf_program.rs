@@ -1,0 +1,179 @@
+//! The TUF programs on crafted packets (BPF_PROG_TEST_RUN): the edge's tags and the core's
+//! filter give the Rust model's (`csfq_algo::tuf_fixed`) tags, verdicts, thresholds,
+//! windows and virtual queue; tags from an untrusted interface are judged as untagged
+//! traffic. Needs root; skipped with the reason elsewhere (and failing instead when
+//! CSFQ_DP_REQUIRED is set).
+
+mod common;
+
+use common::*;
+use csfq_algo::packet::FlowId;
+use csfq_algo::tuf::ipv4_id_of_tag;
+use csfq_algo::tuf_fixed::FixedTufTagger;
+use csfq_dp::abi::{Counter, EdgeConfigRaw, TufConfigRaw, TRUST_LISTED};
+use csfq_dp::flow_table::flow_hash;
+use csfq_dp::{Role, TestProgram};
+
+const PASS: i32 = -1; // TC_ACT_UNSPEC
+const SHOT: i32 = 2; // TC_ACT_SHOT
+
+fn lines(kind: &str) -> Vec<Vec<String>> {
+    raw_vectors_in("tuf-fixed-vectors.csv", kind)
+}
+
+fn filter_config() -> TufConfigRaw {
+    let p: Vec<u64> = lines("tufparams")[0]
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    TufConfigRaw {
+        capacity_bps: p[0],
+        limit_bytes: p[1] as u32,
+        window_ns: p[2],
+        k_ns: p[3],
+        test_mode: 1,
+        ..Default::default()
+    }
+}
+
+/// The edge writing TUF tags, on the CSFQ edge's vectors (96 packets of eight flows,
+/// staggered starts, bursts, gaps, same-instant packets): each packet carries the model's
+/// tag, the flow's offset `D_F` the high half of its key's hash with the table's seed.
+#[test]
+fn tuf_edge_tags_equal_the_model() {
+    if !dataplane_or_skip("tuf_edge_tags_equal_the_model") {
+        return;
+    }
+    let v = vectors("edge");
+    assert_eq!(v.len(), 96);
+    let k = v[0][3];
+    let mut p = TestProgram::load(Role::Edge).expect("load edge");
+    let mut model = FixedTufTagger::new(k);
+    let packet = |flow: u64, bytes: u64| V4 {
+        sport: 4000 + flow as u16,
+        frame_len: bytes.max(60) as usize,
+        ..Default::default()
+    };
+    for flow in 0..8 {
+        let d_f = (flow_hash(&key_v4(&packet(flow, 100), true), 0) >> 32) as u32;
+        model.set_offset(FlowId(flow as u32), d_f);
+    }
+    for (i, l) in v.iter().enumerate() {
+        let (now, flow, bytes) = (l[0], l[1], l[2]);
+        p.set_edge_config(&EdgeConfigRaw {
+            k_ns: k,
+            default_weight_milli: 1000,
+            test_mode: 1,
+            test_now_ns: now,
+            tuf: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        let (ret, out) = p.run(&packet(flow, bytes).frame()).unwrap();
+        assert_eq!(ret, PASS);
+        let tag = model.tag(FlowId(flow as u32), now, bytes as u32);
+        assert_eq!(
+            v4_id(&out),
+            ipv4_id_of_tag(tag),
+            "packet {i} (flow {flow}) at {now} ns: tag {tag}"
+        );
+    }
+}
+
+/// Every packet of the filter's vectors (3000 packets, tagged and untagged, offered 1.6 C,
+/// a silence past two windows, a burst that overflows) gets the model's verdict and leaves
+/// the threshold, the windows and the virtual queue as the model's.
+#[test]
+fn tuf_filter_equals_the_model_on_the_vectors() {
+    if !dataplane_or_skip("tuf_filter_equals_the_model_on_the_vectors") {
+        return;
+    }
+    let v = lines("tuf");
+    assert_eq!(v.len(), 3000);
+    let mut cfg = filter_config();
+    let mut p = TestProgram::load(Role::Tuf).expect("load tuf");
+    let mut drops = [0u64; 2];
+    for (i, l) in v.iter().enumerate() {
+        let n = |j: usize| l[j].parse::<u64>().unwrap();
+        let (now, bytes) = (n(0), n(1) as usize);
+        let id = match l[2].as_str() {
+            "-" => 0x1234, // no marker: untagged
+            t => ipv4_id_of_tag(t.parse().unwrap()),
+        };
+        cfg.test_now_ns = now;
+        p.set_tuf_config(&cfg).unwrap();
+        let frame = V4 {
+            frame_len: bytes,
+            id,
+            ..Default::default()
+        }
+        .frame();
+        let (ret, out) = p.run(&frame).unwrap();
+        match n(3) {
+            0 => {
+                assert_eq!(ret, PASS, "packet {i}: forwarded ({l:?})");
+                assert_eq!(out, frame, "packet {i}: untouched");
+            }
+            verdict => {
+                assert_eq!(ret, SHOT, "packet {i}: dropped ({l:?})");
+                drops[verdict as usize - 1] += 1;
+            }
+        }
+        let s = p.tuf_state().unwrap();
+        let queue = if s.vq_finish_ns > now {
+            (s.vq_finish_ns - now) * cfg.capacity_bps / 8_000_000_000
+        } else {
+            0
+        };
+        assert_eq!(
+            (s.threshold(), s.window, queue),
+            (n(5), n(6), n(7)),
+            "packet {i}: threshold, windows, queue ({l:?})"
+        );
+    }
+    assert_eq!(count(&p, Counter::DropTufHighestTag), drops[0]);
+    assert_eq!(count(&p, Counter::DropOverflow), drops[1]);
+}
+
+/// A tag from an interface the core does not trust is judged as untagged traffic: a flow
+/// that tags its own packets 0 (the lowest, never dropped if believed) at twice the link
+/// is tagged at the core by the rate of all untagged traffic, and dropped above the
+/// threshold, leaving with its tag removed; the same packets from the trusted interface
+/// are never dropped above the threshold.
+#[test]
+fn tuf_judges_untrusted_tags_as_untagged() {
+    if !dataplane_or_skip("tuf_judges_untrusted_tags_as_untagged") {
+        return;
+    }
+    let forged = V4 {
+        frame_len: 1500,
+        id: ipv4_id_of_tag(0),
+        ..Default::default()
+    };
+    for (from, trusted) in [(3, false), (7, true)] {
+        let mut cfg = filter_config();
+        cfg.trust = TRUST_LISTED;
+        cfg.trusted[0] = 7;
+        let mut p = TestProgram::load(Role::Tuf).expect("load tuf");
+        // 1500-byte packets every 0.6 ms: 20 Mbit/s into 10, for 0.3 s (15 windows).
+        for i in 0..500u64 {
+            cfg.test_now_ns = 1_000_000 + i * 600_000;
+            p.set_tuf_config(&cfg).unwrap();
+            let (ret, out) = p.run_from(&forged.frame(), from).unwrap();
+            if ret == PASS && !trusted {
+                assert_eq!(v4_id(&out), 0, "packet {i}: its tag removed");
+            }
+        }
+        let above = count(&p, Counter::DropTufHighestTag);
+        if trusted {
+            assert_eq!(count(&p, Counter::Untrusted), 0);
+            assert_eq!(above, 0, "trusted tag 0 dropped above the threshold");
+        } else {
+            assert_eq!(count(&p, Counter::Untrusted), 500);
+            assert!(
+                above > 100,
+                "untrusted packets dropped above the threshold: {above}"
+            );
+        }
+    }
+}
