@@ -2,8 +2,9 @@
 //! kernel TCP flows and a UDP flow at five times its share cross a router whose link to the
 //! receiver is shaped to 10 Mbit/s, first with the shaper's drop-tail queue alone, then
 //! with CSFQ (an edge where the traffic enters the router, a core in front of the shaper),
-//! then with CS-FNE (the edge with the TSW meter, the CS-FNE core), then with MAY (in front
-//! of the shaper, no edge); each flow's goodput at the receiver, side by side.
+//! then with CS-FNE (the edge with the TSW meter, the CS-FNE core), then with TUF (the edge
+//! writing tags, the TUF core), then with MAY (in front of the shaper, no edge); each flow's
+//! goodput at the receiver, side by side.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -308,6 +309,26 @@ pub fn demo(secs: u32) -> Result<()> {
     columns.push(("CS-FNE", net.flows("csfne", secs)?));
     net.dp("r", &["detach", "--dev", "rh"])?;
     net.dp("r", &["detach", "--dev", "rd"])?;
+    net.dp("r", &["edge", "attach", "--dev", "rh", "--tuf"])?;
+    net.dp(
+        "r",
+        &[
+            "tuf",
+            "attach",
+            "--dev",
+            "rd",
+            "--rate",
+            "10mbit",
+            "--limit",
+            "64kb",
+            "--trusted-from",
+            "rh",
+        ],
+    )?;
+    eprintln!("TUF (edge on rh writing tags, TUF core on rd) ...");
+    columns.push(("TUF", net.flows("tuf", secs)?));
+    net.dp("r", &["detach", "--dev", "rh"])?;
+    net.dp("r", &["detach", "--dev", "rd"])?;
     net.dp("r", &["may", "attach", "--dev", "rd", "--rate", "10mbit"])?;
     eprintln!("MAY (on rd, the paper's parameters) ...");
     columns.push(("MAY", net.flows("may", secs)?));
@@ -354,7 +375,7 @@ pub fn demo(secs: u32) -> Result<()> {
     );
     println!("{t}");
     println!(
-        "CSFQ and CS-FNE hold the UDP near its share and the TCPs share the rest; MAY shuts a \
+        "CSFQ, CS-FNE and TUF hold the UDP near its share and the TCPs share the rest; MAY shuts a \
          constant-rate flow above its share off over seconds, and its controller (Delta 1 s) \
          needs longer than this demo to settle (README, \"MAY on a real router\")."
     );

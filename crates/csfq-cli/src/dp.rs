@@ -76,8 +76,8 @@ enum DpCommand {
         json: bool,
     },
     /// Build namespaces (senders, a router shaped to 10 Mbit/s, a receiver), run four
-    /// kernel TCP flows and a UDP flow at 5x its share through drop-tail, CSFQ, CS-FNE and
-    /// MAY in turn, print each flow's goodput side by side, and remove everything (needs root,
+    /// kernel TCP flows and a UDP flow at 5x its share through drop-tail, CSFQ, CS-FNE, TUF
+    /// and MAY in turn, print each flow's goodput side by side, and remove everything (needs root,
     /// iperf3, ethtool).
     Demo {
         /// Seconds per scheme.
@@ -785,6 +785,7 @@ pub fn dp(args: Dp) -> Result<()> {
                         ns("core", c.core_ns),
                         ns("may", c.may_ns),
                         ns("csfne", c.csfne_ns),
+                        ns("tuf", c.tuf_ns),
                     ]
                     .into_iter()
                     .flatten()
@@ -849,10 +850,24 @@ pub fn dp(args: Dp) -> Result<()> {
                     ) {
                         println!(
                             "CS-FNE, beyond the empty program: the edge with the TSW meter {:.0} \
-                             ns, the CS-FNE core {:.0} ns per packet (its lock, ring search and \
-                             two random numbers).",
+                             ns, the CS-FNE core {:.0} ns per packet (its lock and a \
+                             fingerprint; uncongested here: no ring search, no draw).",
                             tsw - floor,
                             csfne - floor
+                        );
+                    }
+                    if let (Some(tags), Some(untagged), Some(tagged)) = (
+                        alone("edge, tuf tags").and_then(|c| c.edge_ns),
+                        alone("tuf").and_then(|c| c.tuf_ns),
+                        alone("edge (tuf)+tuf").and_then(|c| c.tuf_ns),
+                    ) {
+                        println!(
+                            "TUF, beyond the empty program: the edge writing tags {:.0} ns, \
+                             the TUF core {:.0} ns per tagged packet (no lock) and {:.0} per \
+                             untagged one (tagged there, under its lock).",
+                            tags - floor,
+                            tagged - floor,
+                            untagged - floor
                         );
                     }
                     if let (Some(fine), Some(coarse)) =

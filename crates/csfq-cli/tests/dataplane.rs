@@ -1926,7 +1926,7 @@ fn attach_under_ip_netns_exec_persists() {
 
 /// `csfq dp bench` end to end, briefly: every case delivers packets, and the kernel's
 /// statistics are read for exactly the programs each case attached (the empty program, the
-/// edge, the core, MAY, the CS-FNE core), so the figures it prints belong to the programs
+/// edge, the core, MAY, the CS-FNE and TUF cores), so the figures it prints belong to the programs
 /// they name.
 #[test]
 fn dp_bench_reports_each_attached_program() {
@@ -1947,6 +1947,7 @@ fn dp_bench_reports_each_attached_program() {
         "edge",
         "edge, coarse clock",
         "edge, tsw meter",
+        "edge, tuf tags",
         "core",
         "edge+core",
         "edge+core, coarse clocks",
@@ -1954,6 +1955,8 @@ fn dp_bench_reports_each_attached_program() {
         "may, coarse clock",
         "csfne",
         "edge (tsw)+csfne",
+        "tuf",
+        "edge (tuf)+tuf",
     ];
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
         want.extend([
@@ -1979,6 +1982,7 @@ fn dp_bench_reports_each_attached_program() {
             ("core_ns", case.contains("core")),
             ("may_ns", case.starts_with("may") || case.contains(": may")),
             ("csfne_ns", case.contains("csfne")),
+            ("tuf_ns", case == "tuf" || case.ends_with("+tuf")),
         ] {
             let ns = r[field].as_f64();
             assert_eq!(ns.is_some(), attached, "{case}: {field} = {:?}", r[field]);
@@ -2454,8 +2458,8 @@ fn may_spares_short_transfers_beside_long_flows() {
 }
 
 /// `csfq dp demo` as a newcomer runs it: it builds its namespaces, prints every flow under
-/// drop-tail, CSFQ, CS-FNE and MAY side by side, and leaves nothing behind; CSFQ and CS-FNE
-/// each hold the UDP to less than half of what drop-tail lets it take. Interrupted halfway (SIGINT), it removes
+/// drop-tail, CSFQ, CS-FNE, TUF and MAY side by side, and leaves nothing behind; CSFQ, CS-FNE
+/// and TUF each hold the UDP to less than half of what drop-tail lets it take. Interrupted halfway (SIGINT), it removes
 /// its namespaces too and exits 130.
 #[test]
 fn dp_demo_runs_and_cleans_up_even_when_interrupted() {
@@ -2498,8 +2502,12 @@ fn dp_demo_runs_and_cleans_up_even_when_interrupted() {
         .skip(1)
         .filter_map(|c| c.trim().trim_end_matches('│').trim().parse().ok())
         .collect();
-    assert_eq!(udp.len(), 5, "drop-tail, CSFQ, CS-FNE, MAY, share: {out}");
-    for (i, scheme) in [(1, "CSFQ"), (2, "CS-FNE")] {
+    assert_eq!(
+        udp.len(),
+        6,
+        "drop-tail, CSFQ, CS-FNE, TUF, MAY, share: {out}"
+    );
+    for (i, scheme) in [(1, "CSFQ"), (2, "CS-FNE"), (3, "TUF")] {
         assert!(
             udp[i] < udp[0] / 2.0,
             "{scheme}'s UDP {} vs drop-tail's {}: {out}",

@@ -47,10 +47,10 @@ use aya::programs::{LinkOrder, SchedClassifier};
 
 use crate::lab::{Lab, LabError, Offloads};
 use crate::loader::EMPTY_PROGRAM;
-use crate::programs::{CORE, CSFNE, EDGE, MAY};
+use crate::programs::{CORE, CSFNE, EDGE, MAY, TUF};
 use crate::{
-    attach_core, attach_csfne, attach_edge, attach_may, detach, enter_netns, CoreSettings,
-    CsfneSettings, DpError, EdgeSettings, MaySettings,
+    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, detach, enter_netns,
+    CoreSettings, CsfneSettings, DpError, EdgeSettings, MaySettings, TufSettings,
 };
 
 /// One measured configuration.
@@ -58,7 +58,8 @@ use crate::{
 pub struct PathResult {
     /// `none`, `empty`, `edge`, `edge, coarse clock`, `edge, tsw meter`, `core`,
     /// `edge+core`, `edge+core, coarse clocks`, `may`, `may, coarse clock`, `csfne`,
-    /// `edge (tsw)+csfne`, or one of the `2 CPUs: ` cases.
+    /// `edge (tsw)+csfne`, `edge, tuf tags`, `tuf`, `edge (tuf)+tuf`, or one of the `2 CPUs: `
+    /// cases.
     pub case: &'static str,
     /// Datagrams received per second (the median of the repeats).
     pub pps: f64,
@@ -78,6 +79,8 @@ pub struct PathResult {
     pub may_ns: Option<f64>,
     /// The CS-FNE core's mean run time per packet, ns, if it ran.
     pub csfne_ns: Option<f64>,
+    /// The TUF core's mean run time per packet, ns, if it ran.
+    pub tuf_ns: Option<f64>,
 }
 
 /// Run time and run count the kernel accumulated for one program.
@@ -93,12 +96,12 @@ impl ProgCost {
     }
 }
 
-/// The run-time statistics of the edge, the core, the empty program, MAY and the CS-FNE
-/// core attached to `dev`'s egress, in that order.
-fn costs(dev: &str) -> Result<[ProgCost; 5], DpError> {
+/// The run-time statistics of the edge, the core, the empty program, MAY, the CS-FNE core
+/// and the TUF core attached to `dev`'s egress, in that order.
+fn costs(dev: &str) -> Result<[ProgCost; 6], DpError> {
     let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
         .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
-    let mut out = [ProgCost::default(); 5];
+    let mut out = [ProgCost::default(); 6];
     for p in progs {
         let c = ProgCost {
             ns: p.run_time().as_nanos() as u64,
@@ -110,6 +113,7 @@ fn costs(dev: &str) -> Result<[ProgCost; 5], DpError> {
             Some(EMPTY_PROGRAM) => out[2] = c,
             Some(n) if n == MAY.function => out[3] = c,
             Some(n) if n == CSFNE.function => out[4] = c,
+            Some(n) if n == TUF.function => out[5] = c,
             _ => {}
         }
     }
@@ -281,32 +285,35 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     // Resolve the neighbour before measuring.
     blast(&tx, &rx, 0.2);
 
-    // (name, empty, edge, core, may, csfne); edge, core and MAY: 0 none, 1 fine clock, 2
-    // coarse clock; the edge 3: fine clock, TSW meter
-    const CASES: usize = 12;
-    let cases: [(&'static str, bool, u8, u8, u8, bool); CASES] = [
-        ("none", false, 0, 0, 0, false),
-        ("empty", true, 0, 0, 0, false),
-        ("edge", false, 1, 0, 0, false),
-        ("edge, coarse clock", false, 2, 0, 0, false),
-        ("edge, tsw meter", false, 3, 0, 0, false),
-        ("core", false, 0, 1, 0, false),
-        ("edge+core", false, 1, 1, 0, false),
-        ("edge+core, coarse clocks", false, 2, 2, 0, false),
-        ("may", false, 0, 0, 1, false),
-        ("may, coarse clock", false, 0, 0, 2, false),
-        ("csfne", false, 0, 0, 0, true),
-        ("edge (tsw)+csfne", false, 3, 0, 0, true),
+    // (name, empty, edge, core, may, csfne, tuf); edge, core and MAY: 0 none, 1 fine clock,
+    // 2 coarse clock; the edge 3: fine clock, TSW meter; 4: fine clock, TUF tags
+    const CASES: usize = 15;
+    let cases: [(&'static str, bool, u8, u8, u8, bool, bool); CASES] = [
+        ("none", false, 0, 0, 0, false, false),
+        ("empty", true, 0, 0, 0, false, false),
+        ("edge", false, 1, 0, 0, false, false),
+        ("edge, coarse clock", false, 2, 0, 0, false, false),
+        ("edge, tsw meter", false, 3, 0, 0, false, false),
+        ("edge, tuf tags", false, 4, 0, 0, false, false),
+        ("core", false, 0, 1, 0, false, false),
+        ("edge+core", false, 1, 1, 0, false, false),
+        ("edge+core, coarse clocks", false, 2, 2, 0, false, false),
+        ("may", false, 0, 0, 1, false, false),
+        ("may, coarse clock", false, 0, 0, 2, false, false),
+        ("csfne", false, 0, 0, 0, true, false),
+        ("edge (tsw)+csfne", false, 3, 0, 0, true, false),
+        ("tuf", false, 0, 0, 0, false, true),
+        ("edge (tuf)+tuf", false, 4, 0, 0, false, true),
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
         .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
-    let mut cost = [[ProgCost::default(); 5]; CASES];
+    let mut cost = [[ProgCost::default(); 6]; CASES];
     for _ in 0..repeat {
         let mut this = [0f64; CASES];
-        for (i, &(_, empty, edge, core, may, csfne)) in cases.iter().enumerate() {
+        for (i, &(_, empty, edge, core, may, csfne, tuf)) in cases.iter().enumerate() {
             let empty = if empty {
                 Some(attach_empty("va")?)
             } else {
@@ -323,6 +330,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                         } else {
                             csfq_algo::fixed::Meter::Eq3
                         },
+                        tuf: edge == 4,
                         ..Default::default()
                     },
                 )?;
@@ -346,15 +354,19 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 let c = bench_core(false);
                 attach_csfne("va", &CsfneSettings::with_limit(c.rate_bps, c.limit_bytes))?;
             }
+            if tuf {
+                let c = bench_core(false);
+                attach_tuf("va", &TufSettings::with_limit(c.rate_bps, c.limit_bytes))?;
+            }
             this[i] = blast(&tx, &rx, secs);
-            if empty.is_some() || edge || core || may || csfne {
+            if empty.is_some() || edge || core || may || csfne || tuf {
                 for (sum, add) in cost[i].iter_mut().zip(costs("va")?) {
                     sum.ns += add.ns;
                     sum.runs += add.runs;
                 }
             }
             drop(empty);
-            if edge || core || may || csfne {
+            if edge || core || may || csfne || tuf {
                 detach("va")?;
             }
         }
@@ -379,7 +391,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     ];
     let mut sc_pps = vec![Vec::new(); scaling.len()];
     let mut sc_ratios = vec![Vec::new(); scaling.len()];
-    let mut sc_cost = [[ProgCost::default(); 5]; SCALING];
+    let mut sc_cost = [[ProgCost::default(); 6]; SCALING];
     if cpus >= 2 {
         let txs = (0..2)
             .map(|_| {
@@ -429,7 +441,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         }
     }
     drop(lab);
-    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 5]| PathResult {
+    let row = |case, pps: &mut Vec<f64>, r: &mut Vec<f64>, cost: [ProgCost; 6]| PathResult {
         case,
         pps: median(pps),
         ratio: median(r),
@@ -440,6 +452,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
         empty_ns: cost[2].per_run(),
         may_ns: cost[3].per_run(),
         csfne_ns: cost[4].per_run(),
+        tuf_ns: cost[5].per_run(),
     };
     let mut out: Vec<PathResult> = cases
         .iter()
