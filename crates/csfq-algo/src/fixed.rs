@@ -607,7 +607,7 @@ impl FixedEdge {
     }
 
     /// The rate, and the flow's weight in thousandths.
-    fn estimate_weighted(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> (u64, u64) {
+    pub fn estimate_weighted(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> (u64, u64) {
         let (k, t, meter) = (self.k_ns, tables(), self.meter);
         let (rate, w) = Self::slot(&mut self.flows, f);
         let r = if *rate == FixedRate::default() {

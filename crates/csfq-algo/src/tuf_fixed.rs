@@ -33,10 +33,14 @@
 //! [`crate::tuf::ipv4_id_of_tag`], and in the IPv6 flow label likewise (the marker in the
 //! 5 bits above the tag, the rest 0).
 
+use rand::Rng;
+
 use crate::fixed::{ExpTables, FixedEdge, FixedRate};
 use crate::packet::FlowId;
-use crate::tuf::{rate_of_tag, TAGS};
-use crate::verdict::DropReason;
+use crate::queue::{ByteFifo, QueueDisc};
+use crate::time::Nanos;
+use crate::tuf::{rate_of_tag, Tagged, TAGS};
+use crate::verdict::{DropReason, Dropped};
 
 /// Steps of the tag search: `log2(TAGS)`.
 pub const TAG_SEARCH_STEPS: u32 = 11;
@@ -121,15 +125,93 @@ impl FixedTufTagger {
         self.edge.flow_slots().max(self.n.len())
     }
 
-    /// Tags a packet of `bytes` of flow `f` at `now_ns` (weight 1).
+    /// Sets flow `f`'s weight (kept in thousandths, at least 1).
+    pub fn set_weight(&mut self, f: FlowId, weight: f64) {
+        self.edge.set_weight(f, weight);
+    }
+
+    /// Tags a packet of `bytes` of flow `f` at `now_ns`.
     pub fn tag(&mut self, f: FlowId, now_ns: u64, bytes: u32) -> u16 {
-        let r = self.edge.estimate(f, now_ns, bytes);
+        let (r, w) = self.edge.estimate_weighted(f, now_ns, bytes);
         let i = f.index();
         if self.n.len() <= i {
             self.n.resize(i + 1, 0);
         }
         self.n[i] = self.n[i].wrapping_add(1);
-        tag_for(r, self.n[i], 1000)
+        tag_for(r, self.n[i], w)
+    }
+
+    /// Tags a packet, a flow seen for the first time taking a random offset `D_F`.
+    pub fn tag_with<R: Rng + ?Sized>(
+        &mut self,
+        f: FlowId,
+        now_ns: u64,
+        bytes: u32,
+        rng: &mut R,
+    ) -> u16 {
+        if self.n.len() <= f.index() {
+            self.set_offset(f, rng.random());
+        }
+        self.tag(f, now_ns, bytes)
+    }
+}
+
+/// The integer TUF filter as a simulator port: [`FixedTufFilter`] (its windows, threshold
+/// and virtual queue, as the dataplane keeps them) in front of a FIFO, the tags the packets
+/// carry (untagged: tagged at the port as one flow). Beside [`crate::tuf::TufQueue`], which
+/// pushes the highest tag out of a full queue, it shows what the filter costs.
+#[derive(Debug, Clone)]
+pub struct FixedTufPort<P> {
+    params: FixedTufParams,
+    filter: FixedTufFilter,
+    fifo: ByteFifo<P>,
+}
+
+impl<P: Tagged> FixedTufPort<P> {
+    /// A port whose virtual queue and FIFO hold `params.limit_bytes`.
+    pub fn new(params: FixedTufParams) -> Self {
+        FixedTufPort {
+            params,
+            filter: FixedTufFilter::new(),
+            fifo: ByteFifo::new(params.limit_bytes),
+        }
+    }
+
+    /// The threshold's least rate, bit/s.
+    pub fn threshold_rate(&self) -> f64 {
+        rate_of_tag(self.filter.threshold)
+    }
+}
+
+impl<P: Tagged> QueueDisc<P> for FixedTufPort<P> {
+    #[inline]
+    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, _rng: &mut R) -> Option<Dropped<P>> {
+        let (v, _) = self.filter.on_arrival(
+            crate::fixed::tables(),
+            &self.params,
+            now.0,
+            p.size_bytes(),
+            p.tag(),
+        );
+        if let TufVerdict::Drop(reason) = v {
+            return Some(Dropped::new(p, reason));
+        }
+        self.fifo
+            .push(p)
+            .err()
+            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+    }
+    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+        self.fifo.pop()
+    }
+    fn len_bytes(&self) -> u32 {
+        self.fifo.bytes()
+    }
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+    fn reserved_slots(&self) -> usize {
+        self.fifo.reserved_slots()
     }
 }
 

@@ -16,6 +16,7 @@ use csfq_algo::las::Las;
 use csfq_algo::may::{May, MayParams, MayStats};
 use csfq_algo::red::{Red, RedParams};
 use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
+use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
 
@@ -70,6 +71,13 @@ pub enum Discipline {
         /// Integer core with its ring.
         core: Box<FixedCsfnePort<SimPacket>>,
     },
+    /// TUF in the dataplane's integer arithmetic: a filter, not a push-out queue.
+    TufFilter {
+        /// Integer tagging of unresponsive flows at the edge.
+        tagger: Box<FixedTufTagger>,
+        /// The filter in front of a FIFO.
+        core: Box<FixedTufPort<SimPacket>>,
+    },
     /// MAY.
     May(Box<May<SimPacket>>),
     /// Least Attained Service.
@@ -94,6 +102,7 @@ macro_rules! each {
             Discipline::Choke($q) => $e,
             Discipline::CsfqFixed { core: $q, .. } => $e,
             Discipline::CsfneFixed { core: $q, .. } => $e,
+            Discipline::TufFilter { core: $q, .. } => $e,
             Discipline::May($q) => $e,
             Discipline::Las($q) => $e,
             Discipline::Ared($q) => $e,
@@ -188,6 +197,18 @@ impl Discipline {
                     ring: RING_MAX,
                 })),
             },
+            DisciplineKind::TufFilter => {
+                let window = s.csfq.core_params(rate_bps, buffer_bytes).k_c;
+                Discipline::TufFilter {
+                    tagger: Box::new(FixedTufTagger::new(ms(s.tuf.k_ms).0)),
+                    core: Box::new(FixedTufPort::new(FixedTufParams {
+                        capacity_bps: rate_bps as u64,
+                        limit_bytes: buffer_bytes,
+                        window_ns: window.0,
+                        k_ns: ms(s.tuf.k_ms).0,
+                    })),
+                }
+            }
             DisciplineKind::May => {
                 let m = s.may;
                 let params = MayParams {
@@ -258,6 +279,10 @@ impl Discipline {
             Discipline::CsfqFixed { edge, .. } => edge.label(p, now),
             Discipline::CsfneFixed { edge, .. } => edge.label(p, now),
             Discipline::Tuf { tagger, .. } if p.tag == NO_TAG => p.tag = tagger.tag(p, now, rng),
+            Discipline::TufFilter { tagger, .. } if p.tag == NO_TAG => {
+                let (flow, bytes) = (csfq_algo::Packet::flow(p), csfq_algo::Packet::size_bytes(p));
+                p.tag = tagger.tag_with(flow, now.0, bytes, rng)
+            }
             _ => {}
         }
     }
@@ -268,6 +293,7 @@ impl Discipline {
             Discipline::Csfq { edge, .. } => edge.set_weight(flow, weight),
             Discipline::Tuf { tagger, .. } => tagger.set_weight(flow, weight, rng),
             Discipline::CsfqFixed { edge, .. } => edge.set_weight(flow, weight),
+            Discipline::TufFilter { tagger, .. } => tagger.set_weight(flow, weight),
             _ => {}
         }
     }
@@ -289,21 +315,23 @@ impl Discipline {
     }
 
     /// The fair-share estimate, if the discipline keeps one: CSFQ's `alpha`, CS-FNE's
-    /// threshold rate `C / N_act`, MAY's `1/v` (0 while `v` is 0).
+    /// threshold rate `C / N_act`, the TUF filter's threshold tag's rate, MAY's `1/v` (0
+    /// while `v` is 0).
     pub fn alpha(&self) -> Option<f64> {
         match self {
             Discipline::Csfq { core, .. } => Some(core.estimator().alpha()),
             Discipline::Csfne { core, .. } => Some(core.threshold_rate()),
             Discipline::CsfqFixed { core, .. } => Some(core.alpha_bps() as f64),
             Discipline::CsfneFixed { core, .. } => Some(core.threshold_rate()),
+            Discipline::TufFilter { core, .. } => Some(core.threshold_rate()),
             Discipline::May(m) => Some(m.fair_share_bps().unwrap_or(0.0)),
             _ => None,
         }
     }
 
-    /// Whether this is TUF (whose TCP sources tag their own packets).
+    /// Whether this is TUF, queue or filter (whose TCP sources tag their own packets).
     pub fn is_tuf(&self) -> bool {
-        matches!(self, Discipline::Tuf { .. })
+        matches!(self, Discipline::Tuf { .. } | Discipline::TufFilter { .. })
     }
 
     /// Whether this is an empty drop-tail FIFO that would take a packet of `size` bytes:
@@ -363,6 +391,7 @@ impl Discipline {
             Discipline::Csfne { meter, .. } => meter.flow_slots(),
             Discipline::CsfqFixed { edge, .. } => edge.flow_slots(),
             Discipline::CsfneFixed { edge, .. } => edge.flow_slots(),
+            Discipline::TufFilter { tagger, .. } => tagger.flow_slots(),
             _ => 0,
         };
         edge + each!(self, q => q.flow_slots())
