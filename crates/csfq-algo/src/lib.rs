@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | [`rate_estimator`] | Eq. (3) exponential rate estimator | Stoica et al. 1998 §2.4 |
 //! | [`csfq`] | CSFQ edge labeling and core drop/relabel | Stoica et al. 1998 §2 |
+//! | [`fixed`] | CSFQ as the dataplane computes it: fixed-point Eq. (3), Q0.32 drops, integer labels | Stoica et al. 1998 §2 |
 //! | [`fifo`] | drop-tail FIFO | |
 //! | [`red`] | RED | Floyd & Jacobson 1993 |
 //! | [`fred`] | FRED-1, FRED-2 | Lin & Morris 1997 |
@@ -20,9 +21,12 @@
 //! | [`maxmin`] | max-min water-filling, the per-hop allocation, Jain's index | Bertsekas & Gallager §6.5.2 |
 //! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
 //! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
+//! | [`tuf_fixed`] | TUF as the dataplane computes it: tags by a threshold table, the edge's tagger, a bufferless filter | Clerget & Dabbous 1999, Fig. 4's filter model |
 //! | [`csfne`] | CS-FNE: TSW edge meter, flow-number-estimating core | Kim 2005 |
+//! | [`csfne_fixed`] | CS-FNE as the dataplane computes it: integer TSW, a ring of the virtual queue's fingerprints | Kim 2005, Eqs. 3-2 to 3-4 |
 //! | [`choke`] | CHOKe | Pan, Prabhakar & Psounis 2000 |
 //! | [`may`] | MAY: drop in proportion to past drops | the MAY paper, Fig. 1 |
+//! | [`may_fixed`] | MAY as the dataplane computes it: the table folded lazily, Q16/Q32 | the MAY paper, Fig. 1 |
 //! | [`las`] | Least Attained Service | Rai, Urvoy-Keller & Biersack 2003 |
 //! | [`ared`] | Adaptive RED | Floyd, Gummadi & Shenker 2001 |
 //! | [`overlay`] | edge-to-edge loops: AIMD-ER on accumulation, assured rate, quasi-leased line | Harrison, Kalyanaraman & Ramakrishnan, §3–7 |
