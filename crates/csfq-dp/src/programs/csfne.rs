@@ -40,7 +40,7 @@ pub(crate) static CSFNE: Program = Program {
 pub struct CsfneSettings {
     /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
     pub rate_bps: u64,
-    /// The virtual queue's size, bytes: set it to the shaper's limit. Default 64 KiB.
+    /// The virtual queue's size, bytes: the shaper's limit (`csfq dp csfne attach` reads it).
     pub limit_bytes: u32,
     /// `K` of `r_hit`, `r_miss` and the unlabeled price, ns. Default 100 ms (the thesis's,
     /// CSFQ's `K`).

@@ -39,7 +39,7 @@ pub(crate) static TUF: Program = Program {
 pub struct TufSettings {
     /// `C`, bit/s: the rate of the shaper (tbf, htb) on this interface.
     pub rate_bps: u64,
-    /// The virtual queue's size, bytes: set it to the shaper's limit.
+    /// The virtual queue's size, bytes: the shaper's limit (`csfq dp tuf attach` reads it).
     pub limit_bytes: u32,
     /// The window arrivals are counted over, ns. Default: as the CSFQ core's `K_c`, twice
     /// the limit's drain time at the rate, within 1 ms and 1 s (the report gives none: its
