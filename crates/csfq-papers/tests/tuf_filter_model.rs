@@ -1,7 +1,8 @@
-//! The dataplane's TUF (`tuf-filter`: integer tags at the edges, a filter that drops tags
-//! above the threshold at which a window's arrivals fill the link) beside the report's
-//! push-out queue (`tuf`), on the experiments the report runs TUF in: how far the filter
-//! is from the queue.
+//! The dataplane's TUF (`tuf-filter`: integer tags at the edges, TCPs tagged there as
+//! unresponsive, a filter that drops tags above the threshold at which a window's arrivals
+//! fill the link) beside the report's TUF (`tuf`: TCP sources tag themselves by Padhye's
+//! formula, a queue that pushes out the highest tag), on the experiments the report runs
+//! TUF in: how far the dataplane's TUF is from the report's.
 
 use csfq_papers::experiments::find;
 use csfq_papers::scenarios::fig4_with;
@@ -30,13 +31,13 @@ fn mean_se(xs: &[f64]) -> (f64, f64) {
 
 /// Seeds 1-4. tuf-fig9a (32 UDP flows at 1..32 x their share): the filter's worst and best
 /// flows within two standard errors (of the difference of the means) of the queue's.
-/// tuf-fig10 (a TCP against N - 1 UDPs at twice their share, N = 8, 16, 24, 32): the
-/// filter gives the TCP at least the report's 70% of its share. tuf-fig9b (a UDP at
-/// 10 Mbit/s against 31 TCPs) and the TCP's excess in tuf-fig10 are printed: there the
-/// filter departs from the queue (README, "TUF on a real router").
+/// tuf-fig9b (a UDP at 10 Mbit/s against 31 TCPs): the UDP gets no more through the filter
+/// than through the queue, within two standard errors. tuf-fig10 (a TCP against N - 1
+/// UDPs at twice their share) is printed: its TCP, tagged as unresponsive, fares as under
+/// CSFQ rather than as the report's self-tagging TCP (README, "TUF on a real router").
 #[test]
 fn the_filter_beside_the_push_out_queue() {
-    let (mut lo, mut hi) = ([vec![], vec![]], [vec![], vec![]]);
+    let (mut lo, mut hi, mut udp9b) = ([vec![], vec![]], [vec![], vec![]], [vec![], vec![]]);
     for seed in 1..=SEEDS {
         for (i, d) in [DisciplineKind::Tuf, DisciplineKind::TufFilter]
             .into_iter()
@@ -51,21 +52,25 @@ fn the_filter_beside_the_push_out_queue() {
             lo[i].push(dev.iter().copied().fold(f64::MAX, f64::min));
             hi[i].push(dev.iter().copied().fold(f64::MIN, f64::max));
             let udp = run("tuf-fig9b", d, seed, None).flows[0].throughput_mbps;
+            udp9b[i].push(udp);
             let mut tcp = Vec::new();
             for n in [8u32, 16, 24, 32] {
                 let share =
                     run("tuf-fig10", d, seed, Some(n)).flows[0].throughput_mbps / (10.0 / n as f64);
                 tcp.push(share);
-                if d == DisciplineKind::TufFilter {
-                    assert!(
-                        share >= 0.7,
-                        "seed {seed}, N = {n}: the TCP {share:.3} of its share"
-                    );
-                }
             }
             eprintln!("seed {seed} {d}: tuf-fig9b the UDP {udp:.3} Mbit/s; tuf-fig10 the TCP {tcp:.3?} of its share at N = 8, 16, 24, 32");
         }
     }
+    let ((q, sq), (f, sf)) = (mean_se(&udp9b[0]), mean_se(&udp9b[1]));
+    let two_se = 2.0 * (sq * sq + sf * sf).sqrt();
+    eprintln!("tuf-fig9b the UDP: queue {q:.3}, filter {f:.3} Mbit/s (2 se {two_se:.3})");
+    assert!(
+        f <= q + two_se,
+        "tuf-fig9b: the UDP gets more through the filter {:?} than the queue {:?}",
+        udp9b[1],
+        udp9b[0]
+    );
     for (what, [queue, filter]) in [("worst flow", lo), ("best flow", hi)] {
         let ((a, sa), (b, sb)) = (mean_se(&queue), mean_se(&filter));
         let two_se = 2.0 * (sa * sa + sb * sb).sqrt();

@@ -329,9 +329,11 @@ impl Discipline {
         }
     }
 
-    /// Whether this is TUF, queue or filter (whose TCP sources tag their own packets).
+    /// Whether this is TUF with its push-out queue, whose TCP sources tag their own packets
+    /// (under the dataplane's filter, `tuf-filter`, the edge tags every flow, as a Linux
+    /// edge does).
     pub fn is_tuf(&self) -> bool {
-        matches!(self, Discipline::Tuf { .. } | Discipline::TufFilter { .. })
+        matches!(self, Discipline::Tuf { .. })
     }
 
     /// Whether this is an empty drop-tail FIFO that would take a packet of `size` bytes:

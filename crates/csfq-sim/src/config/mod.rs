@@ -79,9 +79,10 @@ disciplines! {
     /// CS-FNE as the dataplane computes it: integer TSW labels carried as 16-bit floats, a
     /// core that compares arrivals with a ring of the packets its virtual queue holds.
     CsfneFixed = "csfne-fixed",
-    /// TUF as the dataplane runs it: integer tags at the edges (TCP sources tag their own,
-    /// as under `tuf`), a filter that drops tags above a threshold that fills the link, not
-    /// a queue that pushes the highest tag out.
+    /// TUF as the dataplane runs it: integer tags at the edges, every flow's (TCPs tagged as
+    /// unresponsive, as an edge router must: only the source knows a TCP's round trip), a
+    /// filter that drops tags above a threshold that fills the link, not a queue that
+    /// pushes the highest tag out.
     TufFilter = "tuf-filter",
     /// MAY (one FIFO, drops in proportion to past drops; the `[may]` table).
     May = "may",
