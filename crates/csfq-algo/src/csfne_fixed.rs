@@ -14,8 +14,8 @@
 //!   When the queue holds more packets than the ring, the draw is among the ring's, the
 //!   queue's newest (the operator sizes the ring: `--ring`).
 //! - **Fingerprints.** The program hashes a packet's 5-tuple with a seed drawn at attach
-//!   time to 32 bits, never 0; two flows of one fingerprint (1 in 2^32 for a pair) count
-//!   as one flow. The model takes the fingerprint as an input.
+//!   time to 32 bits, the lowest set (never 0); two flows of one fingerprint (1 in 2^31
+//!   for a pair) count as one flow. The model takes the fingerprint as an input.
 //! - **Numbers.** `r_hit` and `r_miss` are Eq. (3) estimates ([`FixedRate`]) with the
 //!   averaging constant `K` (Eqs. 3-2, 3-3); `CL = C / N_act = C r_hit / (r_hit + r_miss)`
 //!   (Eq. 3-4) with both rates scaled to [`CL_BITS`] bits first, so the product fits 64
@@ -190,7 +190,9 @@ impl FixedCsfneCore {
         if self.vq_finish_ns <= now_ns || p.capacity_bps == 0 {
             return 0;
         }
-        ((self.vq_finish_ns - now_ns) * p.capacity_bps / 8_000_000_000).min(u32::MAX as u64) as u32
+        // in 128 bits: a simulated buffer may be far larger than the dataplane's limit
+        (u128::from(self.vq_finish_ns - now_ns) * u128::from(p.capacity_bps) / 8_000_000_000)
+            .min(u128::from(u32::MAX)) as u32
     }
 
     fn entry(&self, p: &FixedCsfneParams, i: u64) -> RingEntry {

@@ -98,8 +98,9 @@ pub fn tag_for(r_bps: u64, n: u32, w_milli: u64) -> u16 {
 #[derive(Debug, Clone)]
 pub struct FixedTufTagger {
     edge: FixedEdge,
-    /// Per flow: the counter (starting at the flow's offset `D_F`).
-    n: Vec<u32>,
+    /// Per flow: the counter (starting at the flow's offset `D_F`), `None` before the flow's
+    /// offset is set or its first packet.
+    n: Vec<Option<u32>>,
 }
 
 impl FixedTufTagger {
@@ -115,9 +116,9 @@ impl FixedTufTagger {
     pub fn set_offset(&mut self, f: FlowId, d: u32) {
         let i = f.index();
         if self.n.len() <= i {
-            self.n.resize(i + 1, 0);
+            self.n.resize(i + 1, None);
         }
-        self.n[i] = d;
+        self.n[i] = Some(d);
     }
 
     /// Per-flow records held.
@@ -135,13 +136,14 @@ impl FixedTufTagger {
         let (r, w) = self.edge.estimate_weighted(f, now_ns, bytes);
         let i = f.index();
         if self.n.len() <= i {
-            self.n.resize(i + 1, 0);
+            self.n.resize(i + 1, None);
         }
-        self.n[i] = self.n[i].wrapping_add(1);
-        tag_for(r, self.n[i], w)
+        let n = self.n[i].unwrap_or(0).wrapping_add(1);
+        self.n[i] = Some(n);
+        tag_for(r, n, w)
     }
 
-    /// Tags a packet, a flow seen for the first time taking a random offset `D_F`.
+    /// Tags a packet, a flow whose offset is not set yet taking a random `D_F`.
     pub fn tag_with<R: Rng + ?Sized>(
         &mut self,
         f: FlowId,
@@ -149,7 +151,7 @@ impl FixedTufTagger {
         bytes: u32,
         rng: &mut R,
     ) -> u16 {
-        if self.n.len() <= f.index() {
+        if self.n.get(f.index()).is_none_or(Option::is_none) {
             self.set_offset(f, rng.random());
         }
         self.tag(f, now_ns, bytes)
@@ -282,7 +284,9 @@ impl FixedTufFilter {
         if self.vq_finish_ns <= now_ns || p.capacity_bps == 0 {
             return 0;
         }
-        ((self.vq_finish_ns - now_ns) * p.capacity_bps / 8_000_000_000).min(u32::MAX as u64) as u32
+        // in 128 bits: a simulated buffer may be far larger than the dataplane's limit
+        (u128::from(self.vq_finish_ns - now_ns) * u128::from(p.capacity_bps) / 8_000_000_000)
+            .min(u128::from(u32::MAX)) as u32
     }
 
     /// The highest tag whose window bytes at or below it are at most `target` (every tag

@@ -171,9 +171,9 @@ enum EdgeCommand {
         /// --k), for the edges of a CS-FNE island (`csfq dp csfne attach`).
         #[arg(long, default_value = "eq3", value_parser = ["eq3", "tsw"])]
         meter: String,
-        /// Write TUF tags T(R (1 - X) / w) instead of labels (R the flow's rate by --meter,
-        /// X a per-flow van der Corput sequence): the edges of a TUF island (`csfq dp tuf
-        /// attach`). Every flow is tagged as unresponsive.
+        /// Write TUF tags T(R (1 - X) / w) instead of labels (R the flow's rate by Eq. 3, K
+        /// --k; X a per-flow van der Corput sequence): the edges of a TUF island (`csfq dp
+        /// tuf attach`). Every flow is tagged as unresponsive. Not with --meter tsw.
         #[arg(long)]
         tuf: bool,
     },

@@ -23,7 +23,7 @@ pub(crate) enum CsfneCommand {
         /// shaper's queue on IF].
         #[arg(long, value_parser = parse_size)]
         limit: Option<u64>,
-        /// The target queue: below it nothing is dropped by Eq. (2) [default: 16kb or half
+        /// The target queue: below it nothing is dropped by Eq. (2) [default: 16000 bytes or half
         /// the limit, the smaller; the thesis gives no value, 16 KB is RED's first
         /// threshold in its simulations].
         #[arg(long, value_parser = parse_size)]
@@ -32,9 +32,10 @@ pub(crate) enum CsfneCommand {
         #[arg(long, default_value = "100ms", value_parser = parse_time)]
         k: u64,
         /// Ring entries: the most queued packets an arrival may be compared with (the
-        /// queue's newest when it holds more); a power of two up to 4096.
-        #[arg(long, default_value_t = csfq_dp::abi::CSFNE_RING_MAX as u32)]
-        ring: u32,
+        /// queue's newest when it holds more); a power of two up to 4096 [default: 4096 on
+        /// a new attach; an attached core keeps its ring, which cannot change in place].
+        #[arg(long)]
+        ring: Option<u32>,
         /// An interface whose packets' labels count (repeatable, up to 16); packets from
         /// any other are judged as unlabeled traffic and leave with label 0.
         #[arg(

@@ -247,7 +247,8 @@ int csfq_csfne(struct __sk_buff *skb)
 		code = 0;
 		count(CNT_UNTRUSTED, bytes);
 	}
-	/* The flow's fingerprint: its 5-tuple hashed with the seed, never 0. */
+	/* The flow's fingerprint: its 5-tuple hashed with the seed, the lowest bit set (never
+	 * 0; two flows share one with probability 2^-31). */
 	d.fp = (__u32)csfq_flow_hash(&pk.key, flow_seed) | 1;
 	d.now = p->test_mode ? p->test_now_ns : csfq_now(&csfne_clock, p->clock, p->tick_ns);
 	d.pick = p->test_pick; /* test mode; csfne_decide draws them otherwise */

@@ -119,7 +119,8 @@ pub struct TufStats {
     pub capacity_bps: u64,
     /// The highest tag that passes (2047: every tag).
     pub threshold: u64,
-    /// The least rate of that tag, bit/s: `R (1 - X)` above it is dropped.
+    /// The least rate of that tag, bit/s: packets whose `R (1 - X)` reaches the next tag's
+    /// least rate are dropped.
     pub threshold_bps: f64,
     /// The window, ns.
     pub window_ns: u64,

@@ -287,13 +287,14 @@ impl Discipline {
         }
     }
 
-    /// Sets a flow's weight at this port's edge (CSFQ and TUF).
+    /// Sets a flow's weight at this port's edge (CSFQ, TUF and the dataplane's models).
     pub fn set_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, rng: &mut R) {
         match self {
             Discipline::Csfq { edge, .. } => edge.set_weight(flow, weight),
             Discipline::Tuf { tagger, .. } => tagger.set_weight(flow, weight, rng),
             Discipline::CsfqFixed { edge, .. } => edge.set_weight(flow, weight),
             Discipline::TufFilter { tagger, .. } => tagger.set_weight(flow, weight),
+            Discipline::CsfneFixed { edge, .. } => edge.set_weight(flow, weight),
             _ => {}
         }
     }

@@ -42,8 +42,8 @@ pub struct CsfneSettings {
     pub rate_bps: u64,
     /// The virtual queue's size, bytes: the shaper's limit (`csfq dp csfne attach` reads it).
     pub limit_bytes: u32,
-    /// `K` of `r_hit`, `r_miss` and the unlabeled price, ns. Default 100 ms (the thesis's,
-    /// CSFQ's `K`).
+    /// `K` of `r_hit`, `r_miss` and the unlabeled price, ns. Default 100 ms (CSFQ's `K`; the
+    /// thesis gives none).
     pub k_ns: u64,
     /// The target queue, bytes: below it nothing is dropped by Eq. (2). Default 16 KB or
     /// half the limit, the smaller (the thesis gives no value; 16 KB is RED's first
@@ -51,8 +51,9 @@ pub struct CsfneSettings {
     pub target_bytes: Option<u32>,
     /// Ring entries: the most queued packets an arrival is compared with (the queue's
     /// newest, when it holds more). A power of two up to [`CSFNE_RING_MAX`], the default
-    /// (the map holds that many whatever is used).
-    pub ring: u32,
+    /// (the map holds that many whatever is used) on a new attach; `None` keeps an attached
+    /// core's, whose size cannot change in place (another is refused).
+    pub ring: Option<u32>,
     /// Whose labels count, as for the CSFQ core.
     pub trust: CoreTrust,
     /// Read the coarse clock instead of the fine one; refused unless a tick is at most a
@@ -68,7 +69,7 @@ impl CsfneSettings {
             limit_bytes,
             k_ns: 100_000_000,
             target_bytes: None,
-            ring: CSFNE_RING_MAX as u32,
+            ring: None,
             trust: CoreTrust::Any,
             coarse_clock: false,
         }
@@ -90,13 +91,11 @@ impl CsfneSettings {
         if target > self.limit_bytes {
             return Err(DpError::invalid("target", "must not exceed the limit"));
         }
-        if !self.ring.is_power_of_two() || self.ring as usize > CSFNE_RING_MAX {
+        let ring = self.ring.unwrap_or(CSFNE_RING_MAX as u32);
+        if !ring.is_power_of_two() || ring as usize > CSFNE_RING_MAX {
             return Err(DpError::invalid(
                 "ring",
-                format!(
-                    "{} entries: a power of two from 1 to {CSFNE_RING_MAX}",
-                    self.ring
-                ),
+                format!("{ring} entries: a power of two from 1 to {CSFNE_RING_MAX}"),
             ));
         }
         let (clock, tick) = clock(self.coarse_clock)?;
@@ -126,7 +125,7 @@ impl CsfneSettings {
             k_ns: self.k_ns,
             target_bytes: target,
             limit_bytes: self.limit_bytes,
-            ring: self.ring,
+            ring,
             trust,
             trusted,
             clock,
@@ -139,12 +138,27 @@ impl CsfneSettings {
 /// Attaches the CS-FNE core to `dev`'s egress, or updates its settings if attached
 /// already (its rates, virtual queue and ring kept).
 pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpError> {
-    let raw = s.raw()?;
+    let mut raw = s.raw()?;
     preflight("csfq dp csfne attach", dev)?;
     let _lock = change_lock()?;
     refuse_beside_another(dev, Role::Csfne)?;
     let d = dir(dev, Role::Csfne);
     if existing(dev, &d)? {
+        // The ring's entries are placed by the packets admitted modulo its size: another
+        // size would read them out of order.
+        let now: CsfneConfigRaw = read_entry(&CSFNE.config_pin(&d), 0, "the CS-FNE configuration")?;
+        if s.ring.is_some_and(|r| r != now.ring) {
+            return Err(DpError::invalid(
+                "ring",
+                format!(
+                    "the CS-FNE core on {dev} has a ring of {} entries, which cannot change \
+                     in place (--ring {} asks for another); detach it first (csfq dp detach \
+                     --dev {dev}) or leave out --ring",
+                    now.ring, raw.ring
+                ),
+            ));
+        }
+        raw.ring = now.ring;
         reconfigure(&CSFNE, &d, &raw)?;
         return Ok(AttachOutcome::Updated);
     }
@@ -225,7 +239,13 @@ mod tests {
             other => panic!("{other:?}"),
         };
         for ring in [0, 3, 8192] {
-            assert_eq!(field(CsfneSettings { ring, ..ok.clone() }), "ring");
+            assert_eq!(
+                field(CsfneSettings {
+                    ring: Some(ring),
+                    ..ok.clone()
+                }),
+                "ring"
+            );
         }
         assert_eq!(
             field(CsfneSettings {

@@ -225,6 +225,13 @@ impl EdgeSettings {
     fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
         let (clock, tick_ns) = clock(self.coarse_clock)?;
         WINDOW.check("k", self.k_ns)?;
+        if self.tuf && self.meter != Meter::Eq3 {
+            return Err(DpError::invalid(
+                "meter",
+                "TUF tags take the flow's rate by Eq. (3), as the TUF report's edges do: \
+                 leave out --meter with --tuf",
+            ));
+        }
         if !(self.default_weight >= 0.001 && self.default_weight <= 1e6) {
             return Err(DpError::invalid(
                 "default-weight",
