@@ -404,3 +404,33 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// TUF tags take the flow's rate by Eq. (3): the TSW meter with them is refused, naming
+    /// the meter; each alone is taken.
+    #[test]
+    fn tuf_tags_refuse_the_tsw_meter() {
+        let both = EdgeSettings {
+            tuf: true,
+            meter: Meter::Tsw,
+            ..Default::default()
+        };
+        match both.raw() {
+            Err(DpError::Invalid { field, .. }) => assert_eq!(field, "meter"),
+            other => panic!("{other:?}"),
+        }
+        let tuf = EdgeSettings {
+            tuf: true,
+            ..Default::default()
+        };
+        assert_eq!(tuf.raw().unwrap().tuf, 1);
+        let tsw = EdgeSettings {
+            meter: Meter::Tsw,
+            ..Default::default()
+        };
+        assert_eq!(tsw.raw().unwrap().meter, METER_TSW);
+    }
+}
