@@ -954,8 +954,8 @@ pub(crate) fn mbps(bps: u64) -> String {
     format!("{:.3}", bps as f64 / 1e6)
 }
 
-/// What a core (CSFQ's or CS-FNE's: `role`) on `dev` believes of its shaper, `(rate,
-/// limit)`, against the shaper now, and whose labels it trusts.
+/// What a core (CSFQ's, CS-FNE's or TUF's: `role`) on `dev` believes of its shaper,
+/// `(rate, limit)`, against the shaper now, and whose labels it trusts.
 pub(crate) fn print_shaper_and_trust(
     role: &str,
     dev: &str,
