@@ -482,20 +482,6 @@ static __always_inline void overflow(struct csfq_core_state *st)
 	bpf_spin_unlock(&st->lock);
 }
 
-/* An accepted packet joins the virtual queue, finish = max(finish, now) + its time at C,
- * with one atomic: onto an empty queue, a compare-and-swap that starts it at `now`;
- * behind a backlog (or when another CPU moved it in between), an add. */
-static __always_inline void vq_add(struct csfq_core_state *st, const struct csfq_core_config *p,
-				   __u64 now, __u32 bytes)
-{
-	__u64 svc = (__u64)bytes * 8 * NSEC_PER_SEC / p->capacity_bps;
-	__u64 old = READ_ONCE(st->vq_finish_ns);
-
-	if (old < now && __sync_val_compare_and_swap(&st->vq_finish_ns, old, now + svc) == old)
-		return;
-	__sync_fetch_and_add(&st->vq_finish_ns, svc);
-}
-
 /* fixed.rs FixedCore::on_arrival and FixedCsfqCore::enqueue for one packet of `bytes`
  * labeled `label` (bit/s, never 0 here) with the 32-bit random `draw`, with the paper's
  * estimator: one state under the lock. */
@@ -608,23 +594,10 @@ __noinline int core_decide_lanes(__u64 now, __u32 bytes, __u64 label, struct cor
 		v = DROP;
 		d->reason = CSFQ_DROP_OVERFLOW;
 	} else if (!p->test_mode) {
-		vq_add(st, p, now, bytes);
+		vq_add(&st->vq_finish_ns, p->capacity_bps, now, bytes);
 	}
 	d->verdict = v;
 	d->out = out;
-	return 0;
-}
-
-/* Whether labels that arrive on interface `ifindex` count (CSFQ_TRUST_LISTED). */
-static __always_inline int trusted_from(const struct csfq_core_config *p, __u32 ifindex)
-{
-#pragma unroll
-	for (int i = 0; i < CSFQ_MAX_TRUSTED; i++) {
-		if (p->trusted[i] == 0)
-			return 0;
-		if (p->trusted[i] == ifindex)
-			return 1;
-	}
 	return 0;
 }
 
@@ -661,7 +634,7 @@ int csfq_core(struct __sk_buff *skb)
 	 * traffic, and leave it as an unlabeled packet would leave (relabeled, or with label
 	 * 0), so that no core after this one believes the forged label either. */
 	code = pk.label_code; /* pk keeps the label as it came: write_label's checksum */
-	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p, skb->ingress_ifindex)) {
+	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p->trusted, skb->ingress_ifindex)) {
 		untrusted = 1;
 		code = 0;
 		count(CNT_UNTRUSTED, bytes);

@@ -203,19 +203,6 @@ out:
 	return 0;
 }
 
-/* Whether labels that arrive on interface `ifindex` count (CSFQ_TRUST_LISTED). */
-static __always_inline int trusted_from(const struct csfq_csfne_config *p, __u32 ifindex)
-{
-#pragma unroll
-	for (int i = 0; i < CSFQ_MAX_TRUSTED; i++) {
-		if (p->trusted[i] == 0)
-			return 0;
-		if (p->trusted[i] == ifindex)
-			return 1;
-	}
-	return 0;
-}
-
 SEC("classifier")
 int csfq_csfne(struct __sk_buff *skb)
 {
@@ -242,7 +229,7 @@ int csfq_csfne(struct __sk_buff *skb)
 			__builtin_memset(&pk, 0, sizeof(pk));
 	}
 	code = carrier ? pk.label_code : 0;
-	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p, skb->ingress_ifindex)) {
+	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p->trusted, skb->ingress_ifindex)) {
 		untrusted = 1;
 		code = 0;
 		count(CNT_UNTRUSTED, bytes);

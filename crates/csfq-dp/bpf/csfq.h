@@ -351,6 +351,34 @@ static __always_inline __u64 meter_update(struct fixed_rate *s, __u64 now, __u32
 	return meter == CSFQ_METER_TSW ? tsw_update(s, now, bytes, k) : rate_update(s, now, bytes, k);
 }
 
+/* Whether a packet received on interface `ifindex` is from one of `trusted` (the cores'
+ * CSFQ_TRUST_LISTED: CSFQ_MAX_TRUSTED ifindexes, 0 ends the list). */
+static __always_inline int trusted_from(const __u32 *trusted, __u32 ifindex)
+{
+#pragma unroll
+	for (int i = 0; i < CSFQ_MAX_TRUSTED; i++) {
+		if (trusted[i] == 0)
+			return 0;
+		if (trusted[i] == ifindex)
+			return 1;
+	}
+	return 0;
+}
+
+/* An admitted packet joins a virtual queue drained at `capacity`: *finish = max(*finish,
+ * now) + its time at that rate, with one atomic: onto an empty queue, a compare-and-swap
+ * that starts it at `now`; behind a backlog (or when another CPU moved it in between), an
+ * add. */
+static __always_inline void vq_add(__u64 *finish, __u64 capacity, __u64 now, __u32 bytes)
+{
+	__u64 svc = (__u64)bytes * 8 * NSEC_PER_SEC / capacity;
+	__u64 old = READ_ONCE(*finish);
+
+	if (old < now && __sync_val_compare_and_swap(finish, old, now + svc) == old)
+		return;
+	__sync_fetch_and_add(finish, svc);
+}
+
 /* ---- Packet parsing ---- */
 
 /* Where a packet's label lives, and the flow it belongs to. */

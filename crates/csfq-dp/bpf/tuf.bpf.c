@@ -139,32 +139,6 @@ static __always_inline int claim_window(struct csfq_tuf_state *st, const struct 
 	return claimed;
 }
 
-/* An admitted packet joins the virtual queue: finish = max(finish, now) + its time at C,
- * with one atomic (as the CSFQ core's vq_add). */
-static __always_inline void vq_add(struct csfq_tuf_state *st, const struct csfq_tuf_config *p, __u64 now,
-				   __u32 bytes)
-{
-	__u64 svc = (__u64)bytes * 8 * NSEC_PER_SEC / p->capacity_bps;
-	__u64 old = READ_ONCE(st->vq_finish_ns);
-
-	if (old < now && __sync_val_compare_and_swap(&st->vq_finish_ns, old, now + svc) == old)
-		return;
-	__sync_fetch_and_add(&st->vq_finish_ns, svc);
-}
-
-/* Whether tags that arrive on interface `ifindex` count (CSFQ_TRUST_LISTED). */
-static __always_inline int trusted_from(const struct csfq_tuf_config *p, __u32 ifindex)
-{
-#pragma unroll
-	for (int i = 0; i < CSFQ_MAX_TRUSTED; i++) {
-		if (p->trusted[i] == 0)
-			return 0;
-		if (p->trusted[i] == ifindex)
-			return 1;
-	}
-	return 0;
-}
-
 SEC("classifier")
 int csfq_tuf(struct __sk_buff *skb)
 {
@@ -191,7 +165,7 @@ int csfq_tuf(struct __sk_buff *skb)
 	}
 	if (carrier)
 		carried = tuf_tag_of_code(pk.family == 6 && (pk.label_code >> 16) ? 0 : pk.label_code);
-	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p, skb->ingress_ifindex)) {
+	if (p->trust == CSFQ_TRUST_LISTED && !trusted_from(p->trusted, skb->ingress_ifindex)) {
 		untrusted = 1;
 		carried = -1;
 		count(CNT_UNTRUSTED, bytes);
@@ -211,7 +185,7 @@ int csfq_tuf(struct __sk_buff *skb)
 		count(CNT_DROP_OVERFLOW, bytes);
 		return TC_ACT_SHOT;
 	}
-	vq_add(st, p, now, bytes);
+	vq_add(&st->vq_finish_ns, p->capacity_bps, now, bytes);
 	/* A tag from outside the island leaves as an untagged packet would: with no tag. */
 	if (untrusted && carrier && tuf_tag_of_code(pk.label_code) >= 0 && write_label(skb, &pk, 0) < 0) {
 		count(CNT_WRITE_FAILED, bytes);

@@ -90,6 +90,35 @@ pub(crate) fn clock(coarse: bool) -> Result<(u32, u64), DpError> {
     Ok((if coarse { CLOCK_COARSE } else { CLOCK_FINE }, tick))
 }
 
+/// A core with a virtual queue on the coarse clock, whose tick is `tick` ns: the queue
+/// drains once a tick, so the limit's drain time at the rate and each of `windows` (field,
+/// name, ns) must be at least four ticks; the first that is not is refused, naming its
+/// field.
+pub(crate) fn four_ticks(
+    tick: u64,
+    rate_bps: u64,
+    limit_bytes: u32,
+    windows: &[(&'static str, &str, u64)],
+) -> Result<(), DpError> {
+    let drain_ns = u64::from(limit_bytes) * 8_000_000_000 / rate_bps;
+    let limit = ("limit", "the limit's drain time at the rate", drain_ns);
+    for &(field, what, v) in std::iter::once(&limit).chain(windows) {
+        if v < 4 * tick {
+            return Err(DpError::invalid(
+                field,
+                format!(
+                    "with the coarse clock, whose tick is {} us here, {what} ({} us) must be \
+                     at least four ticks: the virtual queue drains once a tick (use the fine \
+                     clock, or a larger value)",
+                    tick / 1000,
+                    v / 1000
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `fine` or `coarse`, as stats show a configuration's clock.
 pub(crate) fn clock_name(clock: u32) -> &'static str {
     if clock == CLOCK_COARSE {

@@ -12,7 +12,7 @@ use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BP
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CoreStats, InterfaceStats, ShaperNow};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, BYTES, RATE, WINDOW};
+use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
 use crate::sys::{change_lock, ifindex, ifname, monotonic_ns};
 
 /// The core's program.
@@ -172,25 +172,15 @@ impl CoreSettings {
         }
         let (clock, tick) = clock(self.coarse_clock)?;
         if self.coarse_clock {
-            let drain_ns = u64::from(self.limit_bytes) * 8_000_000_000 / self.rate_bps;
-            for (field, what, v) in [
-                ("limit", "the limit's drain time at the rate", drain_ns),
-                ("k-alpha", "K_alpha", self.k_alpha_ns),
-                ("k-c", "K_c", self.k_c_ns),
-            ] {
-                if v < 4 * tick {
-                    return Err(DpError::invalid(
-                        field,
-                        format!(
-                            "with the coarse clock, whose tick is {} us here, {what} \
-                             ({} us) must be at least four ticks: the virtual queue \
-                             drains once a tick (use the fine clock, or a larger value)",
-                            tick / 1000,
-                            v / 1000
-                        ),
-                    ));
-                }
-            }
+            four_ticks(
+                tick,
+                self.rate_bps,
+                self.limit_bytes,
+                &[
+                    ("k-alpha", "K_alpha", self.k_alpha_ns),
+                    ("k-c", "K_c", self.k_c_ns),
+                ],
+            )?;
         }
         let (trust, trusted) = self.trust.raw()?;
         Ok(CoreConfigRaw {

@@ -13,7 +13,7 @@ use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
 use crate::report::{InterfaceStats, TufStats};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, BYTES, RATE, WINDOW};
+use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
 use crate::sys::{change_lock, monotonic_ns};
 
 /// The TUF core's program.
@@ -75,24 +75,12 @@ impl TufSettings {
         WINDOW.check("k", self.k_ns)?;
         let (clock, tick) = clock(self.coarse_clock)?;
         if self.coarse_clock {
-            let drain_ns = u64::from(self.limit_bytes) * 8_000_000_000 / self.rate_bps;
-            for (field, what, v) in [
-                ("limit", "the limit's drain time at the rate", drain_ns),
-                ("window", "the window", self.window_ns),
-            ] {
-                if v < 4 * tick {
-                    return Err(DpError::invalid(
-                        field,
-                        format!(
-                            "with the coarse clock, whose tick is {} us here, {what} \
-                             ({} us) must be at least four ticks (use the fine clock, or a \
-                             larger value)",
-                            tick / 1000,
-                            v / 1000
-                        ),
-                    ));
-                }
-            }
+            four_ticks(
+                tick,
+                self.rate_bps,
+                self.limit_bytes,
+                &[("window", "the window", self.window_ns)],
+            )?;
         }
         let (trust, trusted) = self.trust.raw()?;
         Ok(TufConfigRaw {
