@@ -88,6 +88,7 @@ pub fn write_set(
     write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
+    remove_abandoned_stages(dir)?;
     let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&stage);
     std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
@@ -118,6 +119,49 @@ pub fn write_set(
     let removed = std::fs::remove_dir_all(&stage);
     moved?;
     removed.with_context(|| format!("removing {}", stage.display()))
+}
+
+/// Removes the staging directories in `dir` that a killed or crashed run left behind:
+/// `.partial-PID` where no process PID lives (or PID is not a number). A live process's
+/// stage (a run writing into the same directory now) is left to it, and so is this
+/// process's own.
+pub(crate) fn remove_abandoned_stages(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(STAGE_PREFIX) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok_and(process_lives) {
+            continue;
+        }
+        // Only a directory (never a link, which would lead elsewhere) is removed.
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let path = e.path();
+            std::fs::remove_dir_all(&path).with_context(|| {
+                format!("removing {} (left by an interrupted run)", path.display())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a process with this ID exists (this one included). `kill(pid, 0)` sends
+/// nothing; it fails with `ESRCH` where no such process is, and with `EPERM` where one is
+/// that we may not signal.
+fn process_lives(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 performs only the existence and permission checks.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Makes sure `dir` exists and takes files, before any simulation runs: a bad `--out`
@@ -185,6 +229,62 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert!(!left.iter().any(|n| n.starts_with(".partial")), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A run killed while writing leaves its stage behind; the next writing into that
+    /// directory removes the stages of processes that no longer live, and no other.
+    #[test]
+    fn stages_left_by_dead_runs_are_removed_and_no_other() {
+        let dir = std::env::temp_dir().join(format!("csfq-stages-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // A child that has exited and been waited for: its PID names no process (the
+        // kernel reuses PIDs only after wrapping round, far beyond this test).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let live = sleeper.id();
+        let elsewhere = dir.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("keep"), "x").unwrap();
+        for d in [
+            format!(".partial-{dead}"),
+            format!(".partial-{live}"),
+            ".partial-notapid".into(),
+        ] {
+            std::fs::create_dir_all(dir.join(&d)).unwrap();
+            std::fs::write(dir.join(&d).join("flows.csv"), "half").unwrap();
+        }
+        std::os::unix::fs::symlink(&elsewhere, dir.join(".partial-1234567890")).unwrap();
+        write_set(
+            &dir,
+            |_| false,
+            |stage| write_atomic(&stage.join("a.csv"), "a"),
+        )
+        .unwrap();
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
+        assert!(
+            !exists(&format!(".partial-{dead}")),
+            "a dead run's stage is removed"
+        );
+        assert!(!exists(".partial-notapid"));
+        assert!(
+            exists(&format!(".partial-{live}")),
+            "a live run's stage is its own"
+        );
+        assert!(
+            exists(".partial-1234567890"),
+            "a link is not followed or removed"
+        );
+        assert!(elsewhere.join("keep").exists());
+        assert!(exists("a.csv"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1008,7 +1008,11 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
     let out = tmp("all-sigint");
     // What an earlier interrupted run and an earlier report leave: a staging directory
     // (removed when a run starts) and a report (which an interrupted run leaves as it was).
-    std::fs::create_dir_all(out.join(".partial-1").join("csfq-fig3a")).unwrap();
+    // (A stage is an earlier run's once its process is gone: a child that has exited.)
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = out.join(format!(".partial-{}", gone.id()));
+    std::fs::create_dir_all(stale.join("csfq-fig3a")).unwrap();
     std::fs::write(out.join("report.md"), "an old report\n").unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_csfq"));
     cmd.args(["reproduce", "--all", "--seeds", "1-2", "--out"])
@@ -1067,10 +1071,7 @@ fn reproduce_all_interrupted_while_writing_publishes_nothing_then_resumes() {
         std::fs::read_to_string(out.join("report.md")).unwrap(),
         "an old report\n"
     );
-    assert!(
-        !out.join(".partial-1").exists(),
-        "the stale staging directory"
-    );
+    assert!(!stale.exists(), "the stale staging directory");
     assert!(stage.exists(), "the interrupted run's staging directory");
     // The runs it finished are kept: run again, it takes them instead of simulating them,
     // publishes the report, and removes them.
