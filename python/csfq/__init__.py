@@ -66,7 +66,8 @@ class Result:
     """One run: ``summary`` (dict), ``flows`` (one row per flow, indexed by flow; rates in
     Mbit/s, with the flow's max-min, per-hop and reference allocations; one-way and queueing
     delay in ms, ``delay_*_ms``, ``queueing_*_ms``, ``jitter_ms``), ``links`` (one row per
-    router-to-router link direction, with its queue's ``sojourn_*_ms``) and ``series`` (one row per sample: ``time_s`` at
+    router-to-router link direction some flow crosses, with its queue's ``sojourn_*_ms``;
+    ``summary["unused_links"]`` counts the others) and ``series`` (one row per sample: ``time_s`` at
     the end of each sample interval, ``kind`` flow or link, ``id``, ``metric``, ``value``)."""
 
     summary: Dict[str, Any]

@@ -202,6 +202,7 @@ fn run(
                 "jain_index": r.jain_index,
                 "events": r.events,
                 "packet_hops": r.packet_hops,
+                "unused_links": r.unused_links.len(),
                 "wall_s": wall,
             },
             "flows": flows,

@@ -184,7 +184,8 @@ pub struct FairShareEstimator {
     start_time: Nanos,
     max_label: f64,
     overflow_left: u32,
-    /// The window's labels, for [`Estimator::Histogram`].
+    /// The window's labels, for [`Estimator::Histogram`]: made at the first arrival (4 KB
+    /// a port; a port no packet reaches, one of thousands in a large topology, has none).
     histogram: Option<Box<LabelHistogram>>,
 }
 
@@ -200,7 +201,7 @@ impl FairShareEstimator {
             start_time: Nanos::ZERO,
             max_label: 0.0,
             overflow_left: params.overflow_budget,
-            histogram: (params.estimator == Estimator::Histogram).then(Box::default),
+            histogram: None,
         }
     }
 
@@ -231,7 +232,9 @@ impl FairShareEstimator {
         if !dropped {
             self.accepted.update(now, size);
         }
-        if let Some(h) = self.histogram.as_deref_mut() {
+        if p.estimator == Estimator::Histogram {
+            // One allocation in the port's life, at its first packet.
+            let h = self.histogram.get_or_insert_with(Box::default);
             h.add(label as u64, size);
             self.max_label = self.max_label.max(label);
             if self.alpha == 0.0 && queue_bytes >= p.threshold_bytes {

@@ -420,6 +420,12 @@ fn print_summary(r: &SimReport, refs: &References) {
              share (finite transfers are judged by their completion times)"
         );
     }
+    if !r.unused_links.is_empty() {
+        println!(
+            "{} link direction(s) no flow crosses, not reported (named in summary.json's unused_links)",
+            r.unused_links.len()
+        );
+    }
     for l in &r.links {
         if l.tx_pkts == 0 {
             continue;

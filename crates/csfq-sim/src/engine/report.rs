@@ -84,7 +84,7 @@ impl Simulation {
             .iter()
             .zip(&topo.ports)
             .filter(|(_, d)| d.between_routers)
-            .map(|(p, d)| (p, d, p.record.as_deref().expect("router ports record")))
+            .filter_map(|(p, d)| Some((p, d, p.record.as_deref()?)))
             .map(|(p, d, rec)| LinkReport {
                 from: topo.nodes[d.from as usize].name().into_owned(),
                 to: topo.nodes[d.to as usize].name().into_owned(),
@@ -120,6 +120,20 @@ impl Simulation {
                 }),
             })
             .collect();
+        let unused_links = self
+            .ports
+            .ports
+            .iter()
+            .zip(&topo.ports)
+            .filter(|(p, d)| d.between_routers && p.record.is_none())
+            .map(|(_, d)| {
+                format!(
+                    "{}-{}",
+                    topo.nodes[d.from as usize].name(),
+                    topo.nodes[d.to as usize].name()
+                )
+            })
+            .collect();
         SimReport {
             scenario: self.name.clone(),
             discipline: self.discipline.name(),
@@ -128,6 +142,7 @@ impl Simulation {
             sample_interval_s: interval,
             flows,
             links,
+            unused_links,
             jain_index: jain_index(&normalized),
             events: self.events.handled(),
             packet_hops: self.ports.hops,
