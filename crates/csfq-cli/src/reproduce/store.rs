@@ -277,4 +277,105 @@ mod tests {
         store.remove().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// Kept runs damaged or edited at random: bytes flipped or set, the file cut short or
+    /// grown, its checksum replaced, another run's file put in its place, an empty file.
+    /// Each is either taken as the very run that was kept (only where the edit changed
+    /// nothing) or not taken and removed, to be simulated again; never a panic, never a
+    /// different run. Cases: `CSFQ_FUZZ_CASES` (default 2000).
+    #[test]
+    fn kept_runs_edited_at_random_are_taken_whole_or_not_at_all() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+        let cases = std::env::var("CSFQ_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2000);
+        let dir = std::env::temp_dir().join(format!("csfq-store-fuzz-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = FileStore::open(&dir).unwrap();
+        let es = [csfq_papers::find("csfq-fig3a").unwrap()];
+        let runs: Vec<RunResult> =
+            csfq_papers::run_experiments(&es, &[1], &csfq_papers::Progress::none())
+                .unwrap()
+                .into_iter()
+                .flatten()
+                .collect();
+        assert!(runs.len() >= 2);
+        for (k, r) in runs.iter().enumerate() {
+            store.put(k as u64, r);
+        }
+        let files: Vec<Vec<u8>> = (0..runs.len())
+            .map(|k| std::fs::read(store.path(k as u64)).unwrap())
+            .collect();
+        let same = |a: &RunResult, b: &RunResult| {
+            let mut a = a.clone();
+            for (x, y) in a.report.links.iter_mut().zip(&b.report.links) {
+                x.sojourn = y.sojourn.clone();
+            }
+            &a == b
+        };
+
+        #[derive(Debug, Clone)]
+        enum Edit {
+            Flip(usize, u8),
+            Set(usize, u8),
+            Cut(usize),
+            Grow(Vec<u8>),
+            Checksum(u64),
+            Another(usize),
+            Empty,
+        }
+        let edit = prop_oneof![
+            4 => (any::<usize>(), 1..=255u8).prop_map(|(i, b)| Edit::Flip(i, b)),
+            2 => (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Set(i, b)),
+            2 => any::<usize>().prop_map(Edit::Cut),
+            1 => proptest::collection::vec(any::<u8>(), 1..64).prop_map(Edit::Grow),
+            1 => any::<u64>().prop_map(Edit::Checksum),
+            1 => any::<usize>().prop_map(Edit::Another),
+            1 => Just(Edit::Empty),
+        ];
+        let strategy = (0..runs.len(), proptest::collection::vec(edit, 1..4));
+        let mut runner = TestRunner::new(Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&strategy, |(k, edits)| {
+            let mut bytes = files[k].clone();
+            for e in &edits {
+                let n = bytes.len().max(1);
+                match e {
+                    Edit::Flip(i, b) if !bytes.is_empty() => bytes[i % n] ^= b,
+                    Edit::Set(i, b) if !bytes.is_empty() => bytes[i % n] = *b,
+                    Edit::Cut(i) => bytes.truncate(i % (bytes.len() + 1)),
+                    Edit::Grow(more) => bytes.extend_from_slice(more),
+                    Edit::Checksum(c) if bytes.len() >= 8 => {
+                        bytes[..8].copy_from_slice(&c.to_le_bytes())
+                    }
+                    Edit::Another(j) => bytes = files[j % files.len()].clone(),
+                    Edit::Empty => bytes.clear(),
+                    _ => {}
+                }
+            }
+            let path = store.path(k as u64);
+            std::fs::write(&path, &bytes).unwrap();
+            match store.get(k as u64) {
+                Some(run) => {
+                    prop_assert!(bytes == files[k], "an edited file was taken: {:?}", edits);
+                    prop_assert!(same(&run, &runs[k]));
+                }
+                None => {
+                    prop_assert!(bytes != files[k], "the kept run itself was refused");
+                    prop_assert!(!path.exists(), "a refused file is removed");
+                }
+            }
+            Ok::<(), TestCaseError>(())
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
 }
