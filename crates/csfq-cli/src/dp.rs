@@ -558,6 +558,16 @@ pub(crate) fn outcome(o: AttachOutcome, what: &str, dev: &str) {
     }
 }
 
+/// After a core attaches: a warning for each trusted interface whose other end, where
+/// this host can see it, labels nothing it sends (`csfq_dp::unguarded_trusted`).
+pub(crate) fn warn_unguarded(trust: &csfq_dp::CoreTrust) {
+    if let csfq_dp::CoreTrust::Interfaces(names) = trust {
+        for u in csfq_dp::unguarded_trusted(names) {
+            eprintln!("{}", crate::paragraph("warning: ", &u.to_string()));
+        }
+    }
+}
+
 pub fn dp(args: Dp) -> Result<()> {
     if let Some(ns) = &args.netns {
         csfq_dp::enter_netns(ns)?;
@@ -658,6 +668,7 @@ pub fn dp(args: Dp) -> Result<()> {
             };
             let s = settings()?;
             outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
+            warn_unguarded(&s.trust);
             if follow {
                 follow_shaper(&dev, s, follow_interval, settings)?;
             }

@@ -129,6 +129,7 @@ pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
     s.trust = trust(trust_any_label, trusted_from);
     s.coarse_clock = clock == "coarse";
     outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev);
+    crate::dp::warn_unguarded(&s.trust);
     Ok(())
 }
 
@@ -169,6 +170,7 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     s.trust = trust(trust_any_label, trusted_from);
     s.coarse_clock = clock == "coarse";
     outcome(csfq_dp::attach_csfne(&dev, &s)?, "CS-FNE core", &dev);
+    crate::dp::warn_unguarded(&s.trust);
     Ok(())
 }
 

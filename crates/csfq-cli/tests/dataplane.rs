@@ -1077,6 +1077,60 @@ fn core_trusts_labels_only_from_the_edges_side() {
     assert_held_to_share("attacker", held);
 }
 
+/// A core trusting its edge router's side warns while that router's island-facing egress
+/// carries no edge (what is born on the router, or enters it where no edge is, would leave
+/// with its labels believed), says what to attach, and is silent once the edge is also at
+/// that egress, or when an edge labels the trusted interface's own ingress; a core
+/// believing every label is not told about interfaces. The attacker
+/// of `core_trusts_labels_only_from_the_edges_side` born on the edge router is what this
+/// guards against (README "Limits: trust").
+#[test]
+fn a_core_warns_while_its_trusted_side_can_send_unlabeled() {
+    if !runnable("a_core_warns_while_its_trusted_side_can_send_unlabeled") {
+        return;
+    }
+    let _light = cpu_light();
+    let net = Net::new("ej");
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+    let core = |trust: &[&str]| {
+        let mut a = vec![
+            "core", "attach", "--dev", "c1", "--rate", "10mbit", "--limit", "64kb",
+        ];
+        a.extend_from_slice(trust);
+        let o = net.csfq("c", &a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // As one line: the warning is wrapped to the terminal's width.
+        let words: Vec<String> = String::from_utf8_lossy(&o.stderr)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        words.join(" ")
+    };
+    let warned = core(&["--trusted-from", "c0"]);
+    let e = net.ns("e");
+    assert!(
+        warned.contains("warning: labels from c0 are believed")
+            && warned.contains(&format!("e1 in namespace {e},"))
+            && warned.contains(&format!(
+                "csfq dp --netns {e} edge attach --dev e1 --egress"
+            )),
+        "{warned}"
+    );
+    assert!(core(&["--trust-any-label"]).is_empty());
+    net.dp_ok("e", &["edge", "attach", "--dev", "e1", "--egress"]);
+    let quiet = core(&["--trusted-from", "c0"]);
+    assert!(!quiet.contains("warning"), "{quiet}");
+    // An edge at that interface's ingress (traffic from the core) guards nothing.
+    net.dp_ok("e", &["detach", "--dev", "e1"]);
+    net.dp_ok("e", &["edge", "attach", "--dev", "e1"]);
+    assert!(core(&["--trusted-from", "c0"]).contains("warning: labels from c0"));
+    // An edge on the trusted interface's own ingress (edge and core in one router, as in
+    // README's example and the demo) labels all that comes in there.
+    net.dp_ok("c", &["edge", "attach", "--dev", "c0"]);
+    let quiet = core(&["--trusted-from", "c0"]);
+    assert!(!quiet.contains("warning"), "{quiet}");
+}
+
 /// The core trusts its `--trusted-from` interfaces by index. Deleted and made again under
 /// the same name, the edge's side has another index, and its labels are no longer
 /// believed: `stats` names each trusted index's interface, says which index no interface

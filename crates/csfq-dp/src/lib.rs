@@ -59,6 +59,7 @@ pub mod shaper;
 mod stats;
 mod sys;
 mod test_run;
+mod trust;
 pub mod units;
 
 pub use attach::AttachOutcome;
@@ -81,3 +82,4 @@ pub use shaper::{read_shaper, Shaper};
 pub use stats::stats;
 pub use sys::{ifindex, tick_ns, unavailable_reason, AVAILABLE};
 pub use test_run::TestProgram;
+pub use trust::{unguarded_trusted, Unguarded};

@@ -134,6 +134,18 @@ pub(crate) fn change_lock() -> Result<fs::File, DpError> {
 /// `struct bpf_link_info` holds `type`, `id`, `prog_id`, then a union aligned to 8 bytes
 /// (it has 64-bit members) whose tcx member starts with `ifindex`: byte 16.
 pub(crate) fn link_ifindex(pin: &Path) -> Option<u32> {
+    link_tcx(pin).map(|(ifindex, _)| ifindex)
+}
+
+/// `BPF_TCX_INGRESS` and `BPF_TCX_EGRESS`: a tcx link's attach type at an interface's
+/// ingress and egress (`enum bpf_attach_type`).
+pub(crate) const BPF_TCX_INGRESS: u32 = 46;
+pub(crate) const BPF_TCX_EGRESS: u32 = 47;
+
+/// A pinned tcx link's interface index and attach type ([`BPF_TCX_EGRESS`] or
+/// `BPF_TCX_INGRESS`): the tcx member of the union is `{ ifindex, attach_type }`, bytes
+/// 16 and 20 (see [`link_ifindex`]).
+pub(crate) fn link_tcx(pin: &Path) -> Option<(u32, u32)> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     const BPF_OBJ_GET: libc::c_long = 7;
     const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
@@ -189,5 +201,5 @@ pub(crate) fn link_ifindex(pin: &Path) -> Option<u32> {
         )
     };
     let word = |i: usize| u32::from_ne_bytes(info[i..i + 4].try_into().expect("4 bytes"));
-    (r == 0 && word(0) == BPF_LINK_TYPE_TCX).then(|| word(16))
+    (r == 0 && word(0) == BPF_LINK_TYPE_TCX).then(|| (word(16), word(20)))
 }
