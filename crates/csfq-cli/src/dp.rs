@@ -227,21 +227,8 @@ enum CoreCommand {
         /// or `paper` (alpha *= C/F per congested window, the paper's).
         #[arg(long, default_value = "histogram", value_parser = ["histogram", "paper"])]
         estimator: String,
-        /// An interface whose packets' labels count: one facing the island's edges or
-        /// other cores (repeatable, up to 16). Packets from any other interface are judged
-        /// as unlabeled traffic and leave with their label overwritten, so a host that
-        /// bypasses the edges cannot forge a low label.
-        #[arg(
-            long = "trusted-from",
-            value_name = "IF",
-            required_unless_present = "trust_any_label"
-        )]
-        trusted_from: Vec<String>,
-        /// Believe labels from every interface. Anyone who can reach this router without
-        /// crossing an edge can then forge a label and take as much of the link as they
-        /// like.
-        #[arg(long, conflicts_with = "trusted_from")]
-        trust_any_label: bool,
+        #[command(flatten)]
+        trust: crate::dp_cores::TrustArgs,
         /// The clock the core reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's
         /// tick counter, cheaper; the virtual queue then drains once a tick, so a tick must
         /// be at most a quarter of the limit's drain time, K_alpha and K_c; experimental,
@@ -637,8 +624,7 @@ pub fn dp(args: Dp) -> Result<()> {
                     k_alpha,
                     k_c,
                     estimator,
-                    trusted_from,
-                    trust_any_label,
+                    trust,
                     clock,
                     follow,
                     follow_interval,
@@ -658,11 +644,8 @@ pub fn dp(args: Dp) -> Result<()> {
                 } else {
                     csfq_algo::csfq::Estimator::Histogram
                 };
-                s.trust = if trust_any_label {
-                    csfq_dp::CoreTrust::Any
-                } else {
-                    csfq_dp::CoreTrust::Interfaces(trusted_from.clone())
-                };
+                s.trust = trust.trust();
+                s.drop_unparsed = trust.drop_unparsed();
                 s.coarse_clock = clock == "coarse";
                 Ok(s)
             };
@@ -974,7 +957,11 @@ pub(crate) fn print_shaper_and_trust(
     shaper_now: Option<&csfq_dp::ShaperNow>,
     trusted: Option<&[u32]>,
     trusted_now: &[(u32, Option<String>)],
+    drop_unparsed: bool,
 ) {
+    if drop_unparsed {
+        println!("  frames it cannot parse are dropped (--unparsed drop; ARP spared)");
+    }
     if let Some(now) = shaper_now {
         let rate_differs = now.rate_bps.is_some_and(|r| r != rate_bps);
         let limit_differs = now.limit_bytes.is_some_and(|l| l != limit_bytes);
@@ -1049,6 +1036,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.shaper_now.as_ref(),
                 c.trusted_ifindexes.as_deref(),
                 &c.trusted_now,
+                c.drop_unparsed,
             );
         }
         if let Some(c) = &s.tuf {
@@ -1060,6 +1048,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.shaper_now.as_ref(),
                 c.trusted_ifindexes.as_deref(),
                 &c.trusted_now,
+                c.drop_unparsed,
             );
         }
         if let Some(c) = &s.csfne {
@@ -1071,6 +1060,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.shaper_now.as_ref(),
                 c.trusted_ifindexes.as_deref(),
                 &c.trusted_now,
+                c.drop_unparsed,
             );
         }
         if let Some(m) = &s.may {

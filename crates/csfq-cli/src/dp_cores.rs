@@ -36,18 +36,8 @@ pub(crate) enum CsfneCommand {
         /// a new attach; an attached core keeps its ring, which cannot change in place].
         #[arg(long)]
         ring: Option<u32>,
-        /// An interface whose packets' labels count (repeatable, up to 16); packets from
-        /// any other are judged as unlabeled traffic and leave with label 0.
-        #[arg(
-            long = "trusted-from",
-            value_name = "IF",
-            required_unless_present = "trust_any_label"
-        )]
-        trusted_from: Vec<String>,
-        /// Believe labels from every interface (anyone who reaches this router without
-        /// crossing an edge can then forge one).
-        #[arg(long, conflicts_with = "trusted_from")]
-        trust_any_label: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
         /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
         /// tick must then be at most a quarter of the limit's drain time and of K).
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
@@ -79,18 +69,8 @@ pub(crate) enum TufCommand {
         /// K of the untagged traffic's rate, in tc's time units.
         #[arg(long, default_value = "100ms", value_parser = parse_time)]
         k: u64,
-        /// An interface whose packets' tags count (repeatable, up to 16); packets from any
-        /// other are tagged here as untagged traffic and leave without their tag.
-        #[arg(
-            long = "trusted-from",
-            value_name = "IF",
-            required_unless_present = "trust_any_label"
-        )]
-        trusted_from: Vec<String>,
-        /// Believe tags from every interface (anyone who reaches this router without
-        /// crossing an edge can then tag their packets 0, never dropped).
-        #[arg(long, conflicts_with = "trusted_from")]
-        trust_any_label: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
         /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
         /// tick must then be at most a quarter of the limit's drain time and the window).
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
@@ -98,11 +78,47 @@ pub(crate) enum TufCommand {
     },
 }
 
-fn trust(trust_any_label: bool, trusted_from: Vec<String>) -> CoreTrust {
-    if trust_any_label {
-        CoreTrust::Any
-    } else {
-        CoreTrust::Interfaces(trusted_from)
+/// Whose labels (TUF: tags) a core believes, and what it does with frames it cannot
+/// parse: the flags every core takes.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct TrustArgs {
+    /// An interface whose packets' labels (TUF: tags) count: one facing the island's edges
+    /// or other cores (repeatable, up to 16). Packets from any other interface are judged
+    /// as unlabeled traffic and leave with their label overwritten, so a host that
+    /// bypasses the edges cannot forge a low label. Where the interface's other end is
+    /// visible here (a veth), attaching warns if it carries neither an edge at its egress
+    /// nor a core.
+    #[arg(
+        long = "trusted-from",
+        value_name = "IF",
+        required_unless_present = "trust_any_label"
+    )]
+    pub(crate) trusted_from: Vec<String>,
+    /// Believe labels from every interface. Anyone who can reach this router without
+    /// crossing an edge can then forge a label and take as much of the link as they like.
+    #[arg(long, conflicts_with = "trusted_from")]
+    pub(crate) trust_any_label: bool,
+    /// What the core does with frames it cannot parse (non-IP but ARP, VLAN or QinQ on a
+    /// bridged bottleneck, truncated headers): `price` them as unlabeled traffic (in A, F
+    /// and the virtual queue, dropped at the unlabeled price) or `drop` them all
+    /// (counted as drop_unparsed). ARP is always spared.
+    #[arg(long, default_value = "price", value_parser = ["price", "drop"])]
+    pub(crate) unparsed: String,
+}
+
+impl TrustArgs {
+    /// Whose labels count.
+    pub(crate) fn trust(&self) -> CoreTrust {
+        if self.trust_any_label {
+            CoreTrust::Any
+        } else {
+            CoreTrust::Interfaces(self.trusted_from.clone())
+        }
+    }
+
+    /// `--unparsed drop`.
+    pub(crate) fn drop_unparsed(&self) -> bool {
+        self.unparsed == "drop"
     }
 }
 
@@ -118,15 +134,15 @@ pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
         limit,
         window,
         k,
-        trusted_from,
-        trust_any_label,
+        trust,
         clock,
     } = cmd;
     let (rate, limit) = link_of(&dev, rate, limit, true)?;
     let mut s = TufSettings::with_limit(rate, bytes("limit", limit)?);
     s.window_ns = window.unwrap_or(s.window_ns);
     s.k_ns = k;
-    s.trust = trust(trust_any_label, trusted_from);
+    s.trust = trust.trust();
+    s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
     outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev);
     crate::dp::warn_unguarded(&s.trust);
@@ -158,8 +174,7 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
         target,
         k,
         ring,
-        trusted_from,
-        trust_any_label,
+        trust,
         clock,
     } = cmd;
     let (rate, limit) = link_of(&dev, rate, limit, true)?;
@@ -167,7 +182,8 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     s.target_bytes = target.map(|t| bytes("target", t)).transpose()?;
     s.k_ns = k;
     s.ring = ring;
-    s.trust = trust(trust_any_label, trusted_from);
+    s.trust = trust.trust();
+    s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
     outcome(csfq_dp::attach_csfne(&dev, &s)?, "CS-FNE core", &dev);
     crate::dp::warn_unguarded(&s.trust);

@@ -1131,6 +1131,132 @@ fn a_core_warns_while_its_trusted_side_can_send_unlabeled() {
     assert!(!quiet.contains("warning"), "{quiet}");
 }
 
+/// A non-IP flood on a bridged bottleneck: the core router's `c1` is a bridge port (with
+/// the router's address on the bridge) beside `c3`, a port to namespace `q`, which floods
+/// QinQ frames (ethertype 0x88a8, 1000 bytes) at twice the link's rate towards the
+/// receiver while four kernel TCPs run through the island. The core cannot parse the
+/// flood: priced as unlabeled traffic (the default), each TCP keeps at least half of its
+/// share (they got 0.07 Mbit/s in all when such frames passed uncounted); with
+/// `--unparsed drop` none of it passes. The flood's share is what
+/// the core let through (`pass_not_ip`) over the TCPs' run.
+#[test]
+fn a_qinq_flood_on_a_bridged_bottleneck_is_priced_or_dropped() {
+    if !runnable("a_qinq_flood_on_a_bridged_bottleneck_is_priced_or_dropped") {
+        return;
+    }
+    let _light = cpu_light();
+    const SECS: u32 = 12;
+    for (tag, unparsed) in [("ca", "price"), ("cb", "drop")] {
+        let mut net = Net::new(tag);
+        let ok = |r: Result<(), csfq_dp::lab::LabError>| r.unwrap_or_else(|e| panic!("{e}"));
+        ok(net.lab.add("q"));
+        ok(net.lab.wire(
+            ("q", "q0", "10.77.5.1/24"),
+            ("c", "c3", "10.77.5.2/24"),
+            Offloads::None,
+        ));
+        for cmd in [
+            "ip addr del 10.77.5.2/24 dev c3",
+            "ip addr del 10.77.3.1/24 dev c1",
+            "ip link add br0 type bridge",
+            "ip link set c1 master br0",
+            "ip link set c3 master br0",
+            "ip addr add 10.77.3.1/24 dev br0",
+            "ip link set br0 up",
+        ] {
+            let a: Vec<&str> = cmd.split(' ').collect();
+            let o = net.x("c", &a);
+            assert!(
+                o.status.success(),
+                "{cmd}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+        net.dp_ok("e", &["edge", "attach", "--dev", "e1", "--egress"]);
+        net.attach_core(&["--trusted-from", "c0", "--unparsed", unparsed]);
+        // The flood: paced QinQ frames to the receiver's MAC, from a raw socket.
+        // (A bridge drops frames from the zero address: the sender's own is the source.)
+        let mac = |n: &str, dev: &str| {
+            let o = net.x(n, &["cat", &format!("/sys/class/net/{dev}/address")]);
+            String::from_utf8(o.stdout).unwrap().trim().replace(':', "")
+        };
+        let (dst, src) = (mac("r", "r0"), mac("q", "q0"));
+        let flood = format!(
+            "import socket, time\n\
+             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
+             s.bind(('q0', 0))\n\
+             f = bytes.fromhex('{dst}{src}88a80064810000c80800')\n\
+             f = f + bytes(1000 - len(f))\n\
+             gap = 1000 * 8 / {rate}\n\
+             t0 = time.monotonic()\n\
+             n = 0\n\
+             while time.monotonic() - t0 < {secs}:\n\
+             \x20   s.send(f); n += 1\n\
+             \x20   d = t0 + n * gap - time.monotonic()\n\
+             \x20   time.sleep(d) if d > 0 else None\n",
+            secs = SECS + 2,
+            rate = 20e6,
+        );
+        let core = |net: &Net| {
+            let stats = net.csfq("c", &["stats", "--json"]);
+            let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats");
+            stats
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["role"] == "core")
+                .expect("the core's stats")
+                .clone()
+        };
+        net.spawn("q", &["python3", "-c", &flood]);
+        // The flood's share is judged over the TCPs' run (it outlasts them by 2 s).
+        let (before, t0) = (core(&net), std::time::Instant::now());
+        let tcps = net
+            .try_iperf(None, SECS)
+            .unwrap_or_else(|e| panic!("{unparsed}: {e}"));
+        let (after, secs) = (core(&net), t0.elapsed().as_secs_f64());
+        net.wait();
+        let counter = |c: &str, what: &str| {
+            let n = |s: &serde_json::Value| s["counters"][c][what].as_u64().unwrap_or(0);
+            n(&after) - n(&before)
+        };
+        let passed_bps = counter("pass_not_ip", "bytes") as f64 * 8.0 / secs;
+        eprintln!(
+            "QinQ flood, --unparsed {unparsed}: TCPs {:?} Mbit/s; flood passed {:.2} Mbit/s \
+             ({} frames), dropped {} frames (unparsed) and {} (priced)",
+            tcps.iter().map(|r| r / 1e6).collect::<Vec<_>>(),
+            passed_bps / 1e6,
+            counter("pass_not_ip", "packets"),
+            counter("drop_unparsed", "packets"),
+            counter("drop_csfq_prob", "packets") + counter("drop_overflow", "packets"),
+        );
+        for (i, t) in tcps.iter().enumerate() {
+            assert!(
+                *t >= 0.5 * FAIR_GOODPUT,
+                "--unparsed {unparsed}: TCP {i} {t} < half its share: {tcps:?}"
+            );
+        }
+        if unparsed == "drop" {
+            // What passes is ARP (spared; counted as pass_not_ip), a few frames.
+            let (dropped, passed) = (
+                counter("drop_unparsed", "packets"),
+                counter("pass_not_ip", "packets"),
+            );
+            assert!(
+                dropped > 1000 && passed * 100 < dropped,
+                "{dropped} {passed}"
+            );
+        } else {
+            // Priced, not dropped outright: some of it passes, counted. What it takes is
+            // bounded by the TCPs' floor above; its own share is printed (measured 1.56-1.58
+            // shares of frames at 1, 2 and 5 times the link: above the 1.5 this suite holds
+            // a labeled UDP to, not traced; README says so).
+            assert!(counter("pass_not_ip", "packets") > 0);
+        }
+    }
+}
+
 /// The core trusts its `--trusted-from` interfaces by index. Deleted and made again under
 /// the same name, the edge's side has another index, and its labels are no longer
 /// believed: `stats` names each trusted index's interface, says which index no interface

@@ -627,6 +627,8 @@ int csfq_core(struct __sk_buff *skb)
 			count(why, bytes);
 			return TC_ACT_UNSPEC;
 		}
+		if (drop_unparsed(why, bytes, p->drop_unparsed))
+			return TC_ACT_SHOT;
 		carrier = 0;
 		__builtin_memset(&pk, 0, sizeof(pk));
 	}

@@ -224,6 +224,8 @@ int csfq_csfne(struct __sk_buff *skb)
 			count(why, bytes);
 			return TC_ACT_UNSPEC;
 		}
+		if (drop_unparsed(why, bytes, p->drop_unparsed))
+			return TC_ACT_SHOT;
 		carrier = 0;
 		if (why != CNT_PASS_NOT_ATOMIC)
 			__builtin_memset(&pk, 0, sizeof(pk));

@@ -365,6 +365,18 @@ static __always_inline int trusted_from(const __u32 *trusted, __u32 ifindex)
 	return 0;
 }
 
+/* A core's frame it could not parse (`why` from parse: not IP, or truncated; IPv4 that
+ * cannot carry a label is parsed) dropped when the operator chose so (`drop_unparsed` in
+ * the core's configuration), counted as drop_unparsed: 1 if it was. Otherwise the core
+ * judges it as unlabeled traffic. ARP is handled before this, and always spared. */
+static __always_inline int drop_unparsed(__u32 why, __u32 bytes, __u32 enabled)
+{
+	if (!enabled || why == CNT_PASS_NOT_ATOMIC)
+		return 0;
+	count(CNT_DROP_UNPARSED, bytes);
+	return 1;
+}
+
 /* An admitted packet joins a virtual queue drained at `capacity`: *finish = max(*finish,
  * now) + its time at that rate, with one atomic: onto an empty queue, a compare-and-swap
  * that starts it at `now`; behind a backlog (or when another CPU moved it in between), an

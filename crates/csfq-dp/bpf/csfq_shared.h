@@ -129,7 +129,7 @@ struct csfq_core_config {
 	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
 	__u32 clock;            /* CSFQ_CLOCK_*: which clock the core reads */
-	__u32 pad;
+	__u32 drop_unparsed;    /* nonzero: drop what the core cannot parse (else unlabeled) */
 	__u64 tick_ns;          /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 
@@ -247,6 +247,8 @@ struct csfq_csfne_config {
 	__u32 trust;            /* whose labels count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
 	__u32 clock;            /* CSFQ_CLOCK_*: which clock the core reads */
+	__u32 drop_unparsed;    /* nonzero: drop what the core cannot parse (else unlabeled) */
+	__u32 pad;
 	__u64 tick_ns;          /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 
@@ -281,6 +283,8 @@ struct csfq_tuf_config {
 	__u32 trust;            /* whose tags count: CSFQ_TRUST_* */
 	__u32 trusted[CSFQ_MAX_TRUSTED]; /* CSFQ_TRUST_LISTED: ifindexes (0 ends the list) */
 	__u32 clock;            /* CSFQ_CLOCK_*: which clock the filter reads */
+	__u32 drop_unparsed;    /* nonzero: drop what the filter cannot parse (else untagged) */
+	__u32 pad;
 	__u64 tick_ns;          /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 

@@ -161,6 +161,8 @@ int csfq_tuf(struct __sk_buff *skb)
 			count(why, bytes);
 			return TC_ACT_UNSPEC;
 		}
+		if (drop_unparsed(why, bytes, p->drop_unparsed))
+			return TC_ACT_SHOT;
 		carrier = 0;
 	}
 	if (carrier)

@@ -171,8 +171,9 @@ pub struct CoreConfigRaw {
     pub trusted: [u32; MAX_TRUSTED],
     /// Which clock: [`CLOCK_FINE`] or [`CLOCK_COARSE`].
     pub clock: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Nonzero: drop what the core cannot parse (non-IP but ARP, truncated); else judge
+    /// it as unlabeled traffic.
+    pub drop_unparsed: u32,
     /// [`CLOCK_COARSE`]: the kernel's tick, ns.
     pub tick_ns: u64,
 }

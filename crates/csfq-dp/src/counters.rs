@@ -101,4 +101,8 @@ counters! {
     DropCsfneProb => "drop_csfne_prob",
     /// TUF core: its tag was above the filter's threshold (CSFQ_DROP_TUF_HIGHEST_TAG).
     DropTufHighestTag => "drop_tuf_highest_tag",
+    /// Core (CSFQ, CS-FNE, TUF) told to drop what it cannot parse (`--unparsed drop`): a
+    /// non-IP frame (ARP aside) or truncated headers; dropped. By default such frames are
+    /// judged as unlabeled traffic and counted as what they are.
+    DropUnparsed => "drop_unparsed",
 }

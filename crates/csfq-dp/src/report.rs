@@ -110,6 +110,8 @@ pub struct CsfneStats {
     pub trusted_ifindexes: Option<Vec<u32>>,
     /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
     pub trusted_now: Vec<(u32, Option<String>)>,
+    /// Frames it cannot parse are dropped (`--unparsed drop`), not priced as unlabeled.
+    pub drop_unparsed: bool,
 }
 
 /// The TUF core's state, as of its last window.
@@ -140,6 +142,8 @@ pub struct TufStats {
     pub trusted_ifindexes: Option<Vec<u32>>,
     /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
     pub trusted_now: Vec<(u32, Option<String>)>,
+    /// Frames it cannot parse are dropped (`--unparsed drop`), not priced as unlabeled.
+    pub drop_unparsed: bool,
 }
 
 /// A counter.
@@ -218,6 +222,8 @@ pub struct CoreStats {
     /// (deleted; one made again under its name has another index, and its labels are not
     /// believed until the core is attached again).
     pub trusted_now: Vec<(u32, Option<String>)>,
+    /// Frames it cannot parse are dropped (`--unparsed drop`), not priced as unlabeled.
+    pub drop_unparsed: bool,
 }
 
 /// What the shaper in front of which a core runs says now.

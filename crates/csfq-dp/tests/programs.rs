@@ -9,9 +9,9 @@ use common::*;
 use csfq_algo::fixed::{decode_label, encode_label, tables, FixedEdge, FixedRate};
 use csfq_algo::label_codec::LabelCodec;
 use csfq_dp::abi::{
-    CoreConfigRaw, Counter, EdgeConfigRaw, FlowKeyRaw, WeightKey, CLOCK_COARSE, EST_HISTOGRAM,
-    EST_PAPER, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED, TRUST_LISTED,
-    UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
+    CoreConfigRaw, Counter, CsfneConfigRaw, EdgeConfigRaw, FlowKeyRaw, TufConfigRaw, WeightKey,
+    CLOCK_COARSE, EST_HISTOGRAM, EST_PAPER, KEY_FIVE_TUPLE, KEY_HOST_PAIR, KEY_SOURCE, MAX_TRUSTED,
+    TRUST_LISTED, UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use csfq_dp::flow_table::{FlowTable, Lookup};
 use csfq_dp::{Role, TestProgram};
@@ -1069,6 +1069,91 @@ fn core_counts_what_it_cannot_parse_as_unlabeled_traffic() {
         assert_eq!(p.run(&arp_frame()).unwrap().0, PASS);
     }
     assert_eq!(count(&p, Counter::PassNotIp), passed + 20);
+}
+
+/// Told to (`--unparsed drop`), each core (CSFQ, CS-FNE, TUF) drops what it cannot parse:
+/// a QinQ frame and an IPv4 frame whose header is not version 4, counted as
+/// `drop_unparsed`; ARP
+/// and IPv4 that cannot carry a label (no DF), which it can parse, still pass an
+/// uncongested core. By default the same frames pass it (judged as unlabeled traffic).
+#[test]
+fn cores_drop_what_they_cannot_parse_when_told() {
+    if !dataplane_or_skip("cores_drop_what_they_cannot_parse_when_told") {
+        return;
+    }
+    let mut qinq = eth(0x88a8);
+    qinq.resize(1000, 0x5a);
+    // An IPv4 ethertype whose header says version 6. (Headers cut short cannot be fed to
+    // the cores: BPF_PROG_TEST_RUN refuses them; see `core_passes_what_it_cannot_read`.)
+    let mut bad_version = V4::default().frame();
+    bad_version[14] = 0x65;
+    let no_df = V4 {
+        frag: 0,
+        ..Default::default()
+    }
+    .frame();
+    type Load = fn() -> TestProgram;
+    type Set = fn(&mut TestProgram, bool);
+    let cores: [(&str, Load, Set); 3] = [
+        (
+            "core",
+            || TestProgram::load(Role::Core).unwrap(),
+            |p, drop| {
+                let mut c = core_config(0, 0, 0);
+                c.test_mode = 0;
+                c.drop_unparsed = u32::from(drop);
+                p.set_core_config(&c).unwrap();
+            },
+        ),
+        (
+            "csfne",
+            || TestProgram::load_csfne(1).unwrap(),
+            |p, drop| {
+                p.set_csfne_config(&CsfneConfigRaw {
+                    capacity_bps: 10_000_000,
+                    k_ns: 100_000_000,
+                    target_bytes: 16_000,
+                    limit_bytes: 64_000,
+                    ring: 4096,
+                    drop_unparsed: u32::from(drop),
+                    ..Default::default()
+                })
+                .unwrap();
+            },
+        ),
+        (
+            "tuf",
+            || TestProgram::load(Role::Tuf).unwrap(),
+            |p, drop| {
+                p.set_tuf_config(&TufConfigRaw {
+                    capacity_bps: 10_000_000,
+                    window_ns: 100_000_000,
+                    k_ns: 100_000_000,
+                    limit_bytes: 64_000,
+                    drop_unparsed: u32::from(drop),
+                    ..Default::default()
+                })
+                .unwrap();
+            },
+        ),
+    ];
+    for (name, load, set) in cores {
+        for drop in [false, true] {
+            let mut p = load();
+            set(&mut p, drop);
+            let unparsed = if drop { SHOT } else { PASS };
+            assert_eq!(p.run(&qinq).unwrap().0, unparsed, "{name}: QinQ");
+            assert_eq!(
+                p.run(&bad_version).unwrap().0,
+                unparsed,
+                "{name}: bad version"
+            );
+            assert_eq!(p.run(&arp_frame()).unwrap().0, PASS, "{name}: ARP");
+            assert_eq!(p.run(&no_df).unwrap().0, PASS, "{name}: IPv4 without DF");
+            let dropped = count(&p, Counter::DropUnparsed);
+            assert_eq!(dropped, if drop { 2 } else { 0 }, "{name}");
+        }
+    }
 }
 
 /// Installing clang or libbpf-dev after a first build takes effect at the next build: the

@@ -36,6 +36,11 @@ pub struct CsfneConfigRaw {
     pub trusted: [u32; MAX_TRUSTED],
     /// [`CLOCK_FINE`](super::CLOCK_FINE) or [`CLOCK_COARSE`](super::CLOCK_COARSE).
     pub clock: u32,
+    /// Nonzero: drop what the core cannot parse (non-IP but ARP, truncated); else judge
+    /// it as unlabeled traffic.
+    pub drop_unparsed: u32,
+    /// Padding.
+    pub pad: u32,
     /// [`CLOCK_COARSE`](super::CLOCK_COARSE): the kernel's tick, ns.
     pub tick_ns: u64,
 }
@@ -128,6 +133,11 @@ pub struct TufConfigRaw {
     pub trusted: [u32; MAX_TRUSTED],
     /// [`CLOCK_FINE`](super::CLOCK_FINE) or [`CLOCK_COARSE`](super::CLOCK_COARSE).
     pub clock: u32,
+    /// Nonzero: drop what the core cannot parse (non-IP but ARP, truncated); else judge
+    /// it as unlabeled traffic.
+    pub drop_unparsed: u32,
+    /// Padding.
+    pub pad: u32,
     /// [`CLOCK_COARSE`](super::CLOCK_COARSE): the kernel's tick, ns.
     pub tick_ns: u64,
 }

@@ -148,7 +148,7 @@ fn mirrors_match_the_compiled_programs_btf() {
             trust,
             trusted,
             clock,
-            pad,
+            drop_unparsed,
             tick_ns
         ]
     );
@@ -230,6 +230,8 @@ fn mirrors_match_the_compiled_programs_btf() {
             trust,
             trusted,
             clock,
+            drop_unparsed,
+            pad,
             tick_ns
         ]
     );
@@ -265,6 +267,8 @@ fn mirrors_match_the_compiled_programs_btf() {
             trust,
             trusted,
             clock,
+            drop_unparsed,
+            pad,
             tick_ns
         ]
     );

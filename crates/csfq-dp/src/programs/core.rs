@@ -59,6 +59,9 @@ pub struct CoreSettings {
     /// fuller than it is, so it is refused unless a tick is at most a quarter of the
     /// limit's drain time at `C`, of `K_alpha` and of `K_c`. Default: the fine clock.
     pub coarse_clock: bool,
+    /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
+    /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
+    pub drop_unparsed: bool,
 }
 
 /// Whose labels the core believes. A label is only as good as the edge that wrote it: a
@@ -156,6 +159,7 @@ impl CoreSettings {
             estimator: csfq_algo::csfq::Estimator::Histogram,
             trust: CoreTrust::Any,
             coarse_clock: false,
+            drop_unparsed: false,
         }
     }
 
@@ -198,6 +202,7 @@ impl CoreSettings {
             trusted,
             clock,
             tick_ns: tick,
+            drop_unparsed: u32::from(self.drop_unparsed),
             ..Default::default()
         })
     }
@@ -240,6 +245,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         limit_bytes: u64::from(c.limit_bytes),
         shaper_now: shaper_now(p),
         trusted_ifindexes,
+        drop_unparsed: c.drop_unparsed != 0,
         trusted_now,
     });
     Ok(())
@@ -278,6 +284,7 @@ mod tests {
         assert_eq!(field(&short), "limit");
         assert!(CoreSettings {
             coarse_clock: false,
+            drop_unparsed: false,
             ..short
         }
         .raw()

@@ -59,6 +59,9 @@ pub struct CsfneSettings {
     /// Read the coarse clock instead of the fine one; refused unless a tick is at most a
     /// quarter of the limit's drain time at `C` and of `K`, as for the CSFQ core.
     pub coarse_clock: bool,
+    /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
+    /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
+    pub drop_unparsed: bool,
 }
 
 impl CsfneSettings {
@@ -72,6 +75,7 @@ impl CsfneSettings {
             ring: None,
             trust: CoreTrust::Any,
             coarse_clock: false,
+            drop_unparsed: false,
         }
     }
 
@@ -118,6 +122,7 @@ impl CsfneSettings {
             trusted,
             clock,
             tick_ns: tick,
+            drop_unparsed: u32::from(self.drop_unparsed),
             ..Default::default()
         })
     }
@@ -203,6 +208,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         clock: clock_name(c.clock),
         shaper_now: shaper_now(p),
         trusted_ifindexes,
+        drop_unparsed: c.drop_unparsed != 0,
         trusted_now,
     });
     Ok(())

@@ -52,6 +52,9 @@ pub struct TufSettings {
     /// Read the coarse clock; refused unless a tick is at most a quarter of the limit's
     /// drain time and of the window, as for the CSFQ core.
     pub coarse_clock: bool,
+    /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
+    /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
+    pub drop_unparsed: bool,
 }
 
 impl TufSettings {
@@ -64,6 +67,7 @@ impl TufSettings {
             k_ns: 100_000_000,
             trust: CoreTrust::Any,
             coarse_clock: false,
+            drop_unparsed: false,
         }
     }
 
@@ -92,6 +96,7 @@ impl TufSettings {
             trusted,
             clock,
             tick_ns: tick,
+            drop_unparsed: u32::from(self.drop_unparsed),
             ..Default::default()
         })
     }
@@ -137,6 +142,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         clock: clock_name(c.clock),
         shaper_now: shaper_now(p),
         trusted_ifindexes,
+        drop_unparsed: c.drop_unparsed != 0,
         trusted_now,
     });
     Ok(())
