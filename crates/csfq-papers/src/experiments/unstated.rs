@@ -239,6 +239,35 @@ const CSFNE_TARGET: Unstated = Unstated {
     apply: |s, v| s.csfne.target_bytes = v as u32,
 };
 
+/// CS-FNE's averaging constant of the core's hit and miss rates.
+const CSFNE_K: Unstated = Unstated {
+    name: "CS-FNE hit and miss rates' averaging constant, ms",
+    rule: "100 ms, CSFQ's K (the thesis gives none)",
+    ours: 100.0,
+    others: &[50.0, 200.0],
+    apply: |s, v| s.csfne.k_ms = v,
+};
+
+/// The delay of the overlay paper's Figs. 8 and 9 bottleneck (the slowest link).
+const BOTTLENECK_DELAY: Unstated = Unstated {
+    name: "bottleneck delay, ms",
+    rule: "5 ms (the paper gives no delays for Figs. 8 and 9)",
+    ours: 5.0,
+    others: &[1.0, 20.0],
+    apply: |s, v| {
+        let slowest = s
+            .links
+            .iter()
+            .map(|l| l.get_ref().rate_mbps)
+            .fold(f64::INFINITY, f64::min);
+        for l in &mut s.links {
+            if l.get_ref().rate_mbps == slowest {
+                l.get_mut().delay_ms = v;
+            }
+        }
+    },
+};
+
 /// Whether buffer overflows count in a MAY flow's `ND`: the pseudocode (Fig. 1) counts only
 /// MAY's own drops, the prose "the number of dropped packets from the flow".
 const MAY_OVERFLOW_IN_ND: Unstated = Unstated {
@@ -323,12 +352,23 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
             FRED_MINQ,
         ],
         "csfq-fig4" => &[TCP_WINDOW_NS2],
+        // The chain's delays and buffers are the paper's defaults (Section 3); RED's
+        // max_p and FRED's minq are not given.
+        "csfq-fig6a" => &[RED_MAX_P, FRED_MINQ],
+        "csfq-fig6b" => &[RED_MAX_P, FRED_MINQ, TCP_WINDOW_NS2],
         "csfq-fig7" => &[TCP_WINDOW_NS2],
         "csfq-table1" => &[RUN_LENGTH_TABLE1],
         "csfq-table2" => &[RED_MAX_P, TCP_TICK, TCP_TIMER, WEB_GAP, TCP_WINDOW_NS2],
         "csfq-table3" => &[THRESHOLDS, RED_MAX_P, TCP_TIMER, TCP_WINDOW_NS2],
+        "csfq-table4" => &[TCP_WINDOW_NS2],
+        // The TUF report reruns the CSFQ paper's setups: theirs are unstated here too.
+        "tuf-fig9a" => &[ACCESS_RATE_CSFQ],
+        "tuf-fig9b" => &[TCP_WINDOW_NS2, ACCESS_RATE_CSFQ],
+        "tuf-fig10" => &[TCP_WINDOW_NS2],
         "tuf-fig12a" => &[TCP_WINDOW_NS2],
-        "csfne-table1" => &[CSFNE_WINDOW, CSFNE_TARGET],
+        "tuf-fig13-3links" => &[TCP_WINDOW_NS2],
+        "tuf-fig13-5links" => &[TCP_WINDOW_NS2],
+        "csfne-table1" => &[CSFNE_WINDOW, CSFNE_TARGET, CSFNE_K, FRED_MINQ],
         "may-fig5" => &[
             MAY_BUFFER,
             TCP_WINDOW,
@@ -340,11 +380,26 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         "may-fig7" => &[TCP_WINDOW, MAY_OVERFLOW_IN_ND],
         "may-fig9" => &[MAY_BUFFER, MAY_OVERFLOW_IN_ND, DRR_BUCKETS],
         // The thesis states RED's buffer and thresholds, not max_p.
-        "csfne-table2" => &[RED_MAX_P],
-        "csfne-table6" => &[RED_MAX_P, CSFNE_WINDOW, CSFNE_TARGET],
+        "csfne-table2" => &[
+            RED_MAX_P,
+            CSFNE_WINDOW,
+            CSFNE_TARGET,
+            CSFNE_K,
+            TCP_WINDOW_NS2,
+        ],
+        "csfne-table5" => &[RED_MAX_P, FRED_MINQ, CSFNE_WINDOW, CSFNE_TARGET, CSFNE_K],
+        "csfne-table6" => &[
+            RED_MAX_P,
+            FRED_MINQ,
+            CSFNE_WINDOW,
+            CSFNE_TARGET,
+            CSFNE_K,
+            TCP_WINDOW_NS2,
+        ],
         "overlay-fig6" => &[LINK_DELAY],
         "overlay-fig7" => &[START_SPREAD, LOOP_BUFFER],
-        "overlay-fig9" => &[ASSURED_ON_INGRESS],
+        "overlay-fig8" => &[BOTTLENECK_DELAY],
+        "overlay-fig9" => &[ASSURED_ON_INGRESS, BOTTLENECK_DELAY],
         _ => &[],
     }
 }
