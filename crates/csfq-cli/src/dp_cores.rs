@@ -84,8 +84,8 @@ pub(crate) enum TufCommand {
 pub(crate) struct TrustArgs {
     /// An interface whose packets' labels (TUF: tags) count: one facing the island's edges
     /// or other cores (repeatable, up to 16). Packets from any other interface are judged
-    /// as unlabeled traffic and leave with their label overwritten, so a host that
-    /// bypasses the edges cannot forge a low label. Where the interface's other end is
+    /// as unlabeled (untagged) traffic and leave without the label they came with, so a
+    /// host that bypasses the edges cannot forge one. Where the interface's other end is
     /// visible here (a veth), attaching warns if it carries neither an edge at its egress
     /// nor a core.
     #[arg(
@@ -94,14 +94,16 @@ pub(crate) struct TrustArgs {
         required_unless_present = "trust_any_label"
     )]
     pub(crate) trusted_from: Vec<String>,
-    /// Believe labels from every interface. Anyone who can reach this router without
-    /// crossing an edge can then forge a label and take as much of the link as they like.
+    /// Believe labels (tags) from every interface. Anyone who can reach this router
+    /// without crossing an edge can then forge one and take as much of the link as they
+    /// like.
     #[arg(long, conflicts_with = "trusted_from")]
     pub(crate) trust_any_label: bool,
     /// What the core does with frames it cannot parse (non-IP but ARP, VLAN or QinQ on a
-    /// bridged bottleneck, truncated headers): `price` them as unlabeled traffic (in A, F
-    /// and the virtual queue, dropped at the unlabeled price) or `drop` them all
-    /// (counted as drop_unparsed). ARP is always spared.
+    /// bridged bottleneck, truncated headers): `price` them as unlabeled (untagged)
+    /// traffic, judged with the rest of it, or `drop` them all (counted as
+    /// drop_unparsed). ARP is spared, but only untagged: on a VLAN trunk whose tags are in
+    /// the frames, `drop` drops everything, its ARP and control frames (STP, LACP) too.
     #[arg(long, default_value = "price", value_parser = ["price", "drop"])]
     pub(crate) unparsed: String,
 }

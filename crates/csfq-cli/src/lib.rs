@@ -88,7 +88,7 @@ pub fn write_set(
     write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    remove_abandoned_stages(dir)?;
+    remove_abandoned_stages(dir);
     let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&stage);
     std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
@@ -122,31 +122,39 @@ pub fn write_set(
 }
 
 /// Removes the staging directories in `dir` that a killed or crashed run left behind:
-/// `.partial-PID` where no process PID lives (or PID is not a number). A live process's
-/// stage (a run writing into the same directory now) is left to it, and so is this
-/// process's own.
-pub(crate) fn remove_abandoned_stages(dir: &std::path::Path) -> anyhow::Result<()> {
-    use anyhow::Context as _;
+/// `.partial-PID` where no process PID lives (or PID is not a number), and one bearing this
+/// process's own PID (made by an earlier process that had it: a container's PID 1 every
+/// time), which is called before this process makes its own stage. A live process's stage
+/// (a run writing into the same directory now) is left to it. Best effort: a stage that
+/// cannot be removed (another user's, or one another run removed first) is only warned
+/// about, never a reason to lose this run's results. PIDs are those of this PID namespace:
+/// runs in two containers sharing one output directory cannot see each other's, and
+/// should not share it.
+pub(crate) fn remove_abandoned_stages(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
+        return;
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix(STAGE_PREFIX) else {
             continue;
         };
-        if pid.parse::<u32>().is_ok_and(process_lives) {
+        let pid = pid.parse::<u32>().ok();
+        if pid.is_some_and(|p| p != std::process::id() && process_lives(p)) {
             continue;
         }
         // Only a directory (never a link, which would lead elsewhere) is removed.
         if e.file_type().is_ok_and(|t| t.is_dir()) {
             let path = e.path();
-            std::fs::remove_dir_all(&path).with_context(|| {
-                format!("removing {} (left by an interrupted run)", path.display())
-            })?;
+            match std::fs::remove_dir_all(&path) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => eprintln!(
+                    "warning: cannot remove {} (left by an interrupted run): {err}",
+                    path.display()
+                ),
+                _ => {}
+            }
         }
     }
-    Ok(())
 }
 
 /// Whether a process with this ID exists (this one included). `kill(pid, 0)` sends
@@ -261,12 +269,21 @@ mod tests {
             std::fs::write(dir.join(&d).join("flows.csv"), "half").unwrap();
         }
         std::os::unix::fs::symlink(&elsewhere, dir.join(".partial-1234567890")).unwrap();
+        // An earlier process with this one's PID (a container's PID 1 every time) left its
+        // stage, with a file this writing does not make: it must not be published.
+        let own = dir.join(format!(".partial-{}", std::process::id()));
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("stale.csv"), "old").unwrap();
         write_set(
             &dir,
             |_| false,
             |stage| write_atomic(&stage.join("a.csv"), "a"),
         )
         .unwrap();
+        assert!(
+            std::fs::symlink_metadata(dir.join("stale.csv")).is_err(),
+            "an earlier process's file published"
+        );
         let _ = sleeper.kill();
         let _ = sleeper.wait();
         let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();

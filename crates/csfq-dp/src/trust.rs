@@ -26,9 +26,9 @@ use crate::sys::{link_tcx, BPF_TCX_EGRESS, BPF_TCX_INGRESS};
 pub struct Unguarded {
     /// The trusted interface.
     pub trusted: String,
-    /// The far end's name and its namespace (`None`: this one).
+    /// The far end's name.
     pub peer: String,
-    /// The far end's namespace.
+    /// The far end's namespace (`None`: this one).
     pub netns: Option<String>,
 }
 
@@ -139,7 +139,9 @@ enum Peer {
 /// given; `None` unless the link is a veth.
 fn parse_link(line: &str) -> Option<(Peer, Option<String>)> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    if !words.contains(&"veth") {
+    // A peer in a namespace with no name (`link-netnsid N`: the host's, seen from a named
+    // one, or a container's) cannot be looked at.
+    if !words.contains(&"veth") || words.contains(&"link-netnsid") {
         return None;
     }
     // "5: e1@if4: <...>": the name, then the peer after '@'.
@@ -150,9 +152,10 @@ fn parse_link(line: &str) -> Option<(Peer, Option<String>)> {
         .position(|w| *w == "link-netns")
         .and_then(|i| words.get(i + 1))
         .map(|s| s.to_string());
-    let peer = match peer.strip_prefix("if").and_then(|i| i.parse().ok()) {
-        Some(i) if netns.is_some() => Peer::Index(i),
-        _ => Peer::Name(peer.to_string()),
+    let peer = match (peer.strip_prefix("if").and_then(|i| i.parse().ok()), &netns) {
+        (Some(i), Some(_)) => Peer::Index(i),
+        (None, Some(_)) => return None,
+        (_, None) => Peer::Name(peer.to_string()),
     };
     Some((peer, netns))
 }
@@ -180,6 +183,11 @@ mod tests {
         let not = "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN \
                    \\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00";
         assert_eq!(parse_link(not), None);
+        // A peer in a namespace with no name is not looked at.
+        let unnamed = "3: c0@if2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 \\    \
+                       link/ether 56:34:7e:e8:a4:70 brd ff:ff:ff:ff:ff:ff link-netnsid 0 \
+                       promiscuity 0 \\    veth addrgenmode eui64";
+        assert_eq!(parse_link(unnamed), None);
         // A same-namespace peer named like an index is a name.
         let odd = "4: a@if9: <BROADCAST> mtu 1500 \\    veth addrgenmode eui64";
         assert_eq!(parse_link(odd), Some((Peer::Name("if9".into()), None)));

@@ -147,6 +147,10 @@ fn a_hundred_thousand_routers_with_two_flows_hold_and_write_what_the_flows_use()
         .collect();
     assert_eq!(reported, crossed, "the links reported are the flows' paths");
     assert_eq!(r.unused_links.len(), 2 * (ROUTERS - 1) - crossed.len());
+    assert!(r
+        .unused_links
+        .iter()
+        .all(|[a, b]| !crossed.contains(&(a.clone(), b.clone()))));
     // Data crosses each hop from a to b; the way back carries the TCP's ACKs and nothing
     // of the UDP's.
     let busy: BTreeSet<_> = r

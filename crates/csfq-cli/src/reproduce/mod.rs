@@ -155,7 +155,7 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     // Everything is written into a hidden staging directory inside `dir` and published at
     // the end (see `publish`): a run interrupted before that leaves `dir` as it was, not
     // experiment directories that look complete beside no report, or an old one.
-    crate::remove_abandoned_stages(&dir)?;
+    crate::remove_abandoned_stages(&dir);
     let stage = dir.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     std::fs::create_dir_all(&stage).with_context(|| format!("creating {}", stage.display()))?;
     // Runs an interrupted earlier invocation finished are taken, not simulated again.

@@ -127,11 +127,10 @@ impl Simulation {
             .zip(&topo.ports)
             .filter(|(p, d)| d.between_routers && p.record.is_none())
             .map(|(_, d)| {
-                format!(
-                    "{}-{}",
-                    topo.nodes[d.from as usize].name(),
-                    topo.nodes[d.to as usize].name()
-                )
+                [
+                    topo.nodes[d.from as usize].name().into_owned(),
+                    topo.nodes[d.to as usize].name().into_owned(),
+                ]
             })
             .collect();
         SimReport {

@@ -163,11 +163,11 @@ pub struct SimReport {
     pub flows: Vec<FlowReport>,
     /// Router-to-router link directions that some flow or loop crosses.
     pub links: Vec<LinkReport>,
-    /// The other router-to-router link directions, as `FROM-TO`: nothing crosses them, so
-    /// nothing is recorded there (in a topology of thousands of routers with a few flows,
-    /// most of its links).
+    /// The other router-to-router link directions, as `[from, to]`: nothing crosses them,
+    /// so nothing is recorded there (in a topology of thousands of routers with a few
+    /// flows, most of its links).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unused_links: Vec<String>,
+    pub unused_links: Vec<[String; 2]>,
     /// Jain's index of the flows' throughputs normalized by their reference shares (per hop
     /// for open-loop flows, end-to-end max-min for responsive ones; see
     /// `Topology::reference_allocation`) where those are known, else of raw throughputs.
