@@ -545,9 +545,11 @@ pub(crate) fn outcome(o: AttachOutcome, what: &str, dev: &str) {
     }
 }
 
-/// After a core attaches: a warning for each trusted interface whose other end, where
-/// this host can see it, labels nothing it sends (`csfq_dp::unguarded_trusted`).
-pub(crate) fn warn_unguarded(trust: &csfq_dp::CoreTrust) {
+/// A core attached ([`outcome`]), then a warning for each trusted interface whose other
+/// end, where this host can see it, labels nothing it sends
+/// (`csfq_dp::unguarded_trusted`).
+pub(crate) fn core_outcome(o: AttachOutcome, what: &str, dev: &str, trust: &csfq_dp::CoreTrust) {
+    outcome(o, what, dev);
     if let csfq_dp::CoreTrust::Interfaces(names) = trust {
         for u in csfq_dp::unguarded_trusted(names) {
             eprintln!("{}", crate::paragraph("warning: ", &u.to_string()));
@@ -650,8 +652,7 @@ pub fn dp(args: Dp) -> Result<()> {
                 Ok(s)
             };
             let s = settings()?;
-            outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev);
-            warn_unguarded(&s.trust);
+            core_outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev, &s.trust);
             if follow {
                 follow_shaper(&dev, s, follow_interval, settings)?;
             }

@@ -5,7 +5,7 @@ use clap::Subcommand;
 use csfq_dp::units::{parse_rate, parse_size, parse_time};
 use csfq_dp::{CoreTrust, CsfneSettings, CsfneStats, TufSettings, TufStats};
 
-use crate::dp::{link_of, mbps, outcome};
+use crate::dp::{core_outcome, link_of, mbps};
 
 #[derive(Subcommand)]
 pub(crate) enum CsfneCommand {
@@ -146,8 +146,7 @@ pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
     s.trust = trust.trust();
     s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
-    outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev);
-    crate::dp::warn_unguarded(&s.trust);
+    core_outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev, &s.trust);
     Ok(())
 }
 
@@ -187,8 +186,12 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     s.trust = trust.trust();
     s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
-    outcome(csfq_dp::attach_csfne(&dev, &s)?, "CS-FNE core", &dev);
-    crate::dp::warn_unguarded(&s.trust);
+    core_outcome(
+        csfq_dp::attach_csfne(&dev, &s)?,
+        "CS-FNE core",
+        &dev,
+        &s.trust,
+    );
     Ok(())
 }
 

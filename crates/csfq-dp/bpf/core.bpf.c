@@ -619,16 +619,13 @@ int csfq_core(struct __sk_buff *skb)
 	 * never relabeled: IPv4 that may not (no DF, or a fragment; RFC 6864), and what the
 	 * core cannot parse (non-IP, VLAN-tagged or QinQ frames on a bridged bottleneck,
 	 * truncated headers), which would otherwise pass free and unseen by A, F and the
-	 * virtual queue. Counted by what it is when it passes. */
+	 * virtual queue. Counted by what it is when it passes. ARP, and what the operator
+	 * drops (--unparsed drop), are settled first (csfq.h: unreadable). */
 	if (why) {
-		/* ARP is spared: a router that cannot resolve its next hop under congestion
-		 * loses every flow. */
-		if (skb->protocol == bpf_htons(ETH_P_ARP)) {
-			count(why, bytes);
-			return TC_ACT_UNSPEC;
-		}
-		if (drop_unparsed(why, bytes, p->drop_unparsed))
-			return TC_ACT_SHOT;
+		int act = unreadable(skb, why, bytes, p->drop_unparsed);
+
+		if (act != CSFQ_JUDGE)
+			return act;
 		carrier = 0;
 		__builtin_memset(&pk, 0, sizeof(pk));
 	}

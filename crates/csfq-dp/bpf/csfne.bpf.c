@@ -220,12 +220,10 @@ int csfq_csfne(struct __sk_buff *skb)
 	 * the core cannot parse) is unlabeled traffic; ARP is spared. IPv4 that cannot carry a
 	 * label keeps its flow (parse fills the key). */
 	if (why) {
-		if (skb->protocol == bpf_htons(ETH_P_ARP)) {
-			count(why, bytes);
-			return TC_ACT_UNSPEC;
-		}
-		if (drop_unparsed(why, bytes, p->drop_unparsed))
-			return TC_ACT_SHOT;
+		int act = unreadable(skb, why, bytes, p->drop_unparsed);
+
+		if (act != CSFQ_JUDGE)
+			return act;
 		carrier = 0;
 		if (why != CNT_PASS_NOT_ATOMIC)
 			__builtin_memset(&pk, 0, sizeof(pk));

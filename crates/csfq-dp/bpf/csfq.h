@@ -365,16 +365,26 @@ static __always_inline int trusted_from(const __u32 *trusted, __u32 ifindex)
 	return 0;
 }
 
-/* A core's frame it could not parse (`why` from parse: not IP, or truncated; IPv4 that
- * cannot carry a label is parsed) dropped when the operator chose so (`drop_unparsed` in
- * the core's configuration), counted as drop_unparsed: 1 if it was. Otherwise the core
- * judges it as unlabeled traffic. ARP is handled before this, and always spared. */
-static __always_inline int drop_unparsed(__u32 why, __u32 bytes, __u32 enabled)
+/* What a core does first with a frame it could not read a label from (`why`, nonzero,
+ * from parse): ARP passes, counted by what it is (a router that cannot resolve its next
+ * hop under congestion loses every flow); with `drop_unparsed` (the operator's
+ * `--unparsed drop`), a frame the core cannot parse (not IP, or truncated: IPv4 that
+ * cannot carry a label is parsed) is dropped and counted as drop_unparsed. Either is the
+ * tc verdict returned; otherwise CSFQ_JUDGE: the core judges the frame as unlabeled
+ * traffic. */
+#define CSFQ_JUDGE 0x100 /* no tc verdict has this value */
+static __always_inline int unreadable(struct __sk_buff *skb, __u32 why, __u32 bytes,
+				      __u32 drop_unparsed)
 {
-	if (!enabled || why == CNT_PASS_NOT_ATOMIC)
-		return 0;
-	count(CNT_DROP_UNPARSED, bytes);
-	return 1;
+	if (skb->protocol == bpf_htons(ETH_P_ARP)) {
+		count(why, bytes);
+		return TC_ACT_UNSPEC;
+	}
+	if (drop_unparsed && why != CNT_PASS_NOT_ATOMIC) {
+		count(CNT_DROP_UNPARSED, bytes);
+		return TC_ACT_SHOT;
+	}
+	return CSFQ_JUDGE;
 }
 
 /* An admitted packet joins a virtual queue drained at `capacity`: *finish = max(*finish,

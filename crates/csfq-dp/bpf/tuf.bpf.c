@@ -157,12 +157,10 @@ int csfq_tuf(struct __sk_buff *skb)
 	why = parse(skb, &pk, 0);
 	/* As the CSFQ core: what cannot carry a tag is untagged traffic; ARP is spared. */
 	if (why) {
-		if (skb->protocol == bpf_htons(ETH_P_ARP)) {
-			count(why, bytes);
-			return TC_ACT_UNSPEC;
-		}
-		if (drop_unparsed(why, bytes, p->drop_unparsed))
-			return TC_ACT_SHOT;
+		int act = unreadable(skb, why, bytes, p->drop_unparsed);
+
+		if (act != CSFQ_JUDGE)
+			return act;
 		carrier = 0;
 	}
 	if (carrier)

@@ -284,7 +284,6 @@ mod tests {
         assert_eq!(field(&short), "limit");
         assert!(CoreSettings {
             coarse_clock: false,
-            drop_unparsed: false,
             ..short
         }
         .raw()
