@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use csfq_papers::experiments::{unstated, Experiment, Unstated};
+use csfq_papers::experiments::{inert, unstated, Experiment, Unstated};
 
 use csfq_papers::check::fmt_num;
 use csfq_papers::{analyze_seeds, Check, Judged, Outcome, Plan};
@@ -131,6 +131,16 @@ pub fn section(
             });
         }
         writeln!(md)?;
+        for (u, v, _) in &columns {
+            if let Some(why) = inert(e.id, u.name, *v) {
+                writeln!(
+                    md,
+                    "{} = {} changes no run at any seed (checked by the test suite): {why}.\n",
+                    u.name,
+                    fmt_num(*v)
+                )?;
+            }
+        }
     }
     Ok(Section {
         markdown: md,

@@ -12,7 +12,7 @@ pub use crate::scenarios::{
     chain, fig4_with, Cross, Run, Sweep, MAY_CBR_RATES_MBPS, ONOFF_PERIODS_MS,
     TABLE3_DEFAULT_THRESHOLDS,
 };
-pub use unstated::{unstated, Unstated};
+pub use unstated::{inert, unstated, Inert, Unstated, INERT};
 
 use crate::scenarios;
 

@@ -339,6 +339,52 @@ fn spread_starts(s: &mut ScenarioFile, v: f64) {
     s.flows = out;
 }
 
+/// A value of an unstated parameter that changes no run of an experiment at any of the
+/// report's seeds ([`crate::DEFAULT_SEEDS`]), and why: its column in the sensitivity section
+/// repeats ours because the value cannot reach the outcome there, not because it was never
+/// applied (the test `every_other_value_changes_a_run` checks both ways).
+#[derive(Debug, Clone, Copy)]
+pub struct Inert {
+    /// The experiment's id.
+    pub experiment: &'static str,
+    /// The parameter's [`Unstated::name`].
+    pub parameter: &'static str,
+    /// The value.
+    pub value: f64,
+    /// Why it changes nothing.
+    pub why: &'static str,
+}
+
+/// G = 10 ms under RFC 6298: `RTO = SRTT + max(G, 4 RTTVAR)` is at least `min_rto_ms`
+/// (200 ms), and with these round trips (tens of ms) the floor rules whether the variance
+/// term is raised to 100 ms or to 10 ms.
+const G_UNDER_THE_FLOOR: &str = "RTO = SRTT + max(G, 4 RTTVAR) stays under the 200 ms minimum \
+     RTO with G at 10 ms as at 100 ms (round trips of tens of ms), so the minimum decides";
+
+/// Every inert value.
+pub const INERT: &[Inert] = &[
+    Inert {
+        experiment: "csfq-fig3b",
+        parameter: TCP_TICK.name,
+        value: 10.0,
+        why: G_UNDER_THE_FLOOR,
+    },
+    Inert {
+        experiment: "csfq-table2",
+        parameter: TCP_TICK.name,
+        value: 10.0,
+        why: G_UNDER_THE_FLOOR,
+    },
+];
+
+/// Why `value` of `parameter` changes no run of `experiment`, if it is inert there.
+pub fn inert(experiment: &str, parameter: &str, value: f64) -> Option<&'static str> {
+    INERT
+        .iter()
+        .find(|i| i.experiment == experiment && i.parameter == parameter && i.value == value)
+        .map(|i| i.why)
+}
+
 /// The unstated parameters of an experiment (none for most).
 pub fn unstated(id: &str) -> &'static [Unstated] {
     match id {
@@ -368,7 +414,8 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
         "tuf-fig12a" => &[TCP_WINDOW_NS2],
         "tuf-fig13-3links" => &[TCP_WINDOW_NS2],
         "tuf-fig13-5links" => &[TCP_WINDOW_NS2],
-        "csfne-table1" => &[CSFNE_WINDOW, CSFNE_TARGET, CSFNE_K, FRED_MINQ],
+        // The thesis states RED's buffer and thresholds, not max_p.
+        "csfne-table1" => &[RED_MAX_P, CSFNE_WINDOW, CSFNE_TARGET, CSFNE_K, FRED_MINQ],
         "may-fig5" => &[
             MAY_BUFFER,
             TCP_WINDOW,
@@ -407,7 +454,7 @@ pub fn unstated(id: &str) -> &'static [Unstated] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::find;
+    use crate::experiments::{find, Experiment};
 
     /// Every experiment's own scenario has each unstated parameter at the value we say
     /// we run: setting it to ours changes nothing (csfq-table3's extra run with the
@@ -432,6 +479,70 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Every other value of every unstated parameter changes what some run of its
+    /// experiment does at one of the report's seeds, so that no column of the sensitivity
+    /// section repeats ours because the parameter never reached the simulation (a field
+    /// no discipline of the experiment reads, a setting the scenario overrides): for some
+    /// discipline's run the simulated report differs from the one at our value. The values
+    /// that change nothing are exactly the ones [`INERT`] lists with their reason. A
+    /// parameter that sets the run's length is judged on the length.
+    #[test]
+    fn every_other_value_changes_a_run() {
+        use rayon::prelude::*;
+        let tried: Vec<(&Experiment, &Unstated, f64)> = crate::experiments::EXPERIMENTS
+            .iter()
+            .flat_map(|e| {
+                unstated(e.id)
+                    .iter()
+                    .flat_map(move |u| u.others.iter().map(move |&v| (e, u, v)))
+            })
+            .collect();
+        let unchanged: Vec<String> = tried
+            .par_iter()
+            .filter_map(|&(e, u, v)| {
+                // Seed 1 settles almost every value; the others are tried only then.
+                let changed = crate::DEFAULT_SEEDS.into_iter().any(|seed| {
+                    e.disciplines.iter().any(|&d| {
+                        e.runs(d).into_iter().any(|r| {
+                            let mut ours = r.scenario.clone();
+                            ours.seed = seed;
+                            let mut other = ours.clone();
+                            (u.apply)(&mut other, v);
+                            let report = |s: &ScenarioFile| {
+                                csfq_sim::Simulation::new(s)
+                                    .unwrap_or_else(|err| panic!("{}: {err}", e.id))
+                                    .run()
+                            };
+                            other != ours
+                                && (other.duration_s != ours.duration_s
+                                    || report(&other) != report(&ours))
+                        })
+                    })
+                });
+                (changed == inert(e.id, u.name, v).is_some())
+                    .then(|| format!("{}: {} = {v} (changed: {changed})", e.id, u.name))
+            })
+            .collect();
+        assert!(
+            unchanged.is_empty(),
+            "values that change nothing and are not listed as inert, or listed and change \
+             a run: {unchanged:#?}"
+        );
+    }
+
+    /// Every inert value is one of its experiment's unstated values.
+    #[test]
+    fn inert_values_are_tried_values() {
+        for i in INERT {
+            assert!(
+                unstated(i.experiment)
+                    .iter()
+                    .any(|u| u.name == i.parameter && u.others.contains(&i.value)),
+                "{i:?}"
+            );
         }
     }
 
