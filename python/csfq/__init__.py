@@ -34,6 +34,8 @@ from ._core import (
 from ._csfq import ScenarioError, SimulationError
 
 __version__: str = _csfq.__version__
+#: The commit the simulator module was built from (", modified" when tracked files differed).
+__build__: str = _csfq.__build__
 
 __all__ = [
     "Campaign",

@@ -3,6 +3,7 @@
 from typing import List, Optional
 
 __version__: str
+__build__: str
 
 class ScenarioError(ValueError):
     """A scenario that failed to load."""

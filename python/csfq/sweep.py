@@ -4,8 +4,10 @@ cores or on a Dask cluster, each run's results stored once in a Parquet dataset.
 A campaign is a base scenario, a grid of overrides (any scenario field by its dotted path,
 and ``discipline``) and a list of seeds. Every combination is resolved to the scenario
 the simulator will run; its key is a hash of that scenario as the simulator reads it
-(every default explicit, numbers as numbers), the discipline, the seed and the package
-version. Results are stored per run as ``STORE/KEY.parquet`` (one row per
+(every default explicit, numbers as numbers), the discipline, the seed and the build
+(a hash of the compiled simulator module, so that results of another build, after a
+``git pull`` or a local change, are runs to make again and :meth:`Campaign.stale` lists the
+old ones). Results are stored per run as ``STORE/KEY.parquet`` (one row per
 flow, with the run's parameters as columns), so a rerun computes only what is missing,
 and ``results()`` reads them all as one DataFrame (``pandas.read_parquet`` of the
 directory gives the same); its links, series and metadata are under ``STORE/_links``,
@@ -34,6 +36,23 @@ from . import _csfq
 from ._core import _flows_frame, _links_frame, _seed, _series_frame, load_scenario
 
 __version__ = _csfq.__version__
+__build__ = _csfq.__build__
+
+
+def _binary_hash() -> str:
+    """The SHA-256 (first 16 hex digits) of the compiled simulator module: the build that
+    makes a campaign's runs, whatever its version number or commit says."""
+    global _BINARY
+    if _BINARY is None:
+        h = hashlib.sha256()
+        with open(_csfq.__file__, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _BINARY = h.hexdigest()[:16]
+    return _BINARY
+
+
+_BINARY: Optional[str] = None
 
 #: Columns every stored row has besides the flow's own.
 RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
@@ -42,7 +61,8 @@ RUN_COLUMNS = ["key", "discipline", "seed", "jain_index", "events"]
 def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> Dict[str, Any]:
     """One run, as what it stores: ``flows`` (one row per flow, with the run's summary;
     deterministic, so any backend stores the same bytes), ``links``, ``series`` and
-    ``summary`` (with the run's wall time and host)."""
+    ``summary`` (with the run's wall time and host), and ``binary``: the build that ran it
+    (a Dask worker's own)."""
     import socket
 
     data = json.loads(_csfq.run(text, name, discipline, seed))
@@ -60,6 +80,7 @@ def _run_rows(text: str, name: str, discipline: Optional[str], seed: int) -> Dic
         "links": links,
         "series": series,
         "summary": dict(s, host=socket.gethostname()),
+        "binary": _binary_hash(),
     }
 
 
@@ -136,7 +157,7 @@ class Campaign:
             canonical = _csfq.check(text, name)
             for seed in self.seeds:
                 h = hashlib.sha256()
-                for part in (__version__, canonical, str(discipline), str(seed)):
+                for part in (_binary_hash(), canonical, str(discipline), str(seed)):
                     h.update(part.encode())
                     h.update(b"\0")
                 out.append(
@@ -178,6 +199,12 @@ class Campaign:
         return [r for r in self.runs() if not self._complete(r["key"])]
 
     def _store(self, run: Dict[str, Any], result: Dict[str, Any]) -> None:
+        if result["binary"] != _binary_hash():
+            raise RuntimeError(
+                f"run {run['key']} was made by another build of the simulator (module hash "
+                f"{result['binary']}, here {_binary_hash()}): install this build on every "
+                "worker; nothing of it was stored"
+            )
         paths = self._paths(run["key"])
         for d in ("links", "series", "run"):
             paths[d].parent.mkdir(parents=True, exist_ok=True)
@@ -201,6 +228,8 @@ class Campaign:
             "discipline": run["discipline"],
             "seed": run["seed"],
             "version": __version__,
+            "build": __build__,
+            "binary": _binary_hash(),
             "scenario_file": run["name"],
             "scenario_text": run["text"],
             "summary": result["summary"],
@@ -242,6 +271,7 @@ class Campaign:
 
     def metadata(self) -> pd.DataFrame:
         """One row per stored run: key, parameters, discipline, seed, the package version,
+        the build (``build``: the commit; ``binary``: the module's hash, part of the key),
         the scenario's file and the text the simulator ran (``scenario_text``), its summary
         (name, Jain's index, events, wall time, host) and when it was stored."""
         rows = []
@@ -256,7 +286,8 @@ class Campaign:
 
     def stale(self) -> List[str]:
         """Keys stored in the store that are not runs of this campaign (another base
-        scenario or grid, an older package version). A store shared by several campaigns
+        scenario or grid, another build of the simulator: ``metadata()``'s ``build`` and
+        ``binary`` say which made each run). A store shared by several campaigns
         holds each other's runs: check before removing them."""
         mine = {r["key"] for r in self.runs()}
         found = {p.stem for p in self.store.glob("*.parquet")}

@@ -343,5 +343,19 @@ fn _csfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit the module was built from, ", modified" when tracked files differed from
+    // it; "unknown" outside a git work tree (vergen's placeholder).
+    let sha = env!("VERGEN_GIT_SHA");
+    let commit = if sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        sha
+    } else {
+        "unknown"
+    };
+    let modified = if env!("VERGEN_GIT_DIRTY") == "true" {
+        ", modified"
+    } else {
+        ""
+    };
+    m.add("__build__", format!("{commit}{modified}"))?;
     Ok(())
 }

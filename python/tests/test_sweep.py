@@ -2,6 +2,10 @@
 computes only what is missing, and a Dask LocalCluster of two worker processes stores the
 same bytes as the local thread pool."""
 
+import pathlib
+import subprocess
+import sys
+
 import pandas as pd
 import pytest
 
@@ -282,3 +286,32 @@ def test_the_store_keeps_links_series_and_metadata(tmp_path):
     assert [r["key"] for r in c.missing()] == [victim]
     c.run(progress=False)
     assert c.missing() == []
+
+
+def test_runs_of_another_build_are_made_again_and_stale(tmp_path, monkeypatch):
+    """The key holds the compiled module's hash, not the version number: after a rebuild
+    (here the hash replaced, as another binary would give) the old runs are missing again
+    and listed as stale, and the metadata says which build made each run."""
+    sweep = sys.modules["csfq.sweep"]  # the module (csfq.sweep is also the function)
+    store = tmp_path / "c"
+    c = csfq.Campaign(base(), {"discipline": ["fifo"]}, seeds=[1], store=store)
+    c.run(progress=False)
+    old = {r["key"] for r in c.runs()}
+    m = c.metadata().iloc[0]
+    assert m["build"] == csfq.__build__ and m["binary"] == sweep._binary_hash()
+    assert len(m["binary"]) == 16 and c.missing() == []
+    # The commit is the work tree's (when the package is built from one).
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=pathlib.Path(__file__).parent, capture_output=True, text=True
+    )
+    if head.returncode == 0:
+        assert csfq.__build__.split(",")[0] == head.stdout.strip()
+    monkeypatch.setattr(sweep, "_BINARY", "0" * 16)
+    assert {r["key"] for r in c.runs()}.isdisjoint(old)
+    assert len(c.missing()) == 1 and set(c.stale()) == old
+    # A worker of another build (a Dask worker with an older install): refused, nothing kept.
+    real = sweep._run_rows
+    monkeypatch.setattr(sweep, "_run_rows", lambda *a: dict(real(*a), binary="f" * 16))
+    with pytest.raises(RuntimeError, match="another build"):
+        c.run(progress=False)
+    assert len(c.missing()) == 1

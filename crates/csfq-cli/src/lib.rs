@@ -185,6 +185,14 @@ pub fn prepare_out_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--discipline`'s parser: [`parse_discipline`], with the names listed as clap's possible
+/// values, so that `--help` shows them and shell completion offers them (not file names).
+pub fn discipline_parser() -> impl clap::builder::TypedValueParser<Value = DisciplineKind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(DisciplineKind::ALL.map(|d| d.name()))
+        .try_map(|s| parse_discipline(&s))
+}
+
 /// A discipline by its scenario-file name.
 pub fn parse_discipline(s: &str) -> Result<DisciplineKind, String> {
     DisciplineKind::from_name(s).ok_or_else(|| {

@@ -5,12 +5,33 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use csfq_cli::{bench, dp, parse_discipline, reproduce, run};
+use csfq_cli::{bench, discipline_parser, dp, reproduce, run};
 use csfq_sim::DisciplineKind;
+
+/// `csfq --version`: the package's version and the commit it was built from, marked
+/// `modified` when tracked files differed from it (`unknown` outside a git work tree, where
+/// vergen writes a placeholder).
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let sha = env!("VERGEN_GIT_SHA");
+    format!(
+        "{} (commit {}{})",
+        env!("CARGO_PKG_VERSION"),
+        if sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            sha
+        } else {
+            "unknown"
+        },
+        if env!("VERGEN_GIT_DIRTY") == "true" {
+            ", modified"
+        } else {
+            ""
+        }
+    )
+});
 
 /// Core-stateless fair queueing: simulator and experiments.
 #[derive(Parser)]
-#[command(name = "csfq", version, about, long_about = None)]
+#[command(name = "csfq", version = VERSION.as_str(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,7 +51,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Run every link with this discipline instead of the file's.
-        #[arg(long, value_parser = parse_discipline)]
+        #[arg(long, value_parser = discipline_parser())]
         discipline: Option<DisciplineKind>,
         /// Write every packet that crosses this link (both directions; its index in the
         /// file or its routers as A-B; repeatable) to OUT/trace.pcapng, labels in the IPv4
@@ -116,7 +137,7 @@ enum Command {
         scale_seconds: f64,
         /// Run one discipline of the scale benchmark in this process (how `--scale` runs
         /// each).
-        #[arg(long, hide = true, requires = "scale", value_parser = parse_discipline)]
+        #[arg(long, hide = true, requires = "scale", value_parser = discipline_parser())]
         scale_one: Option<DisciplineKind>,
         /// Run the scale benchmark even if each of its runs is estimated to take more than
         /// a day.
@@ -131,8 +152,15 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), e.g. `csfq man > /usr/local/share/man/man1/csfq.1`.
-    Man,
+    /// Print the manual page (roff), e.g. `csfq man > /usr/local/share/man/man1/csfq.1`;
+    /// with `--dir`, write it and one page per subcommand (`csfq-run.1`,
+    /// `csfq-dp-core-attach.1`, ...) there.
+    Man {
+        /// Write every page into this directory (made if missing) instead of printing the
+        /// top-level one.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The seeds of `--seeds`.
@@ -335,13 +363,17 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "csfq", &mut std::io::stdout());
             Ok(())
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
+        Command::Man { dir: None } => {
+            // As `generate_to` writes it: no csfq-help(1), which has no page.
+            let cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
             let mut out = std::io::stdout().lock();
             clap_mangen::Man::new(cmd)
                 .render(&mut out)
                 .map_err(anyhow::Error::from)
         }
+        Command::Man { dir: Some(dir) } => std::fs::create_dir_all(&dir)
+            .and_then(|()| clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display())),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

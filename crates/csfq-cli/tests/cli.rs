@@ -217,7 +217,7 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         (&["run", "missing.toml"], "cannot read"),
         (
             &["run", "x.toml", "--discipline", "wfq"],
-            "expected one of fifo, red, fred1, fred2, drr, csfq",
+            "[possible values: fifo, red, fred1, fred2, drr, csfq",
         ),
         (&["reproduce", "nope"], "unknown experiment `nope`"),
         (
@@ -1173,10 +1173,55 @@ fn completions_man_page_and_one_version() {
         "{stdout}"
     );
     assert!(stdout.contains("reproduce"));
+    // With --dir, a page per subcommand, and every page the top one cites exists.
+    let o = csfq(&["man", "--dir", "man1"], &dir);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let top = std::fs::read_to_string(dir.join("man1/csfq.1")).unwrap();
+    assert_eq!(top, stdout);
+    for page in ["csfq-run.1", "csfq-reproduce.1", "csfq-dp-core-attach.1"] {
+        assert!(dir.join("man1").join(page).is_file(), "{page}");
+    }
+    // roff escapes the hyphens: csfq\-run(1).
+    let plain = top.replace("\\-", "-");
+    let cited: Vec<&str> = plain
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '(' || c == ')'))
+        .filter_map(|w| w.strip_suffix("(1)"))
+        .filter(|w| w.starts_with("csfq-"))
+        .collect();
+    assert!(!cited.is_empty(), "{top}");
+    for c in cited {
+        assert!(dir.join("man1").join(format!("{c}.1")).is_file(), "{c}(1)");
+    }
+    // The disciplines are offered, not file names.
+    let o = csfq(&["completions", "bash"], &dir);
+    assert!(text(&o).0.contains("fifo red fred1 fred2 drr csfq"));
     let o = csfq(&["--version"], &dir);
     let (stdout, _) = text(&o);
-    let version = stdout.trim().strip_prefix("csfq ").unwrap().to_string();
+    // "csfq 0.1.0 (commit 1a2b3c4)", ", modified" after the hash when tracked files
+    // differed from the commit.
+    let (version, build) = stdout
+        .trim()
+        .strip_prefix("csfq ")
+        .and_then(|v| v.split_once(" (commit "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let version = version.to_string();
     assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let commit = build.trim_end_matches(')').trim_end_matches(", modified");
+    let head = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(repo())
+        .output();
+    match head {
+        Ok(h) if h.status.success() => {
+            assert_eq!(
+                commit,
+                String::from_utf8_lossy(&h.stdout).trim(),
+                "{stdout}"
+            )
+        }
+        // Not built from a git work tree (a source archive).
+        _ => assert_eq!(commit, "unknown", "{stdout}"),
+    }
     let field = |file: &str| {
         let text = std::fs::read_to_string(repo().join(file)).unwrap();
         text.lines()
