@@ -1645,3 +1645,58 @@ fn the_dataplanes_twin_runs_without_root() {
     assert!(!o.status.success());
     assert!(err.contains("--rate") && err.contains("1kbit"), "{err}");
 }
+
+/// The README names every discipline the simulator has, in the command section's list, and
+/// exactly those in the scenario reference's comment.
+#[test]
+fn readme_lists_every_discipline() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let all: std::collections::BTreeSet<&str> = csfq_sim::DisciplineKind::ALL
+        .iter()
+        .map(|d| d.name())
+        .collect();
+    // "Disciplines: `fifo`, `red`, ...": the names in backticks up to the blank line (where
+    // other words are quoted too).
+    let at = readme
+        .find("\nDisciplines: ")
+        .expect("the Disciplines paragraph");
+    let paragraph = &readme[at..][..readme[at + 1..].find("\n\n").unwrap()];
+    let quoted: std::collections::BTreeSet<&str> = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        })
+        .collect();
+    let missing: Vec<_> = all.difference(&quoted).collect();
+    assert!(
+        missing.is_empty(),
+        "README's Disciplines paragraph lacks {missing:?}"
+    );
+    // The scenario reference: `discipline = "csfq"  # required; ...:` and its comment lines.
+    let at = readme
+        .find("\ndiscipline = \"csfq\"")
+        .expect("the scenario reference's discipline line");
+    let mut words = std::collections::BTreeSet::new();
+    for (i, line) in readme[at + 1..].lines().enumerate() {
+        let Some((code, comment)) = line.split_once('#') else {
+            break;
+        };
+        if i > 0 && !code.trim().is_empty() {
+            break;
+        }
+        let listed = if i == 0 {
+            comment.split_once(':').map_or("", |(_, l)| l)
+        } else {
+            comment
+        };
+        words.extend(listed.split_whitespace());
+    }
+    assert_eq!(
+        words,
+        all.iter().copied().collect(),
+        "the scenario reference's list"
+    );
+}
