@@ -13,25 +13,74 @@ pub mod twin;
 
 use csfq_sim::DisciplineKind;
 
+/// The width output is fitted to: `COLUMNS` when it is exported (a number from 20), else the
+/// terminal's when standard output is one; none when piped (rows and lines stay whole).
+pub fn output_width() -> Option<u16> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&w| w >= 20)
+        .or_else(|| comfy_table::Table::new().width())
+}
+
 /// A table in the style every command prints.
-/// On a terminal its columns wrap to fit the terminal's width; piped, rows stay whole.
+/// Its columns wrap to fit [`output_width`]; piped, rows stay whole.
 pub fn table<T: Into<comfy_table::Row>>(header: T) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    if let Some(w) = output_width() {
+        t.set_width(w);
+    }
     t.set_header(header);
     t
 }
 
-/// `prefix` and `text` as a paragraph: wrapped to the terminal's width when standard output
-/// is a terminal (continuation lines indented), one line when piped.
+/// The columns of a table of `header` and `rows` that fit in `width` unwrapped, taken in
+/// `priority` order (indices into `header`; columns not named there come last, left to
+/// right) while they fit, returned in table order. The first column of `priority` is kept
+/// whatever its width. Widths are counted as [`table`] draws them: each cell's text and one
+/// space either side, and one border between and around columns.
+pub fn fit_columns(
+    header: &[&str],
+    rows: &[Vec<String>],
+    priority: &[usize],
+    width: u16,
+) -> Vec<usize> {
+    let widest = |c: usize| {
+        rows.iter()
+            .map(|r| r[c].chars().count())
+            .chain(std::iter::once(header[c].chars().count()))
+            .max()
+            .unwrap_or(0)
+    };
+    let order = priority
+        .iter()
+        .copied()
+        .chain((0..header.len()).filter(|c| !priority.contains(c)));
+    let (mut used, mut kept) = (1, Vec::new());
+    for c in order {
+        let need = widest(c) + 3;
+        if kept.is_empty() || used + need <= usize::from(width) {
+            used += need;
+            kept.push(c);
+        }
+    }
+    kept.sort_unstable();
+    kept
+}
+
+/// `prefix` and `text` as a paragraph: wrapped to [`output_width`] (continuation lines
+/// indented), one line when piped.
 pub fn paragraph(prefix: &str, text: &str) -> String {
     let line = format!("{prefix}{text}");
-    match comfy_table::Table::new().width() {
+    match output_width() {
         Some(width) => {
             let indent = " ".repeat(prefix.chars().count().min(8));
-            let opts =
-                textwrap::Options::new(usize::from(width).max(40)).subsequent_indent(&indent);
+            // A path or a number longer than the line stays whole.
+            let opts = textwrap::Options::new(usize::from(width).max(40))
+                .subsequent_indent(&indent)
+                .break_words(false);
             textwrap::fill(&line, opts)
         }
         None => line,

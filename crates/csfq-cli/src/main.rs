@@ -70,6 +70,10 @@ enum Command {
         /// share, packet size and duration).
         #[arg(long)]
         long: bool,
+        /// Every column of the per-flow table: on a terminal narrower than the table
+        /// (or COLUMNS) the least needed columns are left out, and said so.
+        #[arg(long)]
+        wide: bool,
     },
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
@@ -294,6 +298,7 @@ fn main() -> ExitCode {
             pcap_limit,
             json,
             long,
+            wide,
         } => run::run(
             &scenario,
             run::RunOptions {
@@ -304,6 +309,7 @@ fn main() -> ExitCode {
                 pcap_limit: pcap_limit.unwrap_or(run::DEFAULT_PCAP_LIMIT),
                 json,
                 long,
+                wide,
             },
         ),
         Command::Reproduce {

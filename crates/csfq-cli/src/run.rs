@@ -163,6 +163,14 @@ pub fn simulate_with_progress(
     Ok((sim.report(), fair, started.elapsed(), traced))
 }
 
+/// `println!` wrapped to the output's width ([`crate::paragraph`]): a line of the report
+/// that would run past an 80-column terminal continues on the next.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", crate::paragraph("", &format!($($arg)*)))
+    };
+}
+
 /// Flows shown in the terminal's per-flow table; the rest are in flows.csv (a table of
 /// 100 000 rows is not read, and building it took more memory than the simulation).
 const TABLE_FLOWS: usize = 50;
@@ -184,6 +192,8 @@ pub struct RunOptions {
     pub json: bool,
     /// Run even if estimated to take more than a day.
     pub long: bool,
+    /// Every column of the per-flow table, however wide the terminal.
+    pub wide: bool,
 }
 
 /// `csfq run`.
@@ -196,6 +206,7 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
         pcap_limit,
         json,
         long,
+        wide,
     } = o;
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
@@ -214,8 +225,8 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
-    println!("{}: {}", s.name, s.description);
-    println!(
+    say!("{}: {}", s.name, s.description);
+    say!(
         "discipline {}, seed {}, {} s simulated in {:.3} s ({} events)",
         s.discipline,
         s.seed,
@@ -259,7 +270,7 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
     } else {
         (Vec::new(), Vec::new())
     };
-    let mut t = crate::table(header);
+    let mut rows = Vec::new();
     for (i, f) in report.flows.iter().enumerate().take(TABLE_FLOWS) {
         let (a, r) = (refs.max_min[i], refs.reference[i]);
         let vs = if r > 0.0 && r.is_finite() {
@@ -309,18 +320,74 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
             row.push(format!("{:.4}", pf[i] / 1e6));
             row.push(format!("{:.4}", md[i] / 1e6));
         }
-        t.add_row(row);
+        rows.push(row);
+    }
+    // Narrower than the whole table (a terminal, or COLUMNS), the columns that matter most
+    // for fairness first; --wide, or a pipe, shows them all.
+    let kept = match crate::output_width() {
+        Some(w) if !wide => {
+            let at = |name: &str| header.iter().position(|h| *h == name);
+            let priority: Vec<usize> = [
+                "flow",
+                "throughput Mbps",
+                "vs reference",
+                "max-min Mbps",
+                "per-hop Mbps",
+                "kind",
+                "completion ms",
+                "dropped",
+                "delay ms p50/p99",
+                "offered Mbps",
+                "route",
+                "jitter ms",
+                "size pkts",
+                "prop-fair Mbps",
+                "min-delay Mbps",
+                "sent",
+                "delivered",
+                "drops by reason",
+            ]
+            .iter()
+            .filter_map(|n| at(n))
+            .collect();
+            crate::fit_columns(&header, &rows, &priority, w)
+        }
+        _ => (0..header.len()).collect(),
+    };
+    let mut t = crate::table(kept.iter().map(|&c| header[c]).collect::<Vec<_>>());
+    if wide {
+        // Rows whole, however wide (for `less -S` or a wider window), not cells wrapped.
+        t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    }
+    for row in &rows {
+        t.add_row(kept.iter().map(|&c| row[c].as_str()).collect::<Vec<_>>());
     }
     println!("{t}");
-    if report.flows.len() > TABLE_FLOWS {
+    if kept.len() < header.len() {
+        let left: Vec<&str> = (0..header.len())
+            .filter(|c| !kept.contains(c))
+            .map(|c| header[c])
+            .collect();
         println!(
+            "{}",
+            crate::paragraph(
+                "",
+                &format!(
+                    "left out to fit: {} (--wide shows every column; flows.csv has them all)",
+                    left.join(", ")
+                )
+            )
+        );
+    }
+    if report.flows.len() > TABLE_FLOWS {
+        say!(
             "... and {} more flows: every flow is in {}",
             report.flows.len() - TABLE_FLOWS,
             dir.join("flows.csv").display()
         );
     }
     if per_hop.is_some() {
-        println!(
+        say!(
             "open-loop flows (udp, onoff) are judged against the per-hop allocation (each link \
              shares max-min among the rates that reach it: no per-link scheme can do better for \
              flows that do not react to loss); responsive ones against end-to-end max-min"
@@ -361,7 +428,7 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
     } else {
         String::new()
     };
-    println!(
+    say!(
         "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg{png}",
         dir.display()
     );
@@ -380,14 +447,14 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
                 }
             })
             .collect();
-        println!(
+        say!(
             "wrote {} ({n} packets sent or dropped on {}; to see labels as rates: \
              wireshark -X lua_script:contrib/wireshark/csfq.lua)",
             t.path.display(),
             names.join(", ")
         );
         if let Some(at) = end.stopped_at {
-            println!(
+            say!(
                 "note: the trace stopped at {:.3} s of {:.3} s simulated, at its size limit \
                  ({} bytes; --pcap-limit): packets after that are not in it",
                 at.as_secs_f64(),
@@ -406,22 +473,22 @@ fn print_summary(r: &SimReport, refs: &References) {
         .filter(|a| **a > 0.0 && a.is_finite())
         .count();
     if judged >= 2 && r.jain_index.is_nan() {
-        println!(
+        say!(
             "fairness: Jain's index undefined: none of the {judged} flows with a reference share delivered anything"
         );
     } else if judged >= 2 {
-        println!(
+        say!(
             "fairness: Jain's index {:.4} over {judged} flows (throughput / reference share)",
             r.jain_index
         );
     } else {
-        println!(
+        say!(
             "fairness: Jain's index not shown: {judged} long-lived flow(s) with a reference \
              share (finite transfers are judged by their completion times)"
         );
     }
     if !r.unused_links.is_empty() {
-        println!(
+        say!(
             "{} link direction(s) no flow crosses, not reported (named in summary.json's unused_links)",
             r.unused_links.len()
         );
@@ -449,7 +516,7 @@ fn print_summary(r: &SimReport, refs: &References) {
                 d.mean, d.p50, d.p99, d.max
             )
         });
-        println!(
+        say!(
             "link {}->{} ({}): utilization {:.1}%, mean queue {:.1} KB, {} drops{}{}{}",
             l.from,
             l.to,

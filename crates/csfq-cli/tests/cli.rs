@@ -5,12 +5,19 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The command as a pipe sees it: no width to fit (COLUMNS removed), rows whole.
 fn csfq(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_csfq"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs")
+    csfq_in_columns(args, dir, None)
+}
+
+/// The command with COLUMNS set to `columns` (as an 80-column terminal exports it), or none.
+fn csfq_in_columns(args: &[&str], dir: &Path, columns: Option<u16>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_csfq"));
+    c.args(args).current_dir(dir).env_remove("COLUMNS");
+    if let Some(w) = columns {
+        c.env("COLUMNS", w.to_string());
+    }
+    c.output().expect("the binary runs")
 }
 
 fn repo() -> PathBuf {
@@ -1699,4 +1706,61 @@ fn readme_lists_every_discipline() {
         all.iter().copied().collect(),
         "the scenario reference's list"
     );
+}
+
+/// On an 80- or 120-column terminal (COLUMNS) no line of `csfq run` is wider than the
+/// terminal: the per-flow table keeps the columns that matter most and says which it left
+/// out, the report's lines wrap; `--wide` shows every column with rows unbroken, as a pipe
+/// (no COLUMNS) gets them.
+#[test]
+fn run_fits_the_terminal_and_wide_shows_every_column() {
+    let dir = tmp("width");
+    let scenario = repo().join("scenarios/csfq-fig3b.toml");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec!["run", scenario.to_str().unwrap(), "--out", "o"];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&'static str], columns| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let o = csfq_in_columns(&a, &dir, columns);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        stdout
+    };
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap();
+    let every = [
+        "route",
+        "drops by reason",
+        "jitter ms",
+        "delay ms p50/p99",
+        "sent",
+    ];
+    for w in [80, 120] {
+        let out = run(&[], Some(w));
+        assert!(widest(&out) <= usize::from(w), "{w} columns:\n{out}");
+        for must in ["flow", "throughput Mbps", "vs reference", "max-min Mbps"] {
+            assert!(out.contains(must), "{w} columns lack {must}:\n{out}");
+        }
+        assert!(out.contains("left out to fit: "), "{out}");
+        // What was left out is named, and is not in the table.
+        let note: String = out[out.find("left out to fit: ").unwrap()..]
+            .split(" (--wide")
+            .next()
+            .unwrap()
+            .replace('\n', " ");
+        assert!(every.iter().any(|c| note.contains(c)), "{note}");
+        // --wide: every column, rows whole (wider than the terminal).
+        let wide = run(&["--wide"], Some(w));
+        assert!(every.iter().all(|c| wide.contains(c)), "{wide}");
+        assert!(!wide.contains("left out to fit"), "{wide}");
+        assert_eq!(wide.lines().filter(|l| l.starts_with("│ ")).count(), 33);
+    }
+    // Piped: every column, one line per row (32 flows, and the header).
+    let piped = run(&[], None);
+    assert!(every.iter().all(|c| piped.contains(c)), "{piped}");
+    assert!(!piped.contains("left out to fit"));
+    let rows = piped.lines().filter(|l| l.starts_with("│ ")).count();
+    assert_eq!(rows, 33, "{piped}");
 }
