@@ -1019,8 +1019,15 @@ fn print_stats(st: &[InterfaceStats]) {
         };
         println!("{} {}{scope}{stale}", s.role.name(), s.interface);
         if let Some(c) = &s.core {
+            // A second or more without a packet queued is worth saying: the estimates
+            // shown are decayed over it.
+            let idle = if c.idle_ns >= 1_000_000_000 {
+                format!("   idle {:.1} s", c.idle_ns as f64 / 1e9)
+            } else {
+                String::new()
+            };
             println!(
-                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} of {} B   {} clock",
+                "  C {} Mbit/s   A {} Mbit/s   F {} Mbit/s   alpha {} Mbit/s   {}   virtual queue {} of {} B   {} clock{idle}",
                 mbps(c.capacity_bps),
                 mbps(c.arrival_bps),
                 mbps(c.accepted_bps),

@@ -13,6 +13,7 @@
 //! | `csfq_core_arrival_rate_bits_per_second` | gauge | `A`, the aggregate arrival rate |
 //! | `csfq_core_accepted_rate_bits_per_second` | gauge | `F`, the rate it forwards |
 //! | `csfq_core_fair_share_bits_per_second` | gauge | `alpha` (0: not congested) |
+//! | `csfq_core_idle_seconds` | gauge | time since the virtual queue last emptied (no packet since); `A`, `F`, `alpha` and congested are read as of now, decayed over it |
 //! | `csfq_core_congested` | gauge | 1 in a congested window |
 //! | `csfq_core_virtual_queue_bytes` | gauge | the virtual queue |
 //! | `csfq_core_virtual_queue_limit_bytes` | gauge | its limit (the shaper's, unless given) |
@@ -72,7 +73,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 26] = [
+const GAUGES: [Gauge; 27] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -92,6 +93,11 @@ const GAUGES: [Gauge; 26] = [
         name: "csfq_core_fair_share_bits_per_second",
         help: "The core's fair share alpha (0 while not congested)",
         value: |s| s.core.as_ref().map(|c| c.alpha_bps as f64),
+    },
+    Gauge {
+        name: "csfq_core_idle_seconds",
+        help: "Time since the core's virtual queue last emptied (no packet since; the last is at most one queue drain older); A, F and alpha are read as of now, decayed over it",
+        value: |s| s.core.as_ref().map(|c| c.idle_ns as f64 / 1e9),
     },
     Gauge {
         name: "csfq_core_congested",
@@ -501,6 +507,7 @@ mod tests {
                     arrival_bps: 12_000_000,
                     accepted_bps: 9_900_000,
                     alpha_bps: 2_000_000,
+                    idle_ns: 0,
                     clock: "fine",
                     congested: true,
                     queue_bytes: 4096,
@@ -718,6 +725,53 @@ mod tests {
         assert!(!page.contains("csfq_packets_total{"));
     }
 
+    /// [`two_programs`] with a trusted interface of each core (CSFQ, CS-FNE, TUF) gone: every
+    /// series the exporter can write.
+    fn trusted_gone() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+        let mut v = two_programs()?;
+        let gone = || (Some(vec![2]), vec![(2, None)]);
+        for s in &mut v {
+            if let Some(c) = s.core.as_mut() {
+                (c.trusted_ifindexes, c.trusted_now) = gone();
+            }
+            if let Some(c) = s.csfne.as_mut() {
+                (c.trusted_ifindexes, c.trusted_now) = gone();
+            }
+            if let Some(c) = s.tuf.as_mut() {
+                (c.trusted_ifindexes, c.trusted_now) = gone();
+            }
+        }
+        Ok(v)
+    }
+
+    /// Every metric a query names is exported (by the fixture's page, which has every
+    /// program), and every counter it selects by name exists.
+    fn check_query(expr: &str, page: &str) {
+        let names: Vec<&str> = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("csfq_"))
+            .collect();
+        assert!(!names.is_empty(), "{expr}");
+        // Counter names it selects by (alternatives of a regex without wildcards).
+        let known: Vec<&str> = csfq_dp::abi::Counter::ALL
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        for sel in expr.split("counter=").skip(1) {
+            let pattern = sel.trim_start_matches('~').split('"').nth(1).unwrap();
+            for alt in pattern.split('|').filter(|a| !a.contains(".*")) {
+                assert!(known.contains(&alt), "{expr} selects counter {alt}");
+            }
+        }
+        for n in names {
+            assert!(
+                page.lines()
+                    .any(|l| l.starts_with(&format!("{n}{{")) || l.starts_with(&format!("{n} "))),
+                "{expr} asks for {n}, which is not exported"
+            );
+        }
+    }
+
     #[test]
     fn the_grafana_dashboard_queries_only_exported_metrics() {
         let page = render(two_programs);
@@ -730,35 +784,55 @@ mod tests {
         let mut exprs = 0;
         for panel in d["panels"].as_array().unwrap() {
             for t in panel["targets"].as_array().into_iter().flatten() {
-                let expr = t["expr"].as_str().unwrap();
+                check_query(t["expr"].as_str().unwrap(), &page);
                 exprs += 1;
-                let names: Vec<&str> = expr
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .filter(|w| w.starts_with("csfq_"))
-                    .collect();
-                assert!(!names.is_empty(), "{expr}");
-                // Counter names it selects by (alternatives of a regex without wildcards).
-                let known: Vec<&str> = csfq_dp::abi::Counter::ALL
-                    .iter()
-                    .map(|c| c.name())
-                    .collect();
-                for sel in expr.split("counter=").skip(1) {
-                    let pattern = sel.trim_start_matches('~').split('"').nth(1).unwrap();
-                    for alt in pattern.split('|').filter(|a| !a.contains(".*")) {
-                        assert!(known.contains(&alt), "the dashboard selects counter {alt}");
-                    }
-                }
-                for n in names {
-                    assert!(
-                        page.lines()
-                            .any(|l| l.starts_with(&format!("{n}{{"))
-                                || l.starts_with(&format!("{n} "))),
-                        "the dashboard asks for {n}, which is not exported"
-                    );
-                }
             }
         }
         assert!(exprs >= 5, "{exprs} queries");
+        // Every program has a panel.
+        for prefix in [
+            "csfq_core_",
+            "csfq_edge_",
+            "csfq_may_",
+            "csfq_csfne_",
+            "csfq_tuf_",
+            "csfq_loop_",
+        ] {
+            assert!(
+                d["panels"].to_string().contains(prefix),
+                "no panel shows {prefix}*"
+            );
+        }
+    }
+
+    /// The alerting rules in `contrib/prometheus` query only exported metrics and known
+    /// counters, each rule an alert with an expression and a summary.
+    #[test]
+    fn the_alert_rules_query_only_exported_metrics() {
+        let page = render(trusted_gone);
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../contrib/prometheus/csfq-alerts.yml"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let field = |key: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.trim_start().strip_prefix(key))
+                .map(|v| v.trim().to_string())
+                .collect()
+        };
+        let (alerts, exprs, summaries) = (field("- alert: "), field("expr: "), field("summary: "));
+        assert!(alerts.len() >= 5, "{alerts:?}");
+        assert_eq!(alerts.len(), exprs.len());
+        assert_eq!(alerts.len(), summaries.len());
+        for e in &exprs {
+            check_query(e, &page);
+            // `and`/`or` between series of different label sets match nothing unless told
+            // which labels to match on.
+            if e.contains(" and ") && e.contains("csfq_packets_total") {
+                assert!(e.contains(" and on ("), "{e}");
+            }
+        }
     }
 
     /// One request on a fresh connection: the response's status line and body.

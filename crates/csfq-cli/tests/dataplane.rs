@@ -549,6 +549,25 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     );
     check_scrapes(net.prefix(), &scrapes, [&last_scrape, &after_stats], &mine);
     assert_held_to_share("fine clock", &fair);
+    // A second after the traffic, the core reads as idle, not as it was at its last packet
+    // (congested, A above C): A decayed by e^(-T/K_alpha) (K_alpha 105 ms: below a tenth of
+    // C), no fair share, not congested, and the idle time shown.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let idle = exporter.scrape();
+    let core_ns = format!("netns=\"{}c\"", net.prefix());
+    let value = |name: &str| {
+        idle.iter()
+            .find(|(s, _)| s.starts_with(name) && s.contains(&core_ns))
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    assert!(value("csfq_core_idle_seconds") >= 0.9, "{idle:?}");
+    assert_eq!(value("csfq_core_congested"), 0.0, "{idle:?}");
+    assert_eq!(value("csfq_core_fair_share_bits_per_second"), 0.0);
+    assert!(
+        value("csfq_core_arrival_rate_bits_per_second") < 1e6,
+        "{idle:?}"
+    );
 
     // Detach removes only csfq's programs: the tbf stays.
     let o = net.csfq("c", &["detach", "--dev", "c1"]);

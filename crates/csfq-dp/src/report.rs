@@ -191,7 +191,8 @@ pub struct EdgeStats {
     pub tuf: bool,
 }
 
-/// The core's state: `A`, `F` and `alpha` as of its last packet.
+/// The core's state: `A`, `F` and `alpha` as of the read (decayed over the time since the
+/// virtual queue emptied: `programs::core::as_of_idle`).
 #[derive(Debug, Clone, Serialize)]
 pub struct CoreStats {
     /// `C`, bit/s.
@@ -202,6 +203,10 @@ pub struct CoreStats {
     pub accepted_bps: u64,
     /// `alpha`: the fair share, bit/s (0: not congested, nothing dropped).
     pub alpha_bps: u64,
+    /// Time since the virtual queue last emptied, ns (0 while it holds bytes, or before
+    /// the first packet): no packet has arrived since, and the last one is at most one
+    /// queue's drain time (`limit_bytes` at `C`) older.
+    pub idle_ns: u64,
     /// The clock it reads: `fine` or `coarse`.
     pub clock: &'static str,
     /// In a congested window.

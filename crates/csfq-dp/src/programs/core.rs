@@ -226,21 +226,55 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
     Ok(AttachOutcome::Attached)
 }
 
-/// Reads the core's configuration and state (`A`, `F`, `alpha`, the virtual queue), and,
-/// where this process runs in its namespace, the shaper and the trusted interfaces now.
+/// `A`, `F`, `alpha` and whether congested as of `idle_ns` after the virtual queue last
+/// emptied, from the state the last packet left: the program updates them only at a packet,
+/// so after traffic stops they would read as they were forever. `A` and `F` decay as Eq.
+/// (3) decays a rate over a gap with no packet, `r e^(-T/K_alpha)` (exactly the paper's
+/// estimator; the histogram's window average comes down the same way over its next
+/// window); a gap of `2 K_c` with no packet queued ends congestion as the program ends a
+/// window that long (`alpha` 0: an idle link has no fair share to enforce); with the
+/// paper's estimator congestion ends, too, once the decayed `A` is below `C`.
+pub(crate) fn as_of_idle(
+    s: &CoreStateRaw,
+    c: &CoreConfigRaw,
+    idle_ns: u64,
+) -> (u64, u64, u64, bool) {
+    let decay = (-(idle_ns as f64) / c.k_alpha_ns.max(1) as f64).exp();
+    let a = (s.arrival.rate_bps as f64 * decay) as u64;
+    let f = (s.accepted.rate_bps as f64 * decay) as u64;
+    let idle_window = idle_ns >= 2 * c.k_c_ns;
+    let congested =
+        s.congested != 0 && !idle_window && (c.estimator != EST_PAPER || a >= c.capacity_bps);
+    let alpha = if idle_window { 0 } else { s.alpha_bps };
+    (a, f, alpha, congested)
+}
+
+/// Reads the core's configuration and state (`A`, `F`, `alpha`, the virtual queue, as of
+/// now: [`as_of_idle`]), and, where this process runs in its namespace, the shaper and the
+/// trusted interfaces now.
 fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     let c: CoreConfigRaw = read_entry(&CORE.config_pin(p.dir), 0, "the core configuration")?;
     let state = p.path(CORE.pin_of("core_state"));
     let s: CoreStateRaw = read_entry(&state, BPF_F_LOCK, "the core state")?;
-    let queue_bytes = vq_bytes_at(s.vq_finish_ns, monotonic_ns(), c.capacity_bps);
+    let now = monotonic_ns();
+    let queue_bytes = vq_bytes_at(s.vq_finish_ns, now, c.capacity_bps);
+    // Before the first packet the virtual queue never held anything: idle since attach is
+    // unknown, and nothing is decayed (every estimate is 0 then anyway).
+    let idle_ns = if s.vq_finish_ns == 0 {
+        0
+    } else {
+        now.saturating_sub(s.vq_finish_ns)
+    };
+    let (arrival_bps, accepted_bps, alpha_bps, congested) = as_of_idle(&s, &c, idle_ns);
     let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
     stats.core = Some(CoreStats {
         capacity_bps: c.capacity_bps,
-        arrival_bps: s.arrival.rate_bps,
-        accepted_bps: s.accepted.rate_bps,
-        alpha_bps: s.alpha_bps,
+        arrival_bps,
+        accepted_bps,
+        alpha_bps,
+        idle_ns,
         clock: clock_name(c.clock),
-        congested: s.congested != 0,
+        congested,
         queue_bytes,
         limit_bytes: u64::from(c.limit_bytes),
         shaper_now: shaper_now(p),
@@ -256,6 +290,43 @@ mod tests {
     use super::*;
     use crate::abi::CLOCK_COARSE;
     use crate::sys::tick_ns;
+
+    /// After traffic stops the estimates read as of now, by hand: `A` 12.2 Mbit/s and `F`
+    /// 9.9 at `K_alpha` = 100 ms read 12.2 e^-1 = 4.488 and 9.9 e^-1 = 3.642 100 ms after
+    /// the queue emptied, still congested with alpha 6 (the histogram's window is not yet
+    /// `2 K_c` idle); 200 ms after, uncongested with alpha 0, `A` 12.2 e^-2 = 1.651. With
+    /// the paper's estimator congestion ends as soon as the decayed `A` is below `C` (10).
+    /// Idle 0 changes nothing.
+    #[test]
+    fn estimates_decay_while_idle() {
+        let mut c = CoreSettings::new(10_000_000).raw().unwrap();
+        c.k_alpha_ns = 100_000_000;
+        c.k_c_ns = 100_000_000;
+        let mut s = CoreStateRaw {
+            alpha_bps: 6_000_000,
+            congested: 1,
+            ..Default::default()
+        };
+        s.arrival.rate_bps = 12_200_000;
+        s.accepted.rate_bps = 9_900_000;
+        assert_eq!(
+            as_of_idle(&s, &c, 0),
+            (12_200_000, 9_900_000, 6_000_000, true)
+        );
+        let (a, f, alpha, congested) = as_of_idle(&s, &c, 100_000_000);
+        assert!((a as f64 - 4_488_129.0).abs() < 2.0, "{a}");
+        assert!((f as f64 - 3_642_006.0).abs() < 2.0, "{f}");
+        assert_eq!((alpha, congested), (6_000_000, true));
+        let (a, _, alpha, congested) = as_of_idle(&s, &c, 200_000_000);
+        assert!((a as f64 - 1_651_090.0).abs() < 2.0, "{a}");
+        assert_eq!((alpha, congested), (0, false));
+        c.estimator = EST_PAPER;
+        assert!(
+            as_of_idle(&s, &c, 1_000_000).3,
+            "A 12.1 > C: still congested"
+        );
+        assert!(!as_of_idle(&s, &c, 30_000_000).3, "A 9.04 < C");
+    }
 
     /// The coarse clock's virtual queue drains once a tick, so the core refuses it unless a
     /// tick is at most a quarter of the limit's drain time, `K_alpha` and `K_c`, naming the
