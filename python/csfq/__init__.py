@@ -51,6 +51,7 @@ __all__ = [
     "reproduce",
     "run",
     "sweep",
+    "read_store",
 ]
 
 def disciplines() -> List[str]:
@@ -214,4 +215,4 @@ def reproduce(id: str, seed: Optional[int] = None, seeds: Optional[Sequence[int]
     )
 
 
-from .sweep import Campaign, sweep  # noqa: E402  (needs the definitions above)
+from .sweep import Campaign, read_store, sweep  # noqa: E402  (needs the definitions above)

@@ -210,11 +210,18 @@ class Campaign:
             paths[d].parent.mkdir(parents=True, exist_ok=True)
 
         def keyed(df: pd.DataFrame) -> pd.DataFrame:
+            """The run's key and parameters, its discipline (as run) and seed first."""
             df = df.copy()
             df.insert(0, "key", run["key"])
-            for i, (k, v) in enumerate(run["params"].items()):
+            at = 1
+            for k, v in run["params"].items():
                 if k != "discipline":
-                    df.insert(1 + i, k, v)
+                    df.insert(at, k, v)
+                    at += 1
+            for k in ("discipline", "seed"):
+                if k not in df.columns:
+                    df.insert(at, k, result["summary"][k])
+                    at += 1
             return df
 
         def replace(path: pathlib.Path, write) -> None:
@@ -258,14 +265,23 @@ class Campaign:
 
     def series(self, kind: Optional[str] = None, metric: Optional[str] = None) -> pd.DataFrame:
         """Every stored run's time series (``time_s``, ``kind`` flow or link, ``id``,
-        ``metric``, ``value``), with the run's key and parameters; ``kind`` and ``metric``
-        select (``series("link", "queue_bytes")``)."""
+        ``metric``, ``value``), with the run's key, parameters, discipline and seed;
+        ``kind`` and ``metric`` select (``series("link", "queue_bytes")``). A kind or metric
+        the stored runs do not have raises ``ValueError`` naming the ones they have."""
+        if kind is not None and kind not in ("flow", "link"):
+            raise ValueError(f"unknown kind `{kind}`: expected flow or link")
         df = self._read("series")
         if df.empty:
             return df
         if kind is not None:
             df = df[df["kind"] == kind]
         if metric is not None:
+            known = sorted(df["metric"].unique())
+            if metric not in known:
+                raise ValueError(
+                    f"no {kind or 'flow or link'} series `{metric}` in the stored runs: "
+                    f"expected one of {', '.join(known)}"
+                )
             df = df[df["metric"] == metric]
         return df.reset_index(drop=True)
 
@@ -398,14 +414,37 @@ class Campaign:
         order (grid, then seed, then flow)."""
         return self._read("flows")
 
-    def to_xarray(self, var: str = "throughput_mbps"):
-        """The results as an xarray Dataset over the grid's parameters, the seed and the
-        flow (needs xarray)."""
+    def to_xarray(self):
+        """The results as an xarray Dataset over the grid's parameters, the discipline, the
+        seed and the flow: one variable per numeric per-flow column (throughput, reference
+        shares, drops by every reason, delays, ...; needs xarray)."""
         import xarray  # noqa: F401  (the error names what to install)
 
         dims = [k for k in self.grid if k != "discipline"] + ["discipline", "seed", "flow"]
-        df = self.results()
-        return df.set_index(dims)[[var, "reference_mbps"]].to_xarray()
+        df = self.results().set_index(dims)
+        numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+        return df[numeric].to_xarray()
+
+
+def read_store(store: "os.PathLike[str] | str") -> pd.DataFrame:
+    """Every run's flows in a store, whatever campaigns wrote them: one row per (run,
+    flow), the columns the union of every run's (a grid's parameter missing from another
+    campaign's runs is null there). ``pandas.read_parquet(STORE)`` takes the first file's
+    columns only, so it drops the parameters of a second grid stored beside the first."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    files = sorted(str(p) for p in pathlib.Path(store).glob("*.parquet") if _readable(p))
+    if not files:
+        return pd.DataFrame()
+    schemas = [pq.read_schema(f) for f in files]
+    try:
+        # A parameter that is an integer in one grid and a float in another.
+        schema = pa.unify_schemas(schemas, promote_options="permissive")
+    except TypeError:  # pyarrow < 14
+        schema = pa.unify_schemas(schemas)
+    return ds.dataset(files, schema=schema, format="parquet").to_table().to_pandas()
 
 
 def sweep(

@@ -83,6 +83,14 @@ def test_to_xarray_and_errors(tmp_path):
     assert dict(ds.sizes) == {"link.0.rate_mbps": 2, "discipline": 2, "seed": 2, "flow": 3}
     v = ds["throughput_mbps"].sel({"link.0.rate_mbps": 12.0, "discipline": "drr", "seed": 1})
     assert v.values.tolist() == pytest.approx([4.0] * 3, rel=0.05)
+    # Every numeric per-flow column is a variable, with the values results() has.
+    df = c.results()
+    numeric = {k for k in df.columns if pd.api.types.is_numeric_dtype(df[k]) and df[k].dtype != bool}
+    assert set(ds.data_vars) == numeric - {"link.0.rate_mbps", "seed", "flow"}
+    assert {"dropped_pkts", "drops_overflow", "delay_p99_ms", "reference_mbps"} <= set(ds.data_vars)
+    row = df[(df["link.0.rate_mbps"] == 12.0) & (df["discipline"] == "drr") & (df["seed"] == 1)]
+    got = ds["dropped_pkts"].sel({"link.0.rate_mbps": 12.0, "discipline": "drr", "seed": 1})
+    assert got.values.tolist() == row["dropped_pkts"].tolist()
     with pytest.raises(ValueError, match="give seeds as `seeds`"):
         csfq.Campaign(base(), {"seed": [1, 2]})
     with pytest.raises(csfq.ScenarioError, match="the scenario has no `nosuch`"):
@@ -300,12 +308,13 @@ def test_runs_of_another_build_are_made_again_and_stale(tmp_path, monkeypatch):
     m = c.metadata().iloc[0]
     assert m["build"] == csfq.__build__ and m["binary"] == sweep._binary_hash()
     assert len(m["binary"]) == 16 and c.missing() == []
-    # The commit is the work tree's (when the package is built from one).
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=pathlib.Path(__file__).parent, capture_output=True, text=True
-    )
-    if head.returncode == 0:
-        assert csfq.__build__.split(",")[0] == head.stdout.strip()
+    # The commit is one of this repository's (when the package is built from a work
+    # tree; the module may predate the last commit if it was not rebuilt since).
+    here = pathlib.Path(__file__).parent
+    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True).returncode == 0:
+        commit = csfq.__build__.split(",")[0]
+        known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=here, capture_output=True)
+        assert known.returncode == 0, csfq.__build__
     monkeypatch.setattr(sweep, "_BINARY", "0" * 16)
     assert {r["key"] for r in c.runs()}.isdisjoint(old)
     assert len(c.missing()) == 1 and set(c.stale()) == old
@@ -315,3 +324,42 @@ def test_runs_of_another_build_are_made_again_and_stale(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="another build"):
         c.run(progress=False)
     assert len(c.missing()) == 1
+
+
+def test_every_frame_carries_its_runs_parameters_and_unknown_names_raise(tmp_path):
+    """links() and series() carry each run's discipline and seed beside its key and grid
+    parameters, as results() does; a metric or kind no run has raises, naming the ones
+    there are."""
+    c = csfq.Campaign(base(), {"discipline": ["fifo", "drr"]}, seeds=[1, 2], store=tmp_path / "c")
+    c.run(progress=False)
+    for frame in (c.results(), c.links(), c.series()):
+        assert {"key", "discipline", "seed"} <= set(frame.columns)
+        assert set(frame["discipline"]) == {"fifo", "drr"} and set(frame["seed"]) == {1, 2}
+    # Each run's rows name the run the key says (as its flows do).
+    flows = c.results().groupby("key")[["discipline", "seed"]].first()
+    for frame in (c.links(), c.series()):
+        for key, rows in frame.groupby("key"):
+            assert set(rows["discipline"]) == {flows.loc[key, "discipline"]}
+            assert set(rows["seed"]) == {flows.loc[key, "seed"]}
+    q = c.series("link", "queue_bytes")
+    assert len(q) > 0 and set(q["metric"]) == {"queue_bytes"}
+    with pytest.raises(ValueError, match="queue_bytes"):
+        c.series("link", "queue_byte")
+    with pytest.raises(ValueError, match="expected flow or link"):
+        c.series("links")
+
+
+def test_read_store_keeps_every_grids_columns(tmp_path):
+    """Two campaigns of different grids in one store: pandas.read_parquet keeps one
+    file's columns; read_store has both grids' parameters, null where a run lacks one."""
+    store = tmp_path / "c"
+    a = csfq.Campaign(base(), {"link.0.rate_mbps": [12.0]}, seeds=[1], store=store)
+    b = csfq.Campaign(base(), {"duration_s": [2.0]}, seeds=[1], store=store)
+    a.run(progress=False)
+    b.run(progress=False)
+    df = csfq.read_store(store)
+    assert {"link.0.rate_mbps", "duration_s"} <= set(df.columns)
+    assert len(df) == len(a.results()) + len(b.results())
+    mine = df[df["key"].isin(set(a.results()["key"]))]
+    assert mine["link.0.rate_mbps"].eq(12.0).all() and mine["duration_s"].isna().all()
+    assert csfq.read_store(tmp_path / "empty").empty

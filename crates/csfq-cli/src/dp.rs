@@ -57,9 +57,16 @@ enum DpCommand {
     },
     /// Counters and state of every program csfq attached.
     Stats {
-        /// As JSON.
+        /// As JSON (with --watch, one document per line).
         #[arg(long)]
         json: bool,
+        /// Read again every SECS seconds (default 1) until interrupted, with each
+        /// counter's rate since the last read; on a terminal the screen is redrawn.
+        #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
+        watch: Option<f64>,
+        /// With --watch: stop after this many reads.
+        #[arg(long, value_name = "N", requires = "watch")]
+        count: Option<u64>,
     },
     /// Per-packet cost: UDP packets per second through a veth pair with and without each
     /// program, as ratios (makes and removes two namespaces; those of a run killed halfway
@@ -749,7 +756,9 @@ pub fn dp(args: Dp) -> Result<()> {
                 }
             }
         }
-        DpCommand::Stats { json } => {
+        DpCommand::Stats {
+            json, watch: None, ..
+        } => {
             let st = csfq_dp::stats()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&st)?);
@@ -757,6 +766,11 @@ pub fn dp(args: Dp) -> Result<()> {
                 print_stats(&st);
             }
         }
+        DpCommand::Stats {
+            json,
+            watch: Some(secs),
+            count,
+        } => watch_stats(secs, count, json)?,
         DpCommand::Bench { secs, repeat, json } => {
             if !(0.1..=60.0).contains(&secs) {
                 anyhow::bail!("--secs must be from 0.1 to 60");
@@ -997,6 +1011,110 @@ pub(crate) fn print_shaper_and_trust(
     }
 }
 
+/// One counter's rate between two reads of `csfq dp stats --watch`.
+#[derive(serde::Serialize)]
+struct Rate<'a> {
+    scope: &'a str,
+    interface: &'a str,
+    role: &'static str,
+    counter: &'static str,
+    packets_per_s: f64,
+    bits_per_s: f64,
+}
+
+/// Each counter's rate from `before` to `now`, `dt` seconds apart: counters of programs
+/// present in both reads (one attached or reattached between them has none yet; a counter
+/// that went back, a program attached again, neither).
+fn rates<'a>(before: &[InterfaceStats], now: &'a [InterfaceStats], dt: f64) -> Vec<Rate<'a>> {
+    let mut out = Vec::new();
+    for s in now {
+        let Some(b) = before
+            .iter()
+            .find(|b| b.scope == s.scope && b.interface == s.interface && b.role == s.role)
+        else {
+            continue;
+        };
+        for (name, c) in &s.counters {
+            let Some(p) = b.counters.get(name) else {
+                continue;
+            };
+            if c.packets < p.packets || c.bytes < p.bytes {
+                continue;
+            }
+            out.push(Rate {
+                scope: &s.scope,
+                interface: &s.interface,
+                role: s.role.name(),
+                counter: name,
+                packets_per_s: (c.packets - p.packets) as f64 / dt,
+                bits_per_s: (c.bytes - p.bytes) as f64 * 8.0 / dt,
+            });
+        }
+    }
+    out
+}
+
+/// `csfq dp stats --watch SECS`: reads every `secs` seconds (at most `count` times), and
+/// prints the stats with each counter's rate since the last read; JSON Lines under `json`.
+fn watch_stats(secs: f64, count: Option<u64>, json: bool) -> Result<()> {
+    use std::io::{IsTerminal as _, Write as _};
+    if !(0.1..=3600.0).contains(&secs) {
+        anyhow::bail!("--watch takes from 0.1 to 3600 seconds, not {secs}");
+    }
+    let redraw = !json && std::io::stdout().is_terminal();
+    let start = std::time::Instant::now();
+    let mut last: Option<(std::time::Instant, Vec<InterfaceStats>)> = None;
+    let mut n = 0;
+    loop {
+        let st = csfq_dp::stats()?;
+        let at = std::time::Instant::now();
+        let r = last.as_ref().map_or_else(Vec::new, |(t, b)| {
+            rates(b, &st, at.duration_since(*t).as_secs_f64())
+        });
+        let mut out = std::io::stdout().lock();
+        if json {
+            let doc = serde_json::json!({
+                "time_s": at.duration_since(start).as_secs_f64(),
+                "stats": &st,
+                "rates": &r,
+            });
+            writeln!(out, "{doc}")?;
+        } else {
+            if redraw {
+                write!(out, "\x1b[H\x1b[2J")?;
+            }
+            writeln!(out, "every {secs} s, read {} (Ctrl-C to stop)", n + 1)?;
+            drop(out);
+            print_stats(&st);
+            if !r.is_empty() {
+                let mut t =
+                    crate::table(vec!["interface", "role", "counter", "packets/s", "Mbit/s"]);
+                for x in r.iter().filter(|x| x.packets_per_s > 0.0) {
+                    t.add_row(vec![
+                        if x.scope == "host" {
+                            x.interface.to_string()
+                        } else {
+                            format!("{} ({})", x.interface, x.scope)
+                        },
+                        x.role.to_string(),
+                        x.counter.to_string(),
+                        format!("{:.0}", x.packets_per_s),
+                        format!("{:.3}", x.bits_per_s / 1e6),
+                    ]);
+                }
+                println!("since the last read:\n{t}");
+            }
+        }
+        std::io::stdout().flush()?;
+        n += 1;
+        if count.is_some_and(|c| n >= c) {
+            return Ok(());
+        }
+        last = Some((at, st));
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+    }
+}
+
 fn print_stats(st: &[InterfaceStats]) {
     if st.is_empty() {
         println!(
@@ -1151,5 +1269,56 @@ fn print_stats(st: &[InterfaceStats]) {
             }
         }
         println!("{t}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csfq_dp::{CountJson, Role};
+    use std::collections::BTreeMap;
+
+    fn one(role: Role, counters: &[(&'static str, u64, u64)]) -> InterfaceStats {
+        InterfaceStats {
+            scope: "netns-c".into(),
+            interface: "c1".into(),
+            role,
+            stale: false,
+            counters: counters
+                .iter()
+                .map(|&(n, packets, bytes)| (n, CountJson { packets, bytes }))
+                .collect::<BTreeMap<_, _>>(),
+            edge: None,
+            core: None,
+            may: None,
+            csfne: None,
+            tuf: None,
+            loops: None,
+        }
+    }
+
+    /// By hand: 500 packets and 750 000 bytes more over 0.5 s are 1000 packets/s and
+    /// 12 Mbit/s; a counter that went back (the program attached again) and a program
+    /// that was not there at the last read have no rate.
+    #[test]
+    fn rates_are_differences_over_the_interval() {
+        let before = [
+            one(
+                Role::Core,
+                &[("forwarded", 1000, 1_500_000), ("drop_csfq_prob", 90, 9)],
+            ),
+            one(Role::Edge, &[("labeled", 10, 10)]),
+        ];
+        let now = [
+            one(
+                Role::Core,
+                &[("forwarded", 1500, 2_250_000), ("drop_csfq_prob", 3, 3)],
+            ),
+            one(Role::May, &[("forwarded", 7, 7)]),
+        ];
+        let r = rates(&before, &now, 0.5);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].role, r[0].counter), ("core", "forwarded"));
+        assert_eq!((r[0].packets_per_s, r[0].bits_per_s), (1000.0, 12e6));
     }
 }

@@ -87,7 +87,8 @@ enum Command {
         /// out/report].
         #[arg(long)]
         all: bool,
-        /// Where to write results.csv, summary.json and the plot [default: out/ID].
+        /// Where to write results.csv, summary.json and the plot [default:
+        /// out/reproduce/ID].
         #[arg(long)]
         out: Option<PathBuf>,
         /// Judge the verdicts at one seed only (the same as --seeds S).

@@ -1764,3 +1764,30 @@ fn run_fits_the_terminal_and_wide_shows_every_column() {
     let rows = piped.lines().filter(|l| l.starts_with("│ ")).count();
     assert_eq!(rows, 33, "{piped}");
 }
+
+/// `run` of an experiment's scenario and `reproduce` of the experiment, both with their
+/// default output, write apart: out/NAME and out/reproduce/ID, each with its own files.
+#[test]
+fn run_and_reproduce_write_apart_by_default() {
+    let dir = tmp("apart");
+    let scenario = repo().join("scenarios/csfq-fig3a.toml");
+    let o = csfq(&["run", scenario.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = csfq(&["reproduce", "csfq-fig3a", "--seed", "1"], &dir);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let files = |d: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir.join(d))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        v.sort();
+        v
+    };
+    let run = files("out/csfq-fig3a");
+    let rep = files("out/reproduce/csfq-fig3a");
+    assert!(run.contains(&"flows.csv".to_string()), "{run:?}");
+    assert!(!run.contains(&"results.csv".to_string()), "{run:?}");
+    assert!(rep.contains(&"results.csv".to_string()), "{rep:?}");
+    assert!(!rep.contains(&"flows.csv".to_string()), "{rep:?}");
+}

@@ -568,6 +568,25 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         value("csfq_core_arrival_rate_bits_per_second") < 1e6,
         "{idle:?}"
     );
+    // `stats --watch` as a script reads it: one JSON document per read, each with the
+    // stats, and the rates since the previous read from the second on.
+    let o = net.csfq("c", &["stats", "--watch", "0.2", "--count", "3", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reads: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON document per line"))
+        .collect();
+    assert_eq!(reads.len(), 3);
+    for (i, r) in reads.iter().enumerate() {
+        assert!(!r["stats"].as_array().unwrap().is_empty(), "{r}");
+        let rates = r["rates"].as_array().unwrap();
+        assert_eq!(rates.is_empty(), i == 0, "{r}");
+        if i > 0 {
+            let dt = r["time_s"].as_f64().unwrap() - reads[i - 1]["time_s"].as_f64().unwrap();
+            assert!(dt >= 0.2, "{dt}");
+            assert!(rates.iter().any(|x| x["counter"] == "forwarded"), "{r}");
+        }
+    }
 
     // Detach removes only csfq's programs: the tbf stays.
     let o = net.csfq("c", &["detach", "--dev", "c1"]);

@@ -97,7 +97,9 @@ pub fn reproduce(id: &str, out: Option<PathBuf>, seeds: &[u64], json: bool) -> R
             ids.join(", ")
         );
     };
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(e.id));
+    // Not out/ID: `csfq run scenarios/ID.toml` writes out/NAME, and the scenario of an
+    // experiment bears its id; the two sets of files would share a directory.
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join("reproduce").join(e.id));
     crate::prepare_out_dir(&dir)?;
     let started = std::time::Instant::now();
     let results = run_experiments(&[e], seeds, e.id, &csfq_papers::NoStore)?.remove(0);
