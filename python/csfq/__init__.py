@@ -6,7 +6,7 @@ parallel) and its results come back as pandas DataFrames::
     import csfq
     r = csfq.run("scenarios/csfq-fig3b.toml", discipline="drr", seed=2)
     r.flows[["kind", "reference_mbps", "throughput_mbps"]]
-    r.throughput().plot()
+    r.plot()
 
 Scenarios are the files of the ``csfq`` command (a path), their text, or a dict of the
 same fields; ``**overrides`` change any field by its dotted path
@@ -83,6 +83,38 @@ class Result:
         columns flow."""
         s = self.series[(self.series["kind"] == "flow") & (self.series["metric"] == "throughput_mbps")]
         return s.pivot(index="time_s", columns="id", values="value").rename_axis(columns="flow")
+
+    def plot(self, ax: Any = None) -> Any:
+        """Each flow's throughput over time (needs matplotlib), on ``ax`` or a new figure's:
+        the flows that do not react to loss (udp, onoff) drawn one by one and named, the
+        others thin and grey under one legend entry per kind, each distinct reference share
+        dashed; axes labeled, the legend beside the plot whatever the number of flows.
+        Returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(9, 4.5))
+        t = self.throughput()
+        kinds = self.flows["kind"]
+        named = set()
+        for flow in t.columns:
+            kind = kinds.loc[flow]
+            if kind in ("udp", "onoff"):
+                ax.plot(t.index, t[flow], linewidth=2, label=f"{kind} flow {flow}")
+            else:
+                label = None if kind in named else f"{kind} flows ({(kinds == kind).sum()})"
+                named.add(kind)
+                ax.plot(t.index, t[flow], color="0.6", linewidth=0.7, alpha=0.8, label=label)
+        for share in sorted(set(self.flows["reference_mbps"].dropna().round(6))):
+            ax.axhline(share, color="black", linestyle="--", linewidth=1)
+        if len(self.flows["reference_mbps"].dropna()):
+            ax.plot([], [], color="black", linestyle="--", linewidth=1, label="reference share")
+        ax.set_xlabel("time, s")
+        ax.set_ylabel("throughput, Mbit/s")
+        s = self.summary
+        ax.set_title(f"{s['scenario']} ({s['discipline']}, seed {s['seed']})")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+        return ax
 
     def _repr_html_(self) -> str:  # pragma: no cover - notebooks
         s = self.summary

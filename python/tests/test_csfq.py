@@ -346,3 +346,17 @@ def test_a_run_of_years_is_refused_unless_asked_for():
     # Short runs are not refused and long=True is accepted.
     short = dict(years, duration_s=0.01)
     assert len(csfq.run(short, long=True).flows) == 1
+
+
+def test_plot_names_the_udp_labels_its_axes_and_keeps_the_legend_short():
+    """csfq-fig3b's 1 UDP and 31 TCPs: the UDP one line of its own, the TCPs one legend
+    entry, the reference share dashed; the lines drawn are the throughput() series."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    r = csfq.run(str(REPO / "scenarios/csfq-fig3b.toml"), discipline="csfq", **{"duration_s": 3.0})
+    ax = r.plot()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["udp flow 0", "tcp flows (31)", "reference share"], labels
+    assert ax.get_ylabel() == "throughput, Mbit/s" and ax.get_xlabel() == "time, s"
+    udp = next(line for line in ax.get_lines() if line.get_label() == "udp flow 0")
+    assert list(udp.get_ydata()) == list(r.throughput()[0])

@@ -661,6 +661,23 @@ fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
         log_y: false,
         per_flow: true,
     };
+    // The flows that do not react to loss (udp, onoff) marked apart: the ones a fair
+    // scheme must hold to their share.
+    let mut chart = chart;
+    let open_loop: Vec<(f64, f64)> = r
+        .flows
+        .iter()
+        .filter(|f| matches!(f.kind, "udp" | "onoff"))
+        .map(|f| (f.flow as f64, f.throughput_mbps))
+        .collect();
+    if !open_loop.is_empty() {
+        chart.series.push(crate::plot::Series {
+            name: "unresponsive flows (udp, onoff)".into(),
+            points: open_loop,
+            markers: true,
+            line: false,
+        });
+    }
     crate::plot::Draw::write_svg(&chart, &dir.join("throughput.svg"))
 }
 
