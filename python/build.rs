@@ -1,18 +1,7 @@
-//! Records the commit the binary is built from (`csfq.__build__`): `VERGEN_GIT_SHA` and
-//! `VERGEN_GIT_DIRTY` (uncommitted changes to tracked files). Outside a git work tree (a
-//! source archive) vergen writes a placeholder and warns; the build goes on.
+//! Records the commit the module is built from (`csfq.__build__`).
+
+include!("../build-support/commit.rs");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let git = vergen_gitcl::GitclBuilder::default()
-        .sha(true)
-        .dirty(false)
-        .build()?;
-    vergen_gitcl::Emitter::default()
-        .add_instructions(&git)?
-        .emit()?;
-    // vergen reruns this script when HEAD moves; an edit to a tracked file under crates/ or src/
-    // changes the dirty state too.
-    println!("cargo:rerun-if-changed=../crates");
-    println!("cargo:rerun-if-changed=src");
-    Ok(())
+    emit_commit(&["../crates", "src", "../build-support"])
 }

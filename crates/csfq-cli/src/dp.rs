@@ -17,7 +17,7 @@ pub struct Dp {
 }
 
 #[derive(Subcommand)]
-enum DpCommand {
+pub(crate) enum DpCommand {
     /// The edge: labels packets entering the island with their flow's rate.
     Edge {
         #[command(subcommand)]
@@ -54,6 +54,18 @@ enum DpCommand {
     Loop {
         #[command(subcommand)]
         cmd: LoopCommand,
+    },
+    /// Attach what a file describes (edges, cores, MAY, CS-FNE and TUF cores, each as
+    /// its `attach` takes it); again, update settings. Every entry is checked before any
+    /// is applied. `--prune` detaches what the file does not name.
+    Apply {
+        /// The file (TOML: `[[edge]]`, `[[core]]`, `[[may]]`, `[[csfne]]`, `[[tuf]]`
+        /// tables whose keys are the attach command's long options).
+        file: std::path::PathBuf,
+        /// Detach, in this namespace, every edge and core csfq attached that the file
+        /// does not name (overlay loops are left alone).
+        #[arg(long)]
+        prune: bool,
     },
     /// Counters and state of every program csfq attached.
     Stats {
@@ -120,7 +132,7 @@ enum DpCommand {
 }
 
 #[derive(Subcommand)]
-enum EdgeCommand {
+pub(crate) enum EdgeCommand {
     /// Attach the edge (again: update its settings, keeping its flow table).
     Attach {
         /// The interface where traffic enters the island.
@@ -187,7 +199,7 @@ enum EdgeCommand {
 }
 
 #[derive(Clone, Copy)]
-enum UnlabelablePolicy {
+pub(crate) enum UnlabelablePolicy {
     Pass,
     Drop,
     Police(u64),
@@ -204,7 +216,7 @@ fn parse_unlabelable(s: &str) -> Result<UnlabelablePolicy, String> {
 }
 
 #[derive(Subcommand)]
-enum CoreCommand {
+pub(crate) enum CoreCommand {
     /// Attach the core to an interface's egress (again: update its settings).
     Attach {
         /// The bottleneck interface.
@@ -257,7 +269,7 @@ enum CoreCommand {
 }
 
 #[derive(Subcommand)]
-enum MayCommand {
+pub(crate) enum MayCommand {
     /// Attach MAY to an interface's egress (again: update its settings, keeping its table
     /// and v). The defaults are the MAY paper's (Section IV).
     Attach {
@@ -313,7 +325,7 @@ enum MayCommand {
 }
 
 #[derive(Subcommand)]
-enum LoopCommand {
+pub(crate) enum LoopCommand {
     /// The ingress edge: an htb class per loop on IF (towards the interior) at the rate
     /// lambda the loop's controller sets every tau, and a control message per loop every
     /// tau, in band. IF must have no root qdisc of its own. The defaults are the overlay
@@ -570,7 +582,12 @@ pub fn dp(args: Dp) -> Result<()> {
     } else {
         csfq_dp::adopt_current_netns()?;
     }
-    match args.cmd {
+    run(args.cmd)
+}
+
+/// Runs one `csfq dp` command in the namespace already entered.
+pub(crate) fn run(cmd: DpCommand) -> Result<()> {
+    match cmd {
         DpCommand::Edge {
             cmd:
                 EdgeCommand::Attach {
@@ -946,6 +963,7 @@ pub fn dp(args: Dp) -> Result<()> {
             let names: Vec<_> = removed.iter().map(|r| r.name()).collect();
             println!("csfq {} detached from {dev}", names.join(" and "));
         }
+        DpCommand::Apply { file, prune } => crate::dp_apply::apply(&file, prune)?,
         DpCommand::Detach { dev: None, .. } => {
             let removed = csfq_dp::detach_stale()?;
             if removed.is_empty() {
@@ -1280,20 +1298,11 @@ mod tests {
 
     fn one(role: Role, counters: &[(&'static str, u64, u64)]) -> InterfaceStats {
         InterfaceStats {
-            scope: "netns-c".into(),
-            interface: "c1".into(),
-            role,
-            stale: false,
             counters: counters
                 .iter()
                 .map(|&(n, packets, bytes)| (n, CountJson { packets, bytes }))
                 .collect::<BTreeMap<_, _>>(),
-            edge: None,
-            core: None,
-            may: None,
-            csfne: None,
-            tuf: None,
-            loops: None,
+            ..InterfaceStats::empty("netns-c", "c1", role)
         }
     }
 

@@ -3241,3 +3241,98 @@ fn loop_daemons_stop_cleanly_and_a_killed_one_is_shown_and_removable() {
     let o = net.csfq("r", &["stats", "--json"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("loop-egress"));
 }
+
+/// `csfq dp apply FILE` in the core router's namespace: a file's edge and core attached,
+/// applied again as an update, a second file with `--prune` updating the core and
+/// detaching the edge it no longer names; a bad key fails with the file's line before
+/// anything changes, and an entry that fails halfway says what was applied.
+#[test]
+fn apply_attaches_what_a_file_says_and_prunes_the_rest() {
+    if !runnable("apply_attaches_what_a_file_says_and_prunes_the_rest") {
+        return;
+    }
+    let _light = cpu_light();
+    let net = Net::new("cc");
+    let dir = std::env::temp_dir().join(format!("csfq-apply-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let roles = |net: &Net| -> Vec<(String, String, u64)> {
+        let o = net.csfq("c", &["stats", "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut r: Vec<_> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["role"].as_str().unwrap().to_string(),
+                    s["interface"].as_str().unwrap().to_string(),
+                    s["core"]["capacity_bps"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        r.sort();
+        r
+    };
+    let both = file(
+        "both.toml",
+        "# the edge's side labeled, the core in front of the tbf\n\
+         [[edge]]\ndev = \"c0\"\n\n[[core]]\ndev = \"c1\"\ntrusted_from = [\"c0\"]\nrate = \"10mbit\"\n",
+    );
+    for round in 0..2 {
+        let o = net.csfq("c", &["apply", &both]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // The second time, an update of each.
+        assert_eq!(out.matches("settings updated").count(), 2 * round, "{out}");
+    }
+    let attached = vec![
+        ("core".to_string(), "c1".to_string(), 10_000_000),
+        ("edge".to_string(), "c0".to_string(), 0),
+    ];
+    assert_eq!(roles(&net), attached);
+    // A bad key: the line named, nothing changed.
+    let bad = file(
+        "bad.toml",
+        "[[core]]\ndev = \"c1\"\nrate = \"20mbit\"\nk_alhpa = \"50ms\"\n",
+    );
+    let o = net.csfq("c", &["apply", "--prune", &bad]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("bad.toml:4: [[core]] on c1:"),
+        "{err}"
+    );
+    assert_eq!(roles(&net), attached);
+    // An interface that does not exist, after an entry that applies: said so.
+    let half = file(
+        "half.toml",
+        "[[core]]\ndev = \"c1\"\nrate = \"10mbit\"\ntrusted_from = [\"c0\"]\n[[edge]]\ndev = \"nosuch0\"\n",
+    );
+    let o = net.csfq("c", &["apply", &half]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err.contains("half.toml:5: [[edge]] on nosuch0")
+            && err.contains("1 of the file's 2 entries applied before it"),
+        "{err}"
+    );
+    // Pruned to the core alone, at a new rate.
+    let core = file(
+        "core.toml",
+        "[[core]]\ndev = \"c1\"\nrate = \"20mbit\"\ntrusted_from = [\"c0\"]\n",
+    );
+    let o = net.csfq("c", &["apply", "--prune", &core]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("csfq edge detached from c0"), "{out}");
+    assert_eq!(
+        roles(&net),
+        vec![("core".to_string(), "c1".to_string(), 20_000_000)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,8 +8,11 @@ use aya::maps::MapData;
 use crate::abi::FLOW_WAYS;
 use crate::error::DpError;
 use crate::flow_table;
-use crate::pins::{dir, existing};
+use crate::loader::{configure, load, load_flows, reconfigure};
+use crate::pins::{attach, confirm_live, dir, existing, preflight};
+use crate::program::Program;
 use crate::role::Role;
+use crate::sys::change_lock;
 
 /// What an attach did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +25,41 @@ pub enum AttachOutcome {
 
 /// The programs that judge a bottleneck's queue: one per interface.
 const BOTTLENECK: [Role; 4] = [Role::Core, Role::May, Role::Csfne, Role::Tuf];
+
+/// The attach of a program that judges a bottleneck's queue (the CSFQ, CS-FNE and TUF
+/// cores, MAY) at `dev`'s egress, its configuration `raw` already checked: `command`'s
+/// checks on the interface, the change lock, none of the others beside it. Attached
+/// already, `update` checks `raw` against (or completes it from) what is pinned in the
+/// program's directory and the settings are replaced in place, its state kept; otherwise
+/// it is loaded (a table of `flows` entries if it has one, a hash seed drawn if it hashes
+/// flows), configured, attached and confirmed live.
+pub(crate) fn attach_bottleneck<T: aya::Pod>(
+    p: &'static Program,
+    command: &'static str,
+    dev: &str,
+    mut raw: T,
+    flows: Option<u32>,
+    update: impl FnOnce(&Path, &mut T) -> Result<(), DpError>,
+) -> Result<AttachOutcome, DpError> {
+    preflight(command, dev)?;
+    let _lock = change_lock()?;
+    refuse_beside_another(dev, p.role)?;
+    let d = dir(dev, p.role);
+    if existing(dev, &d)? {
+        update(&d, &mut raw)?;
+        reconfigure(p, &d, &raw)?;
+        return Ok(AttachOutcome::Updated);
+    }
+    let mut ebpf = if p.seeded {
+        load_flows(p, flows)?
+    } else {
+        load(p, flows)?
+    };
+    configure(&mut ebpf, p, &raw)?;
+    attach(dev, p, false, ebpf)?;
+    confirm_live(dev, p.role)?;
+    Ok(AttachOutcome::Attached)
+}
 
 /// Refuses `role` on `dev` while another program that judges the bottleneck's queue runs
 /// there: two on one egress would each drop on its own, by rules that ignore the other's.

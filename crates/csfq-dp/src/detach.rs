@@ -17,32 +17,54 @@ pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
     let _lock = change_lock()?;
     let mut removed = Vec::new();
     for p in programs::ALL {
-        let d = dir(dev, p.role);
-        if !d.exists() {
-            continue;
+        if detach_one(dev, p)? {
+            removed.push(p.role);
         }
-        (p.before_detach)(&Pinned {
-            scope: crate::netns::scope(),
-            dev,
-            role: p.role,
-            dir: &d,
-        })?;
-        // Opening the pinned link first checks it is a link before unpinning it.
-        if let Ok(l) = PinnedLink::from_pin(d.join("link")) {
-            drop(l);
-        }
-        remove_pins(&d).map_err(|source| DpError::Io {
-            what: "removing",
-            path: d.clone(),
-            source,
-        })?;
-        (p.after_detach)(dev);
-        removed.push(p.role);
     }
     if removed.is_empty() {
         return Err(DpError::NotAttached(dev.to_string()));
     }
     Ok(removed)
+}
+
+/// Detaches `role` from `dev`, leaving any other program there attached.
+pub fn detach_role(dev: &str, role: Role) -> Result<(), DpError> {
+    require("csfq dp detach")?;
+    let _lock = change_lock()?;
+    let p = programs::ALL
+        .iter()
+        .find(|p| p.role == role)
+        .expect("every role has a program");
+    if detach_one(dev, p)? {
+        Ok(())
+    } else {
+        Err(DpError::NotAttached(dev.to_string()))
+    }
+}
+
+/// Detaches `p` from `dev` if it is attached there (the change lock held); whether it was.
+fn detach_one(dev: &str, p: &crate::program::Program) -> Result<bool, DpError> {
+    let d = dir(dev, p.role);
+    if !d.exists() {
+        return Ok(false);
+    }
+    (p.before_detach)(&Pinned {
+        scope: crate::netns::scope(),
+        dev,
+        role: p.role,
+        dir: &d,
+    })?;
+    // Opening the pinned link first checks it is a link before unpinning it.
+    if let Ok(l) = PinnedLink::from_pin(d.join("link")) {
+        drop(l);
+    }
+    remove_pins(&d).map_err(|source| DpError::Io {
+        what: "removing",
+        path: d.clone(),
+        source,
+    })?;
+    (p.after_detach)(dev);
+    Ok(true)
 }
 
 /// Removes the pins of every stale attachment, in every scope (only the current one's

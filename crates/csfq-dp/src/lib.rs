@@ -64,7 +64,7 @@ pub mod units;
 
 pub use attach::AttachOutcome;
 pub use csfq_algo::fixed::Meter;
-pub use detach::{detach, detach_stale};
+pub use detach::{detach, detach_role, detach_stale};
 pub use error::DpError;
 pub use netns::{adopt_current_netns, enter_netns};
 pub use pins::is_attached;

@@ -43,6 +43,25 @@ pub struct InterfaceStats {
     pub loops: Option<Vec<LoopStats>>,
 }
 
+impl InterfaceStats {
+    /// `role` on `interface` in `scope`, with nothing read yet: no counters, no state.
+    pub fn empty(scope: &str, interface: &str, role: Role) -> Self {
+        Self {
+            scope: scope.to_string(),
+            interface: interface.to_string(),
+            role,
+            stale: false,
+            counters: BTreeMap::new(),
+            edge: None,
+            core: None,
+            may: None,
+            csfne: None,
+            tuf: None,
+            loops: None,
+        }
+    }
+}
+
 /// MAY's state: `v`, the utilization and the table, as of its last packet.
 #[derive(Debug, Clone, Serialize)]
 pub struct MayStats {

@@ -1,7 +1,6 @@
 //! `csfq dp stats`: every attached program's counters and state, read from its pins by
 //! its descriptor.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::DpError;
@@ -38,19 +37,7 @@ fn read_one(scope: &str, dev: &str, p: &Program, d: &Path) -> Result<InterfaceSt
 
 /// Stats with nothing read yet.
 fn empty(scope: &str, dev: &str, p: &Program) -> InterfaceStats {
-    InterfaceStats {
-        scope: scope.to_string(),
-        interface: dev.to_string(),
-        role: p.role,
-        stale: false,
-        counters: BTreeMap::new(),
-        edge: None,
-        core: None,
-        may: None,
-        csfne: None,
-        tuf: None,
-        loops: None,
-    }
+    InterfaceStats::empty(scope, dev, p.role)
 }
 
 /// Counters and state of every program csfq attached, in every scope (only the current

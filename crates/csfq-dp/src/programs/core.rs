@@ -5,15 +5,14 @@
 
 use crate::abi::{CoreConfigRaw, CoreStateRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED};
 use crate::abi::{TRUST_ANY, TRUST_LISTED};
-use crate::attach::{refuse_beside_another, AttachOutcome};
+use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{configure, load, reconfigure};
-use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
+use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CoreStats, InterfaceStats, ShaperNow};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
-use crate::sys::{change_lock, ifindex, ifname, monotonic_ns};
+use crate::sys::{ifindex, ifname, monotonic_ns};
 
 /// The core's program.
 pub(crate) static CORE: Program = Program {
@@ -210,20 +209,9 @@ impl CoreSettings {
 
 /// Attaches the core to `dev`'s egress, or updates its settings if attached already.
 pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError> {
-    let raw = s.raw()?;
-    preflight("csfq dp core attach", dev)?;
-    let _lock = change_lock()?;
-    refuse_beside_another(dev, Role::Core)?;
-    let d = dir(dev, Role::Core);
-    if existing(dev, &d)? {
-        reconfigure(&CORE, &d, &raw)?;
-        return Ok(AttachOutcome::Updated);
-    }
-    let mut ebpf = load(&CORE, None)?;
-    configure(&mut ebpf, &CORE, &raw)?;
-    attach(dev, &CORE, false, ebpf)?;
-    confirm_live(dev, Role::Core)?;
-    Ok(AttachOutcome::Attached)
+    attach_bottleneck(&CORE, "csfq dp core attach", dev, s.raw()?, None, |_, _| {
+        Ok(())
+    })
 }
 
 /// `A`, `F`, `alpha` and whether congested as of `idle_ns` after the virtual queue last

@@ -6,16 +6,15 @@
 //! CSFQ edge with the TSW meter (`EdgeSettings::meter`).
 
 use crate::abi::{CsfneConfigRaw, CsfneStateRaw, CSFNE_RING_MAX};
-use crate::attach::{refuse_beside_another, AttachOutcome};
+use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{configure, load_flows, reconfigure};
-use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
+use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
 use crate::report::{CsfneStats, InterfaceStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
-use crate::sys::{change_lock, monotonic_ns};
+use crate::sys::monotonic_ns;
 
 /// The CS-FNE core's program.
 pub(crate) static CSFNE: Program = Program {
@@ -131,35 +130,32 @@ impl CsfneSettings {
 /// Attaches the CS-FNE core to `dev`'s egress, or updates its settings if attached
 /// already (its rates, virtual queue and ring kept).
 pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpError> {
-    let mut raw = s.raw()?;
-    preflight("csfq dp csfne attach", dev)?;
-    let _lock = change_lock()?;
-    refuse_beside_another(dev, Role::Csfne)?;
-    let d = dir(dev, Role::Csfne);
-    if existing(dev, &d)? {
-        // The ring's entries are placed by the packets admitted modulo its size: another
-        // size would read them out of order.
-        let now: CsfneConfigRaw = read_entry(&CSFNE.config_pin(&d), 0, "the CS-FNE configuration")?;
-        if s.ring.is_some_and(|r| r != now.ring) {
-            return Err(DpError::invalid(
-                "ring",
-                format!(
-                    "the CS-FNE core on {dev} has a ring of {} entries, which cannot change \
+    attach_bottleneck(
+        &CSFNE,
+        "csfq dp csfne attach",
+        dev,
+        s.raw()?,
+        None,
+        |d, raw| {
+            // The ring's entries are placed by the packets admitted modulo its size: another
+            // size would read them out of order.
+            let now: CsfneConfigRaw =
+                read_entry(&CSFNE.config_pin(d), 0, "the CS-FNE configuration")?;
+            if s.ring.is_some_and(|r| r != now.ring) {
+                return Err(DpError::invalid(
+                    "ring",
+                    format!(
+                        "the CS-FNE core on {dev} has a ring of {} entries, which cannot change \
                      in place (--ring {} asks for another); detach it first (csfq dp detach \
                      --dev {dev}) or leave out --ring",
-                    now.ring, raw.ring
-                ),
-            ));
-        }
-        raw.ring = now.ring;
-        reconfigure(&CSFNE, &d, &raw)?;
-        return Ok(AttachOutcome::Updated);
-    }
-    let mut ebpf = load_flows(&CSFNE, None)?;
-    configure(&mut ebpf, &CSFNE, &raw)?;
-    attach(dev, &CSFNE, false, ebpf)?;
-    confirm_live(dev, Role::Csfne)?;
-    Ok(AttachOutcome::Attached)
+                        now.ring, raw.ring
+                    ),
+                ));
+            }
+            raw.ring = now.ring;
+            Ok(())
+        },
+    )
 }
 
 /// Reads the configuration and state: `r_hit`, `r_miss`, `N_act`, `CL`, the virtual

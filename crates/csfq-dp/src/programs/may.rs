@@ -5,15 +5,13 @@
 use aya::maps::{Array, Map, MapData};
 
 use crate::abi::{MayConfigRaw, MaySlotRaw, MayStateRaw};
-use crate::attach::{check_pinned_table, refuse_beside_another, AttachOutcome};
+use crate::attach::{attach_bottleneck, check_pinned_table, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{configure, load_flows, reconfigure};
-use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry, BPF_F_LOCK};
+use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, MayStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, Bound, DEFAULT_FLOWS, TABLE};
-use crate::sys::change_lock;
 
 /// MAY's program.
 pub(crate) static MAY: Program = Program {
@@ -185,21 +183,10 @@ impl MaySettings {
 /// Attaches MAY to `dev`'s egress, or updates its settings if attached already (its
 /// table and `v` kept).
 pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> {
-    let raw = s.raw()?;
-    preflight("csfq dp may attach", dev)?;
-    let _lock = change_lock()?;
-    refuse_beside_another(dev, Role::May)?;
-    let d = dir(dev, Role::May);
-    if existing(dev, &d)? {
-        check_pinned_table(dev, &d, "MAY", "table", s.table)?;
-        reconfigure(&MAY, &d, &raw)?;
-        return Ok(AttachOutcome::Updated);
-    }
-    let mut ebpf = load_flows(&MAY, Some(s.table.unwrap_or(DEFAULT_FLOWS)))?;
-    configure(&mut ebpf, &MAY, &raw)?;
-    attach(dev, &MAY, false, ebpf)?;
-    confirm_live(dev, Role::May)?;
-    Ok(AttachOutcome::Attached)
+    let table = Some(s.table.unwrap_or(DEFAULT_FLOWS));
+    attach_bottleneck(&MAY, "csfq dp may attach", dev, s.raw()?, table, |d, _| {
+        check_pinned_table(dev, d, "MAY", "table", s.table)
+    })
 }
 
 /// Reads MAY's configuration, `v`, the utilization and its table's occupancy.

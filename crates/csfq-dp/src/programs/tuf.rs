@@ -5,16 +5,15 @@
 //! writing TUF tags (`EdgeSettings::tuf`).
 
 use crate::abi::{TufConfigRaw, TufStateRaw};
-use crate::attach::{refuse_beside_another, AttachOutcome};
+use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
-use crate::loader::{configure, load, reconfigure};
-use crate::pins::{attach, confirm_live, dir, existing, preflight, read_entry};
+use crate::pins::read_entry;
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
 use crate::report::{InterfaceStats, TufStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
-use crate::sys::{change_lock, monotonic_ns};
+use crate::sys::monotonic_ns;
 
 /// The TUF core's program.
 pub(crate) static TUF: Program = Program {
@@ -105,20 +104,9 @@ impl TufSettings {
 /// Attaches the TUF core to `dev`'s egress, or updates its settings if attached already
 /// (its threshold, histograms and virtual queue kept).
 pub fn attach_tuf(dev: &str, s: &TufSettings) -> Result<AttachOutcome, DpError> {
-    let raw = s.raw()?;
-    preflight("csfq dp tuf attach", dev)?;
-    let _lock = change_lock()?;
-    refuse_beside_another(dev, Role::Tuf)?;
-    let d = dir(dev, Role::Tuf);
-    if existing(dev, &d)? {
-        reconfigure(&TUF, &d, &raw)?;
-        return Ok(AttachOutcome::Updated);
-    }
-    let mut ebpf = load(&TUF, None)?;
-    configure(&mut ebpf, &TUF, &raw)?;
-    attach(dev, &TUF, false, ebpf)?;
-    confirm_live(dev, Role::Tuf)?;
-    Ok(AttachOutcome::Attached)
+    attach_bottleneck(&TUF, "csfq dp tuf attach", dev, s.raw()?, None, |_, _| {
+        Ok(())
+    })
 }
 
 /// Reads the configuration and state: the threshold, the windows, the untagged traffic's
