@@ -10,7 +10,8 @@ the simulator will run; its key is a hash of that scenario as the simulator read
 old ones). Results are stored per run as ``STORE/KEY.parquet`` (one row per
 flow, with the run's parameters as columns), so a rerun computes only what is missing,
 and ``results()`` reads them all as one DataFrame (``pandas.read_parquet`` of the
-directory gives the same); its links, series and metadata are under ``STORE/_links``,
+directory gives the same for one campaign's store; :func:`read_store` for a store several
+grids share); its links, series and metadata are under ``STORE/_links``,
 ``STORE/_series`` and ``STORE/_runs`` (``links()``, ``series()``, ``metadata()``).
 
 Local runs use a thread pool (the simulator releases the interpreter, so threads use every
