@@ -281,7 +281,7 @@ class Campaign:
             if metric not in known:
                 raise ValueError(
                     f"no {kind or 'flow or link'} series `{metric}` in the stored runs: "
-                    f"expected one of {', '.join(known)}"
+                    + (f"expected one of {', '.join(known)}" if known else f"they have no {kind} series")
                 )
             df = df[df["metric"] == metric]
         return df.reset_index(drop=True)
@@ -415,15 +415,20 @@ class Campaign:
         order (grid, then seed, then flow)."""
         return self._read("flows")
 
-    def to_xarray(self):
+    def to_xarray(self, var: Optional[str] = None):
         """The results as an xarray Dataset over the grid's parameters, the discipline, the
         seed and the flow: one variable per numeric per-flow column (throughput, reference
-        shares, drops by every reason, delays, ...; needs xarray)."""
+        shares, drops by every reason, delays, ...), or only ``var`` and the reference share
+        (needs xarray)."""
         import xarray  # noqa: F401  (the error names what to install)
 
         dims = [k for k in self.grid if k != "discipline"] + ["discipline", "seed", "flow"]
         df = self.results().set_index(dims)
         numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+        if var is not None:
+            if var not in numeric:
+                raise ValueError(f"no numeric column `{var}`: expected one of {', '.join(numeric)}")
+            numeric = [var, "reference_mbps"] if var != "reference_mbps" else [var]
         return df[numeric].to_xarray()
 
 

@@ -91,6 +91,10 @@ def test_to_xarray_and_errors(tmp_path):
     row = df[(df["link.0.rate_mbps"] == 12.0) & (df["discipline"] == "drr") & (df["seed"] == 1)]
     got = ds["dropped_pkts"].sel({"link.0.rate_mbps": 12.0, "discipline": "drr", "seed": 1})
     assert got.values.tolist() == row["dropped_pkts"].tolist()
+    # One variable asked for: it and the reference share, as before.
+    assert set(c.to_xarray("throughput_mbps").data_vars) == {"throughput_mbps", "reference_mbps"}
+    with pytest.raises(ValueError, match="no numeric column `nosuch`"):
+        c.to_xarray("nosuch")
     with pytest.raises(ValueError, match="give seeds as `seeds`"):
         csfq.Campaign(base(), {"seed": [1, 2]})
     with pytest.raises(csfq.ScenarioError, match="the scenario has no `nosuch`"):

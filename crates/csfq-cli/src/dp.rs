@@ -76,8 +76,8 @@ pub(crate) enum DpCommand {
         /// counter's rate since the last read; on a terminal the screen is redrawn.
         #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
         watch: Option<f64>,
-        /// With --watch: stop after this many reads.
-        #[arg(long, value_name = "N", requires = "watch")]
+        /// With --watch: stop after this many reads (at least 1).
+        #[arg(long, value_name = "N", requires = "watch", value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
     },
     /// Per-packet cost: UDP packets per second through a veth pair with and without each
@@ -1041,8 +1041,9 @@ struct Rate<'a> {
 }
 
 /// Each counter's rate from `before` to `now`, `dt` seconds apart: counters of programs
-/// present in both reads (one attached or reattached between them has none yet; a counter
-/// that went back, a program attached again, neither).
+/// present in both reads (one attached between them has none yet; a counter that went
+/// back, as a program detached and attached again usually shows, has none either; one
+/// attached again whose counters already passed their old values is not told apart).
 fn rates<'a>(before: &[InterfaceStats], now: &'a [InterfaceStats], dt: f64) -> Vec<Rate<'a>> {
     let mut out = Vec::new();
     for s in now {

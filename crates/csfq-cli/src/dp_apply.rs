@@ -204,9 +204,15 @@ pub(crate) fn apply(path: &Path, prune: bool) -> Result<()> {
         })?;
     }
     if prune {
+        // Only this namespace's: in the host, stats lists every namespace's programs too.
+        let here = csfq_dp::current_scope();
         for s in csfq_dp::stats()? {
             let ours = KINDS.iter().any(|(_, r)| *r == s.role);
-            if ours && !s.stale && !named.contains(&(s.role, s.interface.clone())) {
+            if ours
+                && s.scope == here
+                && !s.stale
+                && !named.contains(&(s.role, s.interface.clone()))
+            {
                 csfq_dp::detach_role(&s.interface, s.role)?;
                 println!(
                     "csfq {} detached from {} ({file} does not name it)",

@@ -39,7 +39,8 @@ pub fn table<T: Into<comfy_table::Row>>(header: T) -> comfy_table::Table {
 
 /// The columns of a table of `header` and `rows` that fit in `width` unwrapped, taken in
 /// `priority` order (indices into `header`; columns not named there come last, left to
-/// right) while they fit, returned in table order. The first column of `priority` is kept
+/// right), each kept if it fits beside those kept before it (a wide one left out, narrower
+/// ones after it may still fit), returned in table order. The first column of `priority` is kept
 /// whatever its width. Widths are counted as [`table`] draws them: each cell's text and one
 /// space either side, and one border between and around columns.
 pub fn fit_columns(

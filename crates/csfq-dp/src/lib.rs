@@ -66,7 +66,7 @@ pub use attach::AttachOutcome;
 pub use csfq_algo::fixed::Meter;
 pub use detach::{detach, detach_role, detach_stale};
 pub use error::DpError;
-pub use netns::{adopt_current_netns, enter_netns};
+pub use netns::{adopt_current_netns, current_scope, enter_netns};
 pub use pins::is_attached;
 pub use programs::{
     attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, CoreSettings, CoreTrust,

@@ -16,6 +16,12 @@ pub(crate) fn scope() -> &'static str {
     SCOPE.get().map_or("host", String::as_str)
 }
 
+/// The scope this process acts in: `host`, or `netns-NAME` under `--netns NAME` or
+/// `ip netns exec NAME` ([`crate::InterfaceStats::scope`]'s words).
+pub fn current_scope() -> &'static str {
+    scope()
+}
+
 /// The one scope `stats` and `detach --stale` look at, if the command runs in a named
 /// namespace; `None`: every scope.
 pub(crate) fn only_scope() -> Option<&'static str> {

@@ -217,11 +217,13 @@ pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError
 /// `A`, `F`, `alpha` and whether congested as of `idle_ns` after the virtual queue last
 /// emptied, from the state the last packet left: the program updates them only at a packet,
 /// so after traffic stops they would read as they were forever. `A` and `F` decay as Eq.
-/// (3) decays a rate over a gap with no packet, `r e^(-T/K_alpha)` (exactly the paper's
-/// estimator; the histogram's window average comes down the same way over its next
-/// window); a gap of `2 K_c` with no packet queued ends congestion as the program ends a
-/// window that long (`alpha` 0: an idle link has no fair share to enforce); with the
-/// paper's estimator congestion ends, too, once the decayed `A` is below `C`.
+/// (3) decays a rate over a gap with no packet, `r e^(-T/K_alpha)`, over the time since the
+/// queue emptied, not since the last arrival (which the state does not keep; it is at most
+/// one drain of the limit earlier, so the reading is at most `e^(drain/K_alpha)` high). With
+/// the histogram estimator a gap of `2 K_c` ends congestion and `alpha` as the program ends
+/// a window that long; with the paper's estimator congestion ends once the decayed `A` is
+/// below `C`, and `alpha` stays what the program keeps (it drops with it when traffic
+/// resumes).
 pub(crate) fn as_of_idle(
     s: &CoreStateRaw,
     c: &CoreConfigRaw,
@@ -230,10 +232,17 @@ pub(crate) fn as_of_idle(
     let decay = (-(idle_ns as f64) / c.k_alpha_ns.max(1) as f64).exp();
     let a = (s.arrival.rate_bps as f64 * decay) as u64;
     let f = (s.accepted.rate_bps as f64 * decay) as u64;
-    let idle_window = idle_ns >= 2 * c.k_c_ns;
-    let congested =
-        s.congested != 0 && !idle_window && (c.estimator != EST_PAPER || a >= c.capacity_bps);
-    let alpha = if idle_window { 0 } else { s.alpha_bps };
+    let congested = s.congested != 0
+        && if c.estimator == EST_PAPER {
+            a >= c.capacity_bps
+        } else {
+            idle_ns < 2 * c.k_c_ns
+        };
+    let alpha = if c.estimator != EST_PAPER && idle_ns >= 2 * c.k_c_ns {
+        0
+    } else {
+        s.alpha_bps
+    };
     (a, f, alpha, congested)
 }
 
@@ -314,6 +323,8 @@ mod tests {
             "A 12.1 > C: still congested"
         );
         assert!(!as_of_idle(&s, &c, 30_000_000).3, "A 9.04 < C");
+        // The paper's estimator keeps its alpha while idle: the program uses it again.
+        assert_eq!(as_of_idle(&s, &c, 200_000_000).2, 6_000_000);
     }
 
     /// The coarse clock's virtual queue drains once a tick, so the core refuses it unless a

@@ -522,8 +522,21 @@ mod tests {
                         })
                     })
                 });
-                (changed == inert(e.id, u.name, v).is_some())
-                    .then(|| format!("{}: {} = {v} (changed: {changed})", e.id, u.name))
+                // Applied at all: some run's scenario differs (else the value never reached
+                // the runs, listed as inert or not).
+                let applied = e.disciplines.iter().any(|&d| {
+                    e.runs(d).into_iter().any(|r| {
+                        let mut other = r.scenario.clone();
+                        (u.apply)(&mut other, v);
+                        other != r.scenario
+                    })
+                });
+                (!applied || changed == inert(e.id, u.name, v).is_some()).then(|| {
+                    format!(
+                        "{}: {} = {v} (applied: {applied}, changed: {changed})",
+                        e.id, u.name
+                    )
+                })
             })
             .collect();
         assert!(
