@@ -377,7 +377,9 @@ const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset
 /// refused: a scraper sends a few hundred.
 pub const MAX_REQUEST_HEAD: usize = 16 * 1024;
 
-/// The most connections served at once; more are closed as they arrive.
+/// The most connections held at once. A connection arriving when all are held evicts the
+/// oldest one still sending its request's head (a slow or idle client); where every one
+/// is being answered, the newcomer is closed.
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// How long a connection may take to send its request's head.
@@ -393,12 +395,61 @@ pub fn serve(listen: std::net::SocketAddr) -> Result<()> {
     serve_on(listener, csfq_dp::stats)
 }
 
-/// Serves on `listener`, reading the dataplane with `read` at each scrape. Memory is
-/// bounded whatever clients send: at most [`MAX_CONNECTIONS`] at once, each read at most
-/// [`MAX_REQUEST_HEAD`] bytes of request head (HTTP 431 beyond) within [`HEAD_TIMEOUT`].
+/// The metrics page, shared by the scrapes that wait for it: a scrape is answered by the
+/// first read of the dataplane that began after it arrived, so scrapes arriving together
+/// cost one read (run off the connections' thread), not one each in turn, and no scrape
+/// is answered with data older than itself.
+struct Pages {
+    read: StatsReader,
+    latest: tokio::sync::Mutex<Option<(std::time::Instant, bytes::Bytes)>>,
+}
+
+impl Pages {
+    async fn metrics(&self) -> Option<bytes::Bytes> {
+        let arrived = std::time::Instant::now();
+        // tokio's mutex is fair: waiters take it in the order they came.
+        let mut latest = self.latest.lock().await;
+        if let Some((began, page)) = latest.as_ref() {
+            if *began >= arrived {
+                return Some(page.clone());
+            }
+        }
+        let began = std::time::Instant::now();
+        let read = self.read;
+        let page = bytes::Bytes::from(
+            tokio::task::spawn_blocking(move || render(read))
+                .await
+                .ok()?,
+        );
+        *latest = Some((began, page.clone()));
+        Some(page)
+    }
+}
+
+/// Connections still sending their request's head, oldest first: the ones evicted when
+/// every slot is held.
+#[derive(Default)]
+struct Heads {
+    next: u64,
+    waiting: std::collections::VecDeque<(u64, tokio::task::AbortHandle)>,
+}
+
+impl Heads {
+    fn done(heads: &std::sync::Mutex<Heads>, id: u64) {
+        let mut h = heads.lock().unwrap_or_else(|e| e.into_inner());
+        h.waiting.retain(|(i, _)| *i != id);
+    }
+}
+
+/// Serves on `listen`, reading the dataplane with `read` when scraped. Memory is bounded
+/// whatever clients send: at most [`MAX_CONNECTIONS`] at once, each read at most
+/// [`MAX_REQUEST_HEAD`] bytes of request head (HTTP 431 beyond) within [`HEAD_TIMEOUT`];
+/// slow clients cannot keep a scraper out (the oldest is evicted) and concurrent scrapes
+/// share reads ([`Pages`]).
 fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
     use hyper::server::conn::http1;
     use hyper_util::rt::{TokioIo, TokioTimer};
+    use std::sync::{Arc, Mutex};
 
     listener.set_nonblocking(true)?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -406,19 +457,53 @@ fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
         .build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        let pages = Arc::new(Pages {
+            read,
+            latest: tokio::sync::Mutex::new(None),
+        });
+        let heads = Arc::new(Mutex::new(Heads::default()));
         loop {
             let (stream, _) = match listener.accept().await {
                 Ok(c) => c,
                 // Out of descriptors and the like: the next accept may succeed.
                 Err(_) => continue,
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                continue; // dropping the stream closes it
+            let slot = match slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) => {
+                    let oldest = heads
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .waiting
+                        .pop_front();
+                    let Some((_, task)) = oldest else {
+                        continue; // every slot is answering: dropping the stream closes it
+                    };
+                    // The evicted task gives its slot back when the runtime drops it,
+                    // at the next turn of this thread.
+                    task.abort();
+                    match slots.clone().acquire_owned().await {
+                        Ok(slot) => slot,
+                        Err(_) => continue,
+                    }
+                }
             };
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req| async move {
-                    Ok::<_, std::convert::Infallible>(respond(req.uri().path(), read))
+            let id = {
+                let mut h = heads.lock().unwrap_or_else(|e| e.into_inner());
+                h.next += 1;
+                h.next
+            };
+            let (pages, served) = (pages.clone(), heads.clone());
+            let task = tokio::spawn(async move {
+                let own = served.clone();
+                let service = hyper::service::service_fn(move |req| {
+                    // The head is in: this connection is answered, not evicted.
+                    Heads::done(&own, id);
+                    let pages = pages.clone();
+                    async move {
+                        Ok::<_, std::convert::Infallible>(respond(req.uri().path(), &pages).await)
+                    }
                 });
                 // A scraper that hangs up early, or sends too much, is its own business.
                 let _ = http1::Builder::new()
@@ -428,8 +513,15 @@ fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
                     .keep_alive(false)
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
+                Heads::done(&served, id);
                 drop(slot);
             });
+            // One thread runs every task: this one cannot have begun before it is listed.
+            heads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .waiting
+                .push_back((id, task.abort_handle()));
         }
     })
 }
@@ -438,24 +530,33 @@ fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
 type StatsReader = fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>;
 
 /// The response to a GET of `path`.
-fn respond(path: &str, read: StatsReader) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+async fn respond(path: &str, pages: &Pages) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
     let (status, content_type, body) = match path {
-        "/metrics" => (200, CONTENT_TYPE, render(read)),
+        "/metrics" => match pages.metrics().await {
+            Some(page) => (200, CONTENT_TYPE, page),
+            None => (
+                500,
+                "text/plain; charset=utf-8",
+                bytes::Bytes::from_static(b"the dataplane could not be read\n"),
+            ),
+        },
         "/" => (
             200,
             "text/html; charset=utf-8",
-            "<html><body><a href=\"/metrics\">csfq dataplane metrics</a></body></html>".into(),
+            bytes::Bytes::from_static(
+                b"<html><body><a href=\"/metrics\">csfq dataplane metrics</a></body></html>",
+            ),
         ),
         _ => (
             404,
             "text/plain; charset=utf-8",
-            "not found: see /metrics\n".into(),
+            bytes::Bytes::from_static(b"not found: see /metrics\n"),
         ),
     };
     hyper::Response::builder()
         .status(status)
         .header("Content-Type", content_type)
-        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .body(http_body_util::Full::new(body))
         .expect("a valid response")
 }
 
@@ -469,10 +570,6 @@ mod tests {
         let count = |packets, bytes| CountJson { packets, bytes };
         Ok(vec![
             InterfaceStats {
-                scope: "host".into(),
-                interface: "eth0".into(),
-                role: Role::Edge,
-                stale: false,
                 counters: BTreeMap::from([("labeled", count(10, 15000))]),
                 edge: Some(EdgeStats {
                     flows: 3,
@@ -486,22 +583,13 @@ mod tests {
                     meter: "eq3",
                     tuf: false,
                 }),
-                core: None,
-                may: None,
-                csfne: None,
-                tuf: None,
-                loops: None,
+                ..InterfaceStats::empty("host", "eth0", Role::Edge)
             },
             InterfaceStats {
-                scope: "netns-c1".into(),
-                interface: "c1".into(),
-                role: Role::Core,
-                stale: false,
                 counters: BTreeMap::from([
                     ("forwarded", count(7, 7000)),
                     ("drop_csfq_prob", count(2, 3000)),
                 ]),
-                edge: None,
                 core: Some(CoreStats {
                     capacity_bps: 10_000_000,
                     arrival_bps: 12_000_000,
@@ -517,22 +605,13 @@ mod tests {
                     drop_unparsed: false,
                     trusted_now: Vec::new(),
                 }),
-                may: None,
-                csfne: None,
-                tuf: None,
-                loops: None,
+                ..InterfaceStats::empty("netns-c1", "c1", Role::Core)
             },
             InterfaceStats {
-                scope: "netns-m1".into(),
-                interface: "m1".into(),
-                role: Role::May,
-                stale: false,
                 counters: BTreeMap::from([
                     ("forwarded", count(90, 90000)),
                     ("drop_may_history", count(4, 6000)),
                 ]),
-                edge: None,
-                core: None,
                 may: Some(MayStats {
                     capacity_bps: 10_000_000,
                     v: 0.25,
@@ -546,21 +625,10 @@ mod tests {
                     table_size: 65536,
                     clock: "fine",
                 }),
-                csfne: None,
-                tuf: None,
-                loops: None,
+                ..InterfaceStats::empty("netns-m1", "m1", Role::May)
             },
             InterfaceStats {
-                scope: "netns-e1".into(),
-                interface: "e1".into(),
-                role: Role::LoopIngress,
-                stale: false,
                 counters: BTreeMap::new(),
-                edge: None,
-                core: None,
-                may: None,
-                csfne: None,
-                tuf: None,
                 loops: Some(vec![csfq_dp::loops::LoopStats {
                     index: 1,
                     lambda_bps: 4_500_000,
@@ -576,16 +644,10 @@ mod tests {
                     pid: 42,
                     daemon_running: true,
                 }]),
+                ..InterfaceStats::empty("netns-e1", "e1", Role::LoopIngress)
             },
             InterfaceStats {
-                scope: "netns-f1".into(),
-                interface: "f1".into(),
-                role: Role::Csfne,
-                stale: false,
                 counters: BTreeMap::from([("drop_csfne_prob", count(3, 4500))]),
-                edge: None,
-                core: None,
-                may: None,
                 csfne: Some(csfq_dp::CsfneStats {
                     capacity_bps: 10_000_000,
                     hit_bps: 2_500_000,
@@ -605,19 +667,10 @@ mod tests {
                     drop_unparsed: false,
                     trusted_now: Vec::new(),
                 }),
-                tuf: None,
-                loops: None,
+                ..InterfaceStats::empty("netns-f1", "f1", Role::Csfne)
             },
             InterfaceStats {
-                scope: "netns-t1".into(),
-                interface: "t1".into(),
-                role: Role::Tuf,
-                stale: false,
                 counters: BTreeMap::from([("drop_tuf_highest_tag", count(5, 7500))]),
-                edge: None,
-                core: None,
-                may: None,
-                csfne: None,
                 tuf: Some(csfq_dp::TufStats {
                     capacity_bps: 10_000_000,
                     threshold: 1200,
@@ -633,7 +686,7 @@ mod tests {
                     drop_unparsed: false,
                     trusted_now: Vec::new(),
                 }),
-                loops: None,
+                ..InterfaceStats::empty("netns-t1", "t1", Role::Tuf)
             },
         ])
     }
@@ -851,6 +904,94 @@ mod tests {
             head.lines().next().unwrap_or("").to_string(),
             body.to_string(),
         )
+    }
+
+    /// A connection that sends the start of a request's head, then nothing.
+    fn slow_client(addr: std::net::SocketAddr) -> std::net::TcpStream {
+        use std::io::Write;
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+        c
+    }
+
+    /// More slow clients than the exporter holds connections do not keep a scraper out:
+    /// it was refused (closed at once) until they timed out, HEAD_TIMEOUT later. Here it
+    /// is answered within half that, and the exporter still holds at most
+    /// MAX_CONNECTIONS: the oldest slow clients were closed to make room.
+    #[test]
+    fn slow_clients_do_not_keep_a_scraper_out() {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || serve_on(listener, two_programs));
+        let extra = 44;
+        let slow: Vec<_> = (0..MAX_CONNECTIONS + extra)
+            .map(|_| slow_client(addr))
+            .collect();
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(HEAD_TIMEOUT / 2)).unwrap();
+        use std::io::Write;
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        let got = String::from_utf8_lossy(&got);
+        assert!(
+            got.starts_with("HTTP/1.1 200") && got.contains("# EOF"),
+            "the scrape got {:?}",
+            &got[..got.len().min(200)]
+        );
+        let closed = slow
+            .iter()
+            .filter(|c| {
+                c.set_nonblocking(true).unwrap();
+                let mut b = [0u8; 1];
+                let mut c: &std::net::TcpStream = c;
+                match c.read(&mut b) {
+                    Ok(0) => true,
+                    Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+                    Ok(_) => false,
+                }
+            })
+            .count();
+        assert!(
+            closed > extra && slow.len() - closed < MAX_CONNECTIONS,
+            "{closed} of {} slow clients closed",
+            slow.len()
+        );
+    }
+
+    static SLOW_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A dataplane that takes half a second to read.
+    fn slow_read() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+        SLOW_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        two_programs()
+    }
+
+    /// 200 scrapes at once of a dataplane that takes 0.5 s to read are all answered
+    /// within each client's 20 s: one at a time they took 100 s. They share reads.
+    #[test]
+    fn concurrent_scrapes_share_reads() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || serve_on(listener, slow_read));
+        let scrapes: Vec<_> = (0..200)
+            .map(|_| {
+                std::thread::spawn(move || ask(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"))
+            })
+            .collect();
+        for s in scrapes {
+            let (status, body) = s.join().unwrap();
+            assert!(
+                status.contains(" 200") && body.contains("# EOF"),
+                "{status}"
+            );
+        }
+        let reads = SLOW_READS.load(std::sync::atomic::Ordering::SeqCst);
+        eprintln!("200 scrapes, {reads} reads of the dataplane");
+        assert!(reads < 40, "{reads} reads");
     }
 
     /// The server answers scrapes; a request whose head is larger than
