@@ -24,6 +24,7 @@ import pandas as pd
 from . import _csfq
 from ._core import (
     Scenario,
+    _delays_frame,
     _flows_frame,
     _links_frame,
     _scenario_error,
@@ -71,12 +72,26 @@ class Result:
     delay in ms, ``delay_*_ms``, ``queueing_*_ms``, ``jitter_ms``), ``links`` (one row per
     router-to-router link direction some flow crosses, with its queue's ``sojourn_*_ms``;
     ``summary["unused_links"]`` counts the others) and ``series`` (one row per sample: ``time_s`` at
-    the end of each sample interval, ``kind`` flow or link, ``id``, ``metric``, ``value``)."""
+    the end of each sample interval, ``kind`` flow or link, ``id``, ``metric``, ``value``);
+    :meth:`delays` gives the delay histograms."""
 
     summary: Dict[str, Any]
     flows: pd.DataFrame
     links: pd.DataFrame
     series: pd.DataFrame = field(repr=False)
+    histograms: pd.DataFrame = field(repr=False, default_factory=lambda: _delays_frame([]))
+
+    def delays(self) -> pd.DataFrame:
+        """The delay histograms the percentiles come from, one row per bucket with packets:
+        ``kind`` flow (``what`` queueing: each delivered data packet's queueing delay; add the
+        flow's ``delay_mean_ms - queueing_mean_ms`` for one-way) or link (``what`` sojourn:
+        each packet's time in that queue), ``id`` (flow number, or ``"A->B"``), the bucket
+        ``[low_ms, high_ms)``, ``count``, and ``relative_error`` (the scenario's
+        ``delay_precision`` as met: a percentile taken at a bucket's middle is within it).
+        Runs of one precision share bucket edges, so seeds merge exactly:
+        ``pd.concat(r.delays() for r in runs).groupby(["kind", "id", "what", "low_ms",
+        "high_ms"])["count"].sum()``."""
+        return self.histograms
 
     def throughput(self) -> pd.DataFrame:
         """Each flow's throughput in each sample interval, Mbit/s: rows ``time_s``,
@@ -165,7 +180,9 @@ def run(
     flow_ids = series["kind"] == "flow"
     series["id"] = series["id"].astype(object)
     series.loc[flow_ids, "id"] = series.loc[flow_ids, "id"].astype(int)
-    return Result(summary=data["summary"], flows=flows, links=links, series=series)
+    return Result(
+        summary=data["summary"], flows=flows, links=links, series=series, histograms=_delays_frame(data["delays"])
+    )
 
 
 def maxmin(scenario: Scenario, **overrides: Any) -> pd.DataFrame:

@@ -145,6 +145,18 @@ def _links_frame(records: List[Dict[str, Any]]) -> pd.DataFrame:
     return links
 
 
+_DELAY_HIST_COLUMNS = ["kind", "id", "what", "low_ms", "high_ms", "count", "relative_error"]
+
+
+def _delays_frame(records: List[Dict[str, Any]]) -> pd.DataFrame:
+    """One row per histogram bucket with packets (``Result.delays``); one schema even when
+    no packet was delivered."""
+    df = pd.DataFrame(records).reindex(columns=_DELAY_HIST_COLUMNS)
+    df = df.astype({"low_ms": "float64", "high_ms": "float64", "count": "int64", "relative_error": "float64"})
+    df["id"] = df["id"].astype(object)
+    return df
+
+
 def _sample_time(k: int, dt: float) -> float:
     """The end of sample interval k, s, rounded to the nanosecond the simulator counts in,
     so ``loc[0.3]`` finds it (0.1 * 3 is 0.30000000000000004)."""

@@ -98,6 +98,15 @@ def test_flows_equal_the_csfq_command_on_the_same_run(tmp_path):
                 assert row[f"{what}_{stat}_ms"] == d[key][stat]
     link = r.links.iloc[0]
     assert link["sojourn_p99_ms"] == cli["links"][0]["sojourn_ms"]["p99"]
+    # The histograms: summary.json's buckets are the delays() frame's rows.
+    d = r.delays()
+    for f in cli["flows"]:
+        rows = d[(d["kind"] == "flow") & (d["id"] == f["flow"])]
+        h = f["queueing_histogram"]
+        assert [[round(lo * 1e6), round(hi * 1e6), n] for lo, hi, n in zip(rows["low_ms"], rows["high_ms"], rows["count"])] == h["buckets"]
+        assert (rows["relative_error"] == h["relative_error"]).all()
+    rows = d[(d["kind"] == "link") & (d["id"] == "r1->r2")]
+    assert rows["count"].tolist() == [b[2] for b in cli["links"][0]["sojourn_histogram"]["buckets"]]
 
 
 def test_delay_columns_are_floats_even_when_nothing_arrives():
@@ -113,6 +122,51 @@ def test_delay_columns_are_floats_even_when_nothing_arrives():
         assert r.flows[c].isna().all(), c
     for c in [c for c in r.links.columns if c.startswith("sojourn_")]:
         assert r.links[c].dtype == np.float64, c
+
+
+def test_delay_histograms_hold_every_packet_and_give_the_percentiles():
+    # Flows' queueing histograms count each delivered packet once, links' each packet the
+    # link sent; the p50 the flows frame gives is the middle of the bucket where half the
+    # packets are reached (whole nanoseconds); an empty run has an empty frame with the
+    # same columns.
+    r = csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=2.0)
+    d = r.delays()
+    assert list(d.columns) == ["kind", "id", "what", "low_ms", "high_ms", "count", "relative_error"]
+    assert (d["relative_error"] == 0.0078125).all()
+    per_flow = d[d["kind"] == "flow"].groupby("id")["count"].sum()
+    pd.testing.assert_series_equal(
+        per_flow.sort_index(), r.flows["delay_pkts"][r.flows["delay_pkts"] > 0].sort_index(), check_names=False
+    )
+    links = d[d["kind"] == "link"].groupby("id")["count"].sum()
+    for _, l in r.links.iterrows():
+        assert links[f"{l['from']}->{l['to']}"] == l["tx_pkts"]
+    for flow, h in d[d["kind"] == "flow"].groupby("id"):
+        h = h.sort_values("low_ms")
+        reached = h["count"].cumsum() >= np.ceil(0.5 * h["count"].sum())
+        b = h[reached].iloc[0]
+        lo, hi = round(b["low_ms"] * 1e6), round(b["high_ms"] * 1e6)
+        mid = (lo + (hi - lo) // 2) / 1e6
+        assert r.flows.loc[flow, "queueing_p50_ms"] == pytest.approx(min(mid, r.flows.loc[flow, "queueing_max_ms"]), abs=1e-9)
+    empty = three_udp("fifo")
+    empty["duration_s"] = 0.001
+    e = csfq.run(empty).delays()
+    assert list(e.columns) == list(d.columns) and len(e[e["kind"] == "flow"]) == 0
+    # Two seeds merge exactly: their buckets share edges.
+    r2 = csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=2.0, seed=2)
+    both = pd.concat([d, r2.delays()]).groupby(["kind", "id", "what", "low_ms", "high_ms"])["count"].sum()
+    assert both.sum() == d["count"].sum() + r2.delays()["count"].sum()
+    assert len(both) < len(d) + len(r2.delays())
+
+
+def test_delay_precision_is_a_scenario_option():
+    coarse = csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=2.0, delay_precision=0.25).delays()
+    fine = csfq.run(SCENARIOS / "csfq-fig3b.toml", duration_s=2.0, delay_precision=0.001).delays()
+    assert (coarse["relative_error"] == 0.25).all() and (fine["relative_error"] == 2.0**-10).all()
+    assert len(fine) > len(coarse)
+    assert coarse["count"].sum() == fine["count"].sum()
+    with pytest.raises(csfq.ScenarioError) as e:
+        csfq.run(SCENARIOS / "csfq-fig3b.toml", delay_precision=0.5)
+    assert e.value.field == "delay_precision"
 
 
 def test_runs_are_deterministic_and_seeds_matter():

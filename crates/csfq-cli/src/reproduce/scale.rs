@@ -180,17 +180,40 @@ impl Queueing {
         }
     }
 
-    /// The distribution as points (delay ms, fraction of packets at or below it).
-    fn cdf(h: &DelayHistogram) -> Vec<(f64, f64)> {
+    /// The group the delay charts show: the TCPs where a UDP runs among them, else every
+    /// flow; with its largest delay.
+    fn shown(&self) -> (&DelayHistogram, u64) {
+        match &self.tcp {
+            Some(tcp) => (tcp, self.tcp_max),
+            None => (&self.udp, self.udp_max),
+        }
+    }
+
+    /// The distribution as a step function (delay ms, fraction of packets at or below
+    /// it): the fraction rises at each bucket's value, the one its percentiles report (its
+    /// midpoint; the exact maximum for the bucket holding it), so the curve ends at the
+    /// largest delay, not at a bucket's edge beyond it.
+    fn cdf(h: &DelayHistogram, max: u64) -> Vec<(f64, f64)> {
         let total = h.total().max(1) as f64;
         let mut seen = 0;
         let mut points = vec![(0.0, 0.0)];
         for (b, c) in h.counts() {
+            let x = h.value_of(b, max) as f64 / 1e6;
+            points.push((x, seen as f64 / total));
             seen += c;
-            let (_, hi) = DelayHistogram::bounds(b);
-            points.push((hi as f64 / 1e6, seen as f64 / total));
+            points.push((x, seen as f64 / total));
         }
         points
+    }
+
+    /// The tail: the fraction of packets delayed more than each value, as steps (see
+    /// [`Self::cdf`]), down to the last packet's (0 has no place on a log axis).
+    fn ccdf(h: &DelayHistogram, max: u64) -> Vec<(f64, f64)> {
+        Self::cdf(h, max)
+            .into_iter()
+            .map(|(x, f)| (x, 1.0 - f))
+            .filter(|&(_, above)| above > 0.0)
+            .collect()
     }
 }
 
@@ -332,11 +355,14 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
             y_label: "fraction of packets delivered with at most that delay".into(),
             series: mine
                 .iter()
-                .map(|(_, s, _, _, q)| Series {
-                    name: s.name().to_string(),
-                    points: Queueing::cdf(q.tcp.as_ref().unwrap_or(&q.udp)),
-                    markers: false,
-                    line: true,
+                .map(|(_, s, _, _, q)| {
+                    let (h, max) = q.shown();
+                    Series {
+                        name: s.name().to_string(),
+                        points: Queueing::cdf(h, max),
+                        markers: false,
+                        line: true,
+                    }
                 })
                 .collect(),
             reference: None,
@@ -344,9 +370,29 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
             per_flow: false,
         };
         cdf.write_svg(&out.join(format!("{}-delay-cdf.svg", case.id)))?;
+        let ccdf = Chart {
+            title: format!("{}: the tail of the same delays", case.id),
+            y_label: "fraction of packets delivered with more delay".into(),
+            series: mine
+                .iter()
+                .map(|(_, s, _, _, q)| {
+                    let (h, max) = q.shown();
+                    Series {
+                        name: s.name().to_string(),
+                        points: Queueing::ccdf(h, max),
+                        markers: false,
+                        line: true,
+                    }
+                })
+                .collect(),
+            log_y: true,
+            ..cdf
+        };
+        ccdf.write_svg(&out.join(format!("{}-delay-ccdf.svg", case.id)))?;
         writeln!(
             md,
-            "\n![{0}: queueing delay CDF](scale/{0}-delay-cdf.svg)\n",
+            "\n![{0}: queueing delay CDF](scale/{0}-delay-cdf.svg)\n\n\
+             ![{0}: queueing delay CCDF](scale/{0}-delay-ccdf.svg)\n",
             case.id
         )?;
         if !case.udp_among_tcp {
@@ -410,8 +456,10 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
          32 buckets on csfq-fig3a, FQ-CoDel is DRR with CoDel. csfq-fig3a's Jain index is over \
          throughput / max-min share; scale-tcp-step has none, as half its TCPs run half the \
          time.\n\nDelay. The queueing columns are over every delivered packet of the group \
-         (histogram percentiles, within 12.5%), the CDFs over the TCPs' packets (every \
-         packet on csfq-fig3a, where all flows are UDP). CSFQ's \
+         (histogram percentiles, within 0.78%), the CDFs over the TCPs' packets (every \
+         packet on csfq-fig3a, where all flows are UDP), drawn as steps at the values the \
+         percentiles report and ending at the largest delay, with the tail apart (CCDF, \
+         log scale). CSFQ's \
          core is one FIFO: no packet, the UDP's or a TCP's, waits longer than the buffer \
          takes to drain (8 ms on scale-1000, 51 ms on csfq-fig3b), and it keeps the queue \
          shorter than FIFO, which holds the buffer full for everyone (the UDP's low median \

@@ -47,6 +47,7 @@ impl ScenarioBuilder {
                 seed: 1,
                 discipline,
                 sample_interval: None,
+                delay_precision: None,
                 routers: Vec::new(),
                 graphml: None,
                 csfq: Default::default(),

@@ -26,6 +26,12 @@ pub use memory::{available_memory, QueueBound, TooLarge};
 pub use overlay::{LoopSpec, OverlayConfig, ServiceKind};
 pub use params::*;
 pub use parse::ScenarioError;
+
+/// The relative errors a scenario's `delay_precision` may ask for (the finest costs 512
+/// histogram buckets an octave).
+pub const DELAY_PRECISION: std::ops::RangeInclusive<f64> = 0.001..=0.25;
+/// `delay_precision` when the scenario leaves it out: percentiles within 1%.
+pub const DEFAULT_DELAY_PRECISION: f64 = 0.01;
 pub(crate) use validate::printable;
 
 /// Declares [`DisciplineKind`] from one list: each discipline's variant, its name in files
@@ -365,6 +371,11 @@ pub struct ScenarioFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub sample_interval: Option<f64>,
+    /// The relative error of the delay percentiles (flows' one-way and queueing delays,
+    /// links' sojourn times): histograms split each octave finely enough that a percentile
+    /// is within it; 0.001..=0.25, default 0.01 (see [`crate::observe::delay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_precision: Option<f64>,
     /// Routers (with `[graphml]`, the file's are added after these).
     #[serde(default)]
     pub routers: Vec<String>,

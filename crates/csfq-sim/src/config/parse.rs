@@ -171,6 +171,12 @@ impl ScenarioFile {
         })
     }
 
+    /// The relative error asked of the run's delay percentiles: the file's
+    /// `delay_precision`, else [`DEFAULT_DELAY_PRECISION`].
+    pub fn delay_precision(&self) -> f64 {
+        self.delay_precision.unwrap_or(DEFAULT_DELAY_PRECISION)
+    }
+
     /// The interval of the time series, ms: the file's, else [`DEFAULT_SAMPLE_MS`] or the
     /// smallest multiple of it that keeps the run's series within bounds.
     pub fn sample_interval_ms(&self) -> f64 {

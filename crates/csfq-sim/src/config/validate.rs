@@ -126,6 +126,18 @@ impl ScenarioFile {
                 );
             }
         }
+        if let Some(e) = self.delay_precision {
+            if !DELAY_PRECISION.contains(&e) {
+                return bad(
+                    "delay_precision",
+                    format!(
+                        "must be {}..={} (a relative error: 0.01 is 1%)",
+                        DELAY_PRECISION.start(),
+                        DELAY_PRECISION.end()
+                    ),
+                );
+            }
+        }
         if self.routers.is_empty() {
             return bad("routers", "at least one router is needed".into());
         }

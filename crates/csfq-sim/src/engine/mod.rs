@@ -33,7 +33,7 @@ use crate::events::{Action, EventKind, Events};
 use crate::hosts::tcp::TcpParams;
 use crate::hosts::Hosts;
 use crate::net::{BuildError, Topology};
-use crate::observe::delay::FlowDelay;
+use crate::observe::delay::{FlowDelay, Precision};
 use crate::observe::report::SimReport;
 use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
 use crate::overlay::Loops;
@@ -87,11 +87,20 @@ impl Simulation {
         let topo = Topology::build(s)?;
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
-        let hosts = Hosts::build(&topo, TcpParams::from(&s.tcp), s.seed, samples, |i| {
-            ports
-                .edge(topo.fwd_ports(i))
-                .is_some_and(Discipline::is_tuf)
-        });
+        // Validated: every relative error in DELAY_PRECISION has a precision.
+        let precision = Precision::for_error(s.delay_precision()).unwrap_or_default();
+        let hosts = Hosts::build(
+            &topo,
+            TcpParams::from(&s.tcp),
+            s.seed,
+            samples,
+            precision,
+            |i| {
+                ports
+                    .edge(topo.fwd_ports(i))
+                    .is_some_and(Discipline::is_tuf)
+            },
+        );
         let loops = Loops::build(&topo, s);
         let mut sim = Simulation {
             end: Nanos::from_secs_f64(s.duration_s),

@@ -16,7 +16,7 @@ use crate::config::{DisciplineKind, ScenarioFile};
 use crate::discipline::Discipline;
 use crate::events::{EventKind, Events};
 use crate::net::{PortDef, Topology};
-use crate::observe::delay::Sojourn;
+use crate::observe::delay::{Precision, Sojourn};
 use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
 use crate::packet::SimPacket;
 use crate::rng::{stream, Stream};
@@ -149,7 +149,14 @@ impl Ports {
                 // A link direction no flow or loop crosses (most of a large topology's
                 // with a few flows) carries nothing: it records nothing either, and the
                 // report names it among the unused ones.
-                record: (p.between_routers && topo.port_flows()[i] > 0).then(Box::default),
+                record: (p.between_routers && topo.port_flows()[i] > 0).then(|| {
+                    Box::new(LinkRecord {
+                        sojourn: Sojourn::new(
+                            Precision::for_error(s.delay_precision()).unwrap_or_default(),
+                        ),
+                        ..LinkRecord::default()
+                    })
+                }),
                 traced: false,
                 wire_tail: NONE,
                 wire_tail_at: Nanos::ZERO,

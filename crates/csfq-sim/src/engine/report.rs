@@ -64,6 +64,8 @@ impl Simulation {
                 timeouts,
                 series_mbps,
                 delay: st.delay.report(),
+                queueing_histogram: (st.delay.queueing.total() > 0)
+                    .then(|| st.delay.queueing.clone()),
             });
         }
         // Jain's index over the flows with a reference share; raw throughputs if none has one.

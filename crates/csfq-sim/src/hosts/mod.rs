@@ -23,7 +23,7 @@ use crate::config::{FlowKind, TcpTimer};
 use crate::events::{Action, EventKind};
 use crate::net::{FlowDef, OpenLoopDef, Topology};
 use crate::observe::compact::{DropCounts, IntervalSeries};
-use crate::observe::delay::FlowDelay;
+use crate::observe::delay::{FlowDelay, Precision};
 use crate::packet::{Kind, SimPacket};
 use crate::rng::{stream, stream_seed, Stream};
 use rlm::{RlmParams, RlmReceiver};
@@ -137,6 +137,7 @@ impl Hosts {
         tcp: TcpParams,
         seed: u64,
         samples: usize,
+        precision: Precision,
         edge_is_tuf: impl Fn(usize) -> bool,
     ) -> Self {
         // One TCP configuration for every connection.
@@ -218,10 +219,7 @@ impl Hosts {
                     // One value per sample: reserved once, so no slack grows with the run.
                     sampled_bytes: 0,
                     series: IntervalSeries::with_capacity(samples),
-                    delay: FlowDelay {
-                        base,
-                        ..FlowDelay::default()
-                    },
+                    delay: FlowDelay::new(base, precision),
                     ..FlowStats::default()
                 },
             });

@@ -13,7 +13,11 @@ fn hosts(flow: FlowSpec) -> (Hosts, Topology, TcpParams) {
         .unwrap();
     let topo = Topology::build(&s).unwrap();
     let tcp = TcpParams::from(&s.tcp);
-    (Hosts::build(&topo, tcp, s.seed, 11, |_| false), topo, tcp)
+    (
+        Hosts::build(&topo, tcp, s.seed, 11, Precision::DEFAULT, |_| false),
+        topo,
+        tcp,
+    )
 }
 
 /// A CBR source's tick sends one packet and asks for the next tick one gap later (8

@@ -88,6 +88,10 @@ pub struct FlowReport {
     pub series_mbps: Vec<f64>,
     /// Delay of the data packets that reached the destination; none if none did.
     pub delay: Option<DelayReport>,
+    /// Their queueing delay as a histogram (bucket edges and counts; add the flow's base
+    /// delay, `one_way_ms.mean - queueing_ms.mean`, for one-way delay); none if none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queueing_histogram: Option<DelayHistogram>,
 }
 
 /// One direction of a link.
@@ -115,8 +119,9 @@ pub struct LinkReport {
     /// Time packets spent in the queue, enqueue to start of transmission, ms; none if no
     /// packet was sent.
     pub sojourn_ms: Option<DelayStats>,
-    /// The same per packet, for distributions (not serialized).
-    #[serde(skip)]
+    /// The same as a histogram (bucket edges and counts), for distributions; merges with
+    /// other links' and other seeds' of the same precision.
+    #[serde(rename = "sojourn_histogram")]
     pub sojourn: DelayHistogram,
     /// Queue at each sample, bytes.
     pub queue_bytes: Vec<u32>,
