@@ -3,5 +3,5 @@
 include!("../build-support/commit.rs");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    emit_commit(&["../crates", "src", "../build-support"])
+    emit_commit(&["../crates", "src", "../build-support", "Cargo.lock", "Cargo.toml"])
 }

@@ -3,5 +3,10 @@
 include!("../../build-support/commit.rs");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    emit_commit(&["../../crates", "../../build-support"])
+    emit_commit(&[
+        "../../crates",
+        "../../build-support",
+        "../../Cargo.lock",
+        "../../Cargo.toml",
+    ])
 }

@@ -20,6 +20,7 @@
 //! | `csfq_core_trusted_interfaces_missing` | gauge | trusted interfaces whose index no interface has now (their labels are not believed); only where the exporter runs in the core's namespace |
 //! | `csfq_may_v` | gauge | MAY's `v`: drop probability per unit of a flow's `delta` |
 //! | `csfq_may_utilization` | gauge | the last interval's rate into the queue over `C` (or arrivals', as attached) |
+//! | `csfq_may_target_utilization` | gauge | `u0`, the utilization `v` steers toward |
 //! | `csfq_may_table_entries` | gauge | entries in MAY's table |
 //! | `csfq_may_table_live_entries` | gauge | of them, flows that lost a packet within `T0` |
 //! | `csfq_csfne_capacity_bits_per_second` | gauge | the CS-FNE core's `C` |
@@ -73,7 +74,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 27] = [
+const GAUGES: [Gauge; 28] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -133,6 +134,11 @@ const GAUGES: [Gauge; 27] = [
         name: "csfq_may_utilization",
         help: "MAY's utilization over its last interval: the bytes it passed (or every arrival, as attached) over C",
         value: |s| s.may.as_ref().map(|m| m.utilization),
+    },
+    Gauge {
+        name: "csfq_may_target_utilization",
+        help: "MAY's u0: the utilization its v steers toward",
+        value: |s| s.may.as_ref().map(|m| m.target_utilization),
     },
     Gauge {
         name: "csfq_may_table_entries",
@@ -728,6 +734,7 @@ mod tests {
             "csfq_packets_total{netns=\"m1\",interface=\"m1\",role=\"may\",counter=\"drop_may_history\"} 4",
             "csfq_may_v{netns=\"m1\",interface=\"m1\",role=\"may\"} 0.25",
             "csfq_may_utilization{netns=\"m1\",interface=\"m1\",role=\"may\"} 1.5",
+            "csfq_may_target_utilization{netns=\"m1\",interface=\"m1\",role=\"may\"} 0.98",
             "csfq_may_table_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 5.0",
             "csfq_may_table_live_entries{netns=\"m1\",interface=\"m1\",role=\"may\"} 4.0",
             "csfq_loop_rate_bits_per_second{netns=\"e1\",interface=\"e1\",role=\"loop-ingress\",loop=\"1\"} 4500000.0",
