@@ -43,7 +43,7 @@ enum Command {
     Run {
         /// The scenario (TOML).
         scenario: PathBuf,
-        /// Where to write flows.csv, summary.json, throughput.svg and throughput.png (and
+        /// Where to write flows.csv, delays.csv, summary.json, throughput.svg and throughput.png (and
         /// trace.pcapng) [default: out/NAME].
         #[arg(long)]
         out: Option<PathBuf>,

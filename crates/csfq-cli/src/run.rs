@@ -429,7 +429,7 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
         String::new()
     };
     say!(
-        "wrote {0}/flows.csv, {0}/summary.json, {0}/throughput.svg{png}",
+        "wrote {0}/flows.csv, {0}/delays.csv, {0}/summary.json, {0}/throughput.svg{png}",
         dir.display()
     );
     if let (Some(t), Some(end)) = (&trace, traced) {
@@ -604,8 +604,9 @@ impl<'a> Summary<'a> {
 
 /// The files a run writes into its `--out` directory, written as one set
 /// ([`crate::write_set`]).
-const RUN_FILES: [&str; 4] = [
+const RUN_FILES: [&str; 5] = [
     "flows.csv",
+    "delays.csv",
     "summary.json",
     "throughput.svg",
     "throughput.png",
@@ -624,6 +625,7 @@ fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
     let fair = &refs.reference;
     // Each file whole or not at all (a full disk leaves no truncated file that looks done).
     crate::write_atomic(&dir.join("flows.csv"), r.flows_csv_with(&refs.columns()))?;
+    crate::write_atomic(&dir.join("delays.csv"), r.delays_csv())?;
     // Streamed: with per-flow time series the JSON can be far larger than the run's state.
     crate::write_atomic_with(&dir.join("summary.json"), |out| {
         serde_json::to_writer_pretty(&mut *out, &Summary::of(r, refs))?;

@@ -450,7 +450,7 @@ fn a_closed_pipe_loses_no_output_files() {
     child.wait().unwrap();
     assert!(String::from_utf8_lossy(&first).starts_with("csfq-fig3a:"));
     assert!(!stderr.contains("panicked"), "{stderr}");
-    for f in ["flows.csv", "summary.json", "throughput.svg"] {
+    for f in ["flows.csv", "delays.csv", "summary.json", "throughput.svg"] {
         assert!(out.join(f).is_file(), "{f} not written");
     }
 }
@@ -719,7 +719,7 @@ fn a_full_disk_leaves_no_output_that_looks_complete() {
         return;
     }
     let mnt = tmp("full-disk");
-    // 32 KiB: flows.csv (5 KB) fits, summary.json (80 KB) does not.
+    // 32 KiB: flows.csv (5 KB) fits, delays.csv and summary.json (tens of KB) do not.
     let mounted = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=32k", "tmpfs"])
         .arg(&mnt)
@@ -769,7 +769,8 @@ fn a_full_disk_leaves_no_output_that_looks_complete() {
     let _ = Command::new("umount").arg(&mnt).status();
     assert!(!o.status.success(), "a full disk must fail the run");
     assert!(
-        stderr.contains("cannot write") && stderr.contains("summary.json"),
+        stderr.contains("cannot write")
+            && (stderr.contains("delays.csv") || stderr.contains("summary.json")),
         "{stderr}"
     );
     for ((f, was), (_, now)) in earlier.iter().zip(&kept) {

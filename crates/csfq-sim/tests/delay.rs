@@ -50,7 +50,7 @@ fn a_lone_flow_has_only_its_path_delay() {
 /// CBR at twice the link's rate, with a buffer that never fills: packet k reaches the
 /// queue at k * 0.4 ms and starts at k * 0.8 ms, so it waits 0.4 k ms. Over the n packets
 /// that arrive, the queueing delay's mean is 0.2 (n - 1) ms and its maximum 0.4 (n - 1),
-/// the p50 that of packet ceil(n / 2) - 1 (within the default precision, 0.78%), and RFC 3550's
+/// the p50 that of packet ceil(n / 2) - 1 (within the flows' default precision, 1.56%), and RFC 3550's
 /// jitter, with |D| = 0.4 ms at every packet, 0.4 (1 - (15/16)^(n-1)) ms. The link's
 /// sojourn is the same for the packets it has sent.
 #[test]
@@ -67,7 +67,9 @@ fn an_overloaded_fifo_delays_each_packet_as_computed() {
     let q = d.queueing_ms;
     assert!(close(q.mean, 0.2 * (n - 1.0), 1e-9), "{q:?}");
     assert!(close(q.max, 0.4 * (n - 1.0), 1e-9), "{q:?}");
-    let e = Precision::DEFAULT.relative_error();
+    // Flows' histograms at twice the default delay_precision of 0.01.
+    let e = Precision::for_error(0.02).unwrap().relative_error();
+    assert_eq!(e, 0.015625);
     let p50 = 0.4 * ((n / 2.0).ceil() - 1.0);
     assert!(close(q.p50, p50, p50 * e), "{q:?} vs {p50}");
     let p99 = 0.4 * ((0.99 * n).ceil() - 1.0);
@@ -117,8 +119,9 @@ fn flows_csv_carries_the_delay_columns() {
 
 /// The same overloaded FIFO at each precision a user might ask for: the exported
 /// histograms are exactly the hand-computed ones (packet k's 0.4 k ms in its bucket, for
-/// the flow's 123 packets and the link's sent ones), and every percentile is within the
-/// asked relative error of the exact order statistic.
+/// the flow's 123 packets and the link's sent ones), the link's at the asked precision and
+/// the flow's at twice it, and every percentile of the flow within twice the asked
+/// relative error of the exact order statistic.
 #[test]
 fn the_exported_histograms_are_the_computed_ones_at_each_precision() {
     for asked in [0.25, 0.02, 0.01, 0.001] {
@@ -129,8 +132,9 @@ fn the_exported_histograms_are_the_computed_ones_at_each_precision() {
              [[flow]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\nrate_mbps = 20\njitter = 0\n"
         ));
         let p = Precision::for_error(asked).unwrap();
-        assert!(p.relative_error() <= asked);
-        let expect = |n: u64| {
+        let pf = Precision::for_error(2.0 * asked).unwrap();
+        assert!(p.relative_error() <= asked && pf.relative_error() <= 2.0 * asked);
+        let expect = |p: Precision, n: u64| {
             let mut h = DelayHistogram::new(p);
             for k in 0..n {
                 h.record(k * 400_000);
@@ -140,29 +144,37 @@ fn the_exported_histograms_are_the_computed_ones_at_each_precision() {
         let f = &r.flows[0];
         assert_eq!(
             f.queueing_histogram.as_ref(),
-            Some(&expect(123)),
+            Some(&expect(pf, 123)),
             "at {asked}"
         );
         let link = &r.links[0];
-        assert_eq!(link.sojourn, expect(link.tx_pkts), "at {asked}");
-        // Exported as JSON with the edges, and read back the same.
-        let json = serde_json::to_value(f).unwrap();
+        assert_eq!(link.sojourn, expect(p, link.tx_pkts), "at {asked}");
+        // Exported as JSON with the edges (the link's in summary.json), read back the same.
+        let json = serde_json::to_value(&r.links[0]).unwrap();
         let back: DelayHistogram =
-            serde_json::from_value(json["queueing_histogram"].clone()).unwrap();
-        assert_eq!(Some(&back), f.queueing_histogram.as_ref());
-        let counted: u64 = json["queueing_histogram"]["buckets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b[2].as_u64().unwrap())
-            .sum();
-        assert_eq!(counted, 123);
+            serde_json::from_value(json["sojourn_histogram"].clone()).unwrap();
+        assert_eq!(back, link.sojourn);
+        // And in delays.csv, a row per bucket: the flow's rows count its 123 packets.
+        let csv = r.delays_csv();
+        let mut rows = csv::Reader::from_reader(csv.as_bytes());
+        let (mut flow, mut sent) = (0, 0);
+        for row in rows.records() {
+            let row = row.unwrap();
+            let n: u64 = row[5].parse().unwrap();
+            let e: f64 = row[6].parse().unwrap();
+            match (&row[0], &row[2]) {
+                ("flow", "queueing") if e == pf.relative_error() => flow += n,
+                ("link", "sojourn") if e == p.relative_error() => sent += n,
+                other => panic!("{other:?} at {e}"),
+            }
+        }
+        assert_eq!((flow, sent), (123, link.tx_pkts));
         let q = f.delay.unwrap().queueing_ms;
         for (got, rank) in [(q.p50, 62.0), (q.p95, 117.0), (q.p99, 122.0)] {
             // The q-quantile of 123 packets is packet ceil(q n) - 1's delay, 0.4 k ms.
             let exact = 0.4 * (rank - 1.0);
             assert!(
-                close(got, exact, exact * asked),
+                close(got, exact, exact * 2.0 * asked),
                 "at {asked}: {got} vs {exact}"
             );
         }

@@ -456,7 +456,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
          32 buckets on csfq-fig3a, FQ-CoDel is DRR with CoDel. csfq-fig3a's Jain index is over \
          throughput / max-min share; scale-tcp-step has none, as half its TCPs run half the \
          time.\n\nDelay. The queueing columns are over every delivered packet of the group \
-         (histogram percentiles, within 0.78%), the CDFs over the TCPs' packets (every \
+         (histogram percentiles of the flows' packets, within 1.6%), the CDFs over the TCPs' packets (every \
          packet on csfq-fig3a, where all flows are UDP), drawn as steps at the values the \
          percentiles report and ending at the largest delay, with the tail apart (CCDF, \
          log scale). CSFQ's \

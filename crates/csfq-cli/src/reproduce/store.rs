@@ -249,8 +249,8 @@ mod tests {
         for (k, r) in runs.iter().enumerate() {
             store.put(k as u64, r);
             let mut back = store.get(k as u64).expect("kept");
-            for (a, b) in back.report.links.iter_mut().zip(&r.report.links) {
-                a.sojourn = b.sojourn.clone();
+            for (a, b) in back.report.flows.iter_mut().zip(&r.report.flows) {
+                a.queueing_histogram = b.queueing_histogram.clone();
             }
             assert_eq!(&back, r);
         }
@@ -311,8 +311,8 @@ mod tests {
             .collect();
         let same = |a: &RunResult, b: &RunResult| {
             let mut a = a.clone();
-            for (x, y) in a.report.links.iter_mut().zip(&b.report.links) {
-                x.sojourn = y.sojourn.clone();
+            for (x, y) in a.report.flows.iter_mut().zip(&b.report.flows) {
+                x.queueing_histogram = y.queueing_histogram.clone();
             }
             &a == b
         };

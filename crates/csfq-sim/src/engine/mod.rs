@@ -88,7 +88,10 @@ impl Simulation {
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
         // Validated: every relative error in DELAY_PRECISION has a precision.
-        let precision = Precision::for_error(s.delay_precision()).unwrap_or_default();
+        // Flows' histograms at twice the links' relative error (validated: each has a
+        // precision): there are many flows, and a finer layout costs each flow memory and
+        // its packets a deeper search (observe::delay's note).
+        let precision = Precision::for_error(2.0 * s.delay_precision()).unwrap_or_default();
         let hosts = Hosts::build(
             &topo,
             TcpParams::from(&s.tcp),

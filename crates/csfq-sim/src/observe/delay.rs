@@ -12,15 +12,19 @@
 //! Precision: with `2^b` sub-buckets per octave a bucket is at most `2^-b` of its lower
 //! bound wide, so its midpoint, the value a quantile reports, is within `2^-(b+1)` of any
 //! value in it (1 ns resolution below `2^b` ns, where buckets are 1 ns wide). The scenario's
-//! `delay_precision` (default 0.01) picks the least `b` meeting it: `b = 6`, 0.78%, by
-//! default; every histogram of a run, flows' and links', has that precision, so they merge
-//! exactly (across flows, links and seeds of one precision).
+//! `delay_precision` (default 0.01) picks the coarsest `b` meeting it for the links'
+//! sojourn histograms (`b = 6`, 0.78%, by default) and twice it for the flows' (`b = 5`,
+//! 1.56%): a run's flows share one layout and its links another, so each merges exactly
+//! across flows, links and seeds.
 //!
-//! Memory: counts are kept sparse, 4 bytes per bucket a packet fell in (bucket index and a
-//! 16-bit count, in order), so a histogram costs what its distribution spans, not the 1984
-//! buckets of 1 ns .. 68.7 s: a flow of the million-flow benchmark, a handful of packets,
-//! a few dozen bytes. A count past 65 535 turns that histogram dense (8 bytes a bucket,
-//! 15.9 KB at the default precision): links and long flows of small runs.
+//! Memory: a flow's counts are kept sparse, 4 bytes per bucket a packet fell in (bucket
+//! index and a 16-bit count, in order), so it costs what its distribution spans, not the
+//! 1024 buckets of 1 ns .. 68.7 s at the flows' default: a flow of the million-flow
+//! benchmark, a handful of packets, a few dozen bytes; a count past 65 535 turns it dense
+//! (8 KB). A router port's
+//! sojourn histogram is dense from the start (8 bytes a bucket, 15.9 KB at the default
+//! precision): ports that carry traffic are few beside flows, and counting is then an index
+//! instead of a search.
 
 use csfq_algo::Nanos;
 use serde::{Deserialize, Serialize};
@@ -98,8 +102,9 @@ impl Precision {
     }
 }
 
-/// A histogram of durations with log buckets; counts exact.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// A histogram of durations with log buckets; counts exact. Two are equal when they hold
+/// the same counts at the same precision, however each keeps them.
+#[derive(Debug, Clone, Default)]
 pub struct DelayHistogram {
     precision: Precision,
     counts: Counts,
@@ -107,7 +112,17 @@ pub struct DelayHistogram {
     total: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl PartialEq for DelayHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.precision == other.precision
+            && self.total == other.total
+            && self.counts().eq(other.counts())
+    }
+}
+
+impl Eq for DelayHistogram {}
+
+#[derive(Debug, Clone)]
 enum Counts {
     /// `(bucket, count)` in bucket order, for the buckets with a count.
     Sparse(Vec<(u16, u16)>),
@@ -127,6 +142,17 @@ impl DelayHistogram {
         DelayHistogram {
             precision,
             ..Self::default()
+        }
+    }
+
+    /// An empty histogram of that precision with a count per bucket from the start (8
+    /// bytes a bucket): for the few histograms that see many packets, as a link's, where
+    /// counting costs an index instead of a search.
+    pub fn dense(precision: Precision) -> Self {
+        DelayHistogram {
+            precision,
+            counts: Counts::Dense(vec![0; precision.buckets()].into_boxed_slice()),
+            total: 0,
         }
     }
 
@@ -443,10 +469,11 @@ pub struct Sojourn {
 }
 
 impl Sojourn {
-    /// No packet yet, kept at `precision`.
+    /// No packet yet, kept at `precision`, a count per bucket (a router port's queue sees
+    /// many packets; ports are few beside flows).
     pub fn new(precision: Precision) -> Self {
         Sojourn {
-            hist: DelayHistogram::new(precision),
+            hist: DelayHistogram::dense(precision),
             ..Sojourn::default()
         }
     }
@@ -607,6 +634,18 @@ mod tests {
         sparse.merge(&dense);
         assert_eq!(sparse.total(), 70_001);
         assert_eq!(sparse.counts().collect::<Vec<_>>(), vec![(5, 70_001)]);
+        // A link's, dense from the start, equals a sparse one of the same counts.
+        let mut link = DelayHistogram::dense(Precision::DEFAULT);
+        let mut flow = DelayHistogram::default();
+        for ns in [5, 1_000, 5, 26_360_000] {
+            link.record(ns);
+            flow.record(ns);
+        }
+        assert!(matches!(link.counts, Counts::Dense(_)));
+        assert!(matches!(flow.counts, Counts::Sparse(_)));
+        assert_eq!(link, flow);
+        flow.record(7);
+        assert_ne!(link, flow);
     }
 
     #[test]

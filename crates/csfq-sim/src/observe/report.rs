@@ -88,9 +88,10 @@ pub struct FlowReport {
     pub series_mbps: Vec<f64>,
     /// Delay of the data packets that reached the destination; none if none did.
     pub delay: Option<DelayReport>,
-    /// Their queueing delay as a histogram (bucket edges and counts; add the flow's base
-    /// delay, `one_way_ms.mean - queueing_ms.mean`, for one-way delay); none if none did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Their queueing delay as a histogram (add the flow's base delay, `one_way_ms.mean -
+    /// queueing_ms.mean`, for one-way delay); none if none did. Not in `summary.json`
+    /// (a flow's can hold hundreds of buckets): in `delays.csv` ([`SimReport::delays_csv`]).
+    #[serde(skip)]
     pub queueing_histogram: Option<DelayHistogram>,
 }
 
@@ -249,6 +250,44 @@ impl SimReport {
                 })
             })
             .collect()
+    }
+
+    /// `delays.csv`: the delay histograms, one row per bucket with packets: each flow's
+    /// queueing delay (`kind` flow, `id` its number, `what` queueing), then each link's
+    /// sojourn (`kind` link, `id` `FROM->TO`, `what` sojourn); the bucket `[low_ns,
+    /// high_ns)`, its `count`, and the histograms' `relative_error`.
+    pub fn delays_csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut row = |kind: &str, id: &str, what: &str, h: &DelayHistogram| {
+            let e = h.precision().relative_error().to_string();
+            for (lo, hi, n) in h.buckets() {
+                w.write_record([
+                    kind,
+                    id,
+                    what,
+                    &lo.to_string(),
+                    &hi.to_string(),
+                    &n.to_string(),
+                    &e,
+                ])
+                .expect("writing to memory");
+            }
+        };
+        for f in &self.flows {
+            if let Some(h) = &f.queueing_histogram {
+                row("flow", &f.flow.to_string(), "queueing", h);
+            }
+        }
+        for l in &self.links {
+            row(
+                "link",
+                &format!("{}->{}", l.from, l.to),
+                "sojourn",
+                &l.sojourn,
+            );
+        }
+        let body = String::from_utf8(w.into_inner().expect("in memory")).expect("UTF-8 in");
+        format!("kind,id,what,low_ns,high_ns,count,relative_error\n{body}")
     }
 
     /// `flows.csv`: one row per flow, with drops by reason (`drops_NAME`, every reason).
