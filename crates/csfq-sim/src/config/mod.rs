@@ -371,9 +371,10 @@ pub struct ScenarioFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub sample_interval: Option<f64>,
-    /// The relative error of the delay percentiles (flows' one-way and queueing delays,
-    /// links' sojourn times): histograms split each octave finely enough that a percentile
-    /// is within it; 0.001..=0.25, default 0.01 (see [`crate::observe::delay`]).
+    /// The relative error of the links' sojourn percentiles, and half that of the flows'
+    /// one-way and queueing delay percentiles: histograms split each octave finely enough
+    /// that a percentile is within it; 0.001..=0.25, default 0.01 (see
+    /// [`crate::observe::delay`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_precision: Option<f64>,
     /// Routers (with `[graphml]`, the file's are added after these).

@@ -87,7 +87,6 @@ impl Simulation {
         let topo = Topology::build(s)?;
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
-        // Validated: every relative error in DELAY_PRECISION has a precision.
         // Flows' histograms at twice the links' relative error (validated: each has a
         // precision): there are many flows, and a finer layout costs each flow memory and
         // its packets a deeper search (observe::delay's note).
