@@ -3,5 +3,11 @@
 include!("../build-support/commit.rs");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    emit_commit(&["../crates", "src", "../build-support", "Cargo.lock", "Cargo.toml"])
+    emit_commit(&[
+        "../crates",
+        "src",
+        "../build-support",
+        "Cargo.lock",
+        "Cargo.toml",
+    ])
 }

@@ -182,27 +182,33 @@ fn run(
             .collect();
         // Every histogram's buckets as rows: flows' queueing delay, links' sojourn.
         let mut delays: Vec<Value> = Vec::new();
-        let mut rows = |kind: &str, id: Value, what: &str, h: &csfq_sim::observe::delay::DelayHistogram| {
-            let e = h.precision().relative_error();
-            for (lo, hi, count) in h.buckets() {
-                delays.push(json!({
-                    "kind": kind,
-                    "id": id,
-                    "what": what,
-                    "low_ms": lo as f64 / 1e6,
-                    "high_ms": hi as f64 / 1e6,
-                    "count": count,
-                    "relative_error": e,
-                }));
-            }
-        };
+        let mut rows =
+            |kind: &str, id: Value, what: &str, h: &csfq_sim::observe::delay::DelayHistogram| {
+                let e = h.precision().relative_error();
+                for (lo, hi, count) in h.buckets() {
+                    delays.push(json!({
+                        "kind": kind,
+                        "id": id,
+                        "what": what,
+                        "low_ms": lo as f64 / 1e6,
+                        "high_ms": hi as f64 / 1e6,
+                        "count": count,
+                        "relative_error": e,
+                    }));
+                }
+            };
         for f in &r.flows {
             if let Some(h) = &f.queueing_histogram {
                 rows("flow", json!(f.flow), "queueing", h);
             }
         }
         for l in &r.links {
-            rows("link", json!(format!("{}->{}", l.from, l.to)), "sojourn", &l.sojourn);
+            rows(
+                "link",
+                json!(format!("{}->{}", l.from, l.to)),
+                "sojourn",
+                &l.sojourn,
+            );
         }
         let flow_series: Vec<&Vec<f64>> = r.flows.iter().map(|f| &f.series_mbps).collect();
         let link_series: Vec<Value> = r
