@@ -58,8 +58,12 @@ pub const ELAPSED_US_MAX: u64 = 1 << 31;
 /// One in Q32: a drop probability of 1.
 pub const ONE_Q32: u64 = 1 << 32;
 
-/// MAY's parameters in the program's units, converted once from [`MayParams`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// MAY's parameters in the program's units, converted once from [`MayParams`]. One type
+/// for this model and the dataplane's program: laid out as C lays out the programs'
+/// `struct csfq_may_params` (`crates/csfq-dp/bpf/csfq_shared.h`), which the dataplane's
+/// configuration holds as it is and its tests check against the compiled objects' BTF.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct FixedMayParams {
     /// `C`, bit/s (1 kbit/s to 4 Tbit/s).
     pub capacity_bps: u64,
@@ -77,9 +81,12 @@ pub struct FixedMayParams {
     pub keep_q32: u64,
     /// `q0 = 1/S0`, Q32 (at most 2^32).
     pub sample_q32: u64,
-    /// Count only the bytes MAY passes in the utilization, not those it drops (Eq. 3's
-    /// reading, the default); off, every arrival counts.
-    pub passed_only: bool,
+    /// Nonzero: count only the bytes MAY passes in the utilization, not those it drops
+    /// (Eq. 3's reading, the default); 0: every arrival counts. (A 32-bit word, as the
+    /// program reads it: see [`FixedMayParams::counts_passed_only`].)
+    pub passed_only: u32,
+    /// Padding (0), making the layout's end explicit.
+    pub pad: u32,
 }
 
 fn q(x: f64, bits: u32) -> u64 {
@@ -114,8 +121,14 @@ impl FixedMayParams {
             q_w_q16: q(p.q_w, 16),
             keep_q32: q(1.0 - p.q_w, 32).min(ONE_Q32 - 1),
             sample_q32: q(1.0 / p.s0, 32).min(ONE_Q32),
-            passed_only: p.utilization == MayUtilization::Passed,
+            passed_only: u32::from(p.utilization == MayUtilization::Passed),
+            pad: 0,
         })
+    }
+
+    /// The utilization counts only the bytes MAY passes (`passed_only` nonzero).
+    pub fn counts_passed_only(&self) -> bool {
+        self.passed_only != 0
     }
 }
 
@@ -320,7 +333,7 @@ impl FixedMay {
             let arrived = std::mem::take(&mut self.state.arrived_bytes);
             end_interval(&mut self.state, now, arrived, &p);
         }
-        if !(p.passed_only && out.verdict != FixedMayVerdict::Forward) {
+        if !(p.counts_passed_only() && out.verdict != FixedMayVerdict::Forward) {
             self.state.arrived_bytes += u64::from(bytes);
         }
         out
@@ -362,7 +375,7 @@ pub fn test_vectors() -> String {
         p.q_w_q16,
         p.keep_q32,
         p.sample_q32,
-        u8::from(p.passed_only)
+        p.passed_only
     )
     .unwrap();
     let mut m = FixedMay::new(p);
@@ -640,7 +653,7 @@ mod tests {
         for (passed_only, want) in [(false, 1500), (true, 500)] {
             let mut m = FixedMay::new(FixedMayParams {
                 sample_q32: ONE_Q32,
-                passed_only,
+                passed_only: u32::from(passed_only),
                 ..params()
             });
             m.state.util_q16 = 2 << 16;

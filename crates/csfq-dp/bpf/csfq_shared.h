@@ -193,8 +193,10 @@ struct csfq_core_lane {
 	struct csfq_core_slot slot[2];
 };
 
-/* MAY (may_fixed.rs FixedMayParams): Q16 and Q32 fixed point. */
-struct csfq_may_config {
+/* MAY's parameters: csfq_algo::may_fixed::FixedMayParams, the one type the model and
+ * this program share (#[repr(C)] there, checked against this struct's BTF). Q16 and Q32
+ * fixed point. */
+struct csfq_may_params {
 	__u64 capacity_bps; /* C, bit/s: the rate of the shaper behind this program */
 	__u64 interval_ns;  /* Delta */
 	__u64 timeout_ns;   /* T0 */
@@ -203,11 +205,18 @@ struct csfq_may_config {
 	__u64 q_w_q16;      /* q_w */
 	__u64 keep_q32;     /* 1 - q_w, below 2^32 */
 	__u64 sample_q32;   /* q0 = 1/S0, at most 2^32 */
+	__u32 passed_only;  /* nonzero: the utilization counts the bytes MAY passes only */
+	__u32 pad;
+};
+
+/* The MAY program's configuration: its parameters, and what the program reads besides. */
+struct csfq_may_config {
+	struct csfq_may_params params;
 	__u32 test_mode;    /* nonzero: clock and draw from the test_ fields */
 	__u32 test_draw;
 	__u64 test_now_ns;
-	__u32 passed_only;  /* nonzero: the utilization counts the bytes MAY passes only */
 	__u32 clock;        /* CSFQ_CLOCK_*: which clock MAY reads */
+	__u32 pad;
 	__u64 tick_ns;      /* CSFQ_CLOCK_COARSE: the kernel's tick, ns */
 };
 

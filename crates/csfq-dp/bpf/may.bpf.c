@@ -135,7 +135,7 @@ static __always_inline __u64 may_drop_probability(__u64 v, __u64 delta)
 }
 
 /* may_fixed.rs fold: lines 25-27 for each interval the entry missed. */
-static __always_inline void may_fold(struct csfq_may_entry *e, __u64 epoch, const struct csfq_may_config *p)
+static __always_inline void may_fold(struct csfq_may_entry *e, __u64 epoch, const struct csfq_may_params *p)
 {
 	__u64 k, first;
 
@@ -152,7 +152,7 @@ static __always_inline void may_fold(struct csfq_may_entry *e, __u64 epoch, cons
 
 /* may_fixed.rs end_interval: line 20, under the state's lock. */
 static __always_inline void may_end_interval(struct csfq_may_state *st, __u64 now, __u64 arrived,
-					     const struct csfq_may_config *p)
+					     const struct csfq_may_params *p)
 {
 	__u64 elapsed = now > st->last_update_ns ? now - st->last_update_ns : 0;
 	__u64 elapsed_us = elapsed / 1000, sendable, bits_q16, util;
@@ -215,7 +215,7 @@ static __always_inline __u64 may_counted(void)
 
 /* The end of FixedMay::on_arrival: the update when Delta has passed, then the bytes
  * (with passed_only, not those of a packet MAY drops). */
-static __always_inline void may_arrive(struct csfq_may_state *st, const struct csfq_may_config *p, __u64 now,
+static __always_inline void may_arrive(struct csfq_may_state *st, const struct csfq_may_params *p, __u64 now,
 				       __u32 bytes, int dropped)
 {
 	__u64 last = st->last_update_ns, counted, arrived, *mine;
@@ -262,7 +262,8 @@ static __always_inline __u64 may_draw(const struct csfq_may_config *p)
 __noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 {
 	__u32 zero = 0, verdict = MAY_FORWARD;
-	struct csfq_may_config *p;
+	const struct csfq_may_params *p;
+	struct csfq_may_config *c;
 	struct csfq_may_state *st;
 	struct csfq_may_slot *slot;
 	struct csfq_may_entry *e;
@@ -272,10 +273,11 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 
 	if (!key)
 		return MAY_FORWARD;
-	p = bpf_map_lookup_elem(&may_config, &zero);
+	c = bpf_map_lookup_elem(&may_config, &zero);
 	st = bpf_map_lookup_elem(&may_state, &zero);
-	if (!p || !st)
+	if (!c || !st)
 		return MAY_FORWARD;
+	p = &c->params;
 	epoch = st->epoch;
 	last = st->last_update_ns;
 	slot = flow_cache_entry(&may_flows, flow_sets, flow_seed, key,
@@ -294,7 +296,7 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 	} else if (found) {
 		may_fold(e, epoch, p);
 		prob = may_drop_probability(st->v_q32, e->delta_q16);
-		if (prob && may_draw(p) < prob) {
+		if (prob && may_draw(c) < prob) {
 			if (e->nd != 0xffffffffU)
 				e->nd += 1;
 			e->ts_ns = now;
@@ -302,7 +304,7 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 		}
 		return verdict;
 	}
-	if (p->sample_q32 && may_draw(p) < p->sample_q32) {
+	if (p->sample_q32 && may_draw(c) < p->sample_q32) {
 		/* Sampled into H: the entry the lookup chose (the one just emptied, if any). */
 		bpf_spin_lock(&slot->lock);
 		was = slot->key.family;
@@ -330,26 +332,26 @@ SEC("classifier")
 int csfq_may(struct __sk_buff *skb)
 {
 	__u32 zero = 0, bytes = skb->len, why;
-	struct csfq_may_config *p;
+	struct csfq_may_config *c;
 	struct csfq_may_state *st;
 	struct parsed pk;
 	int verdict;
 	__u64 now;
 
-	p = bpf_map_lookup_elem(&may_config, &zero);
+	c = bpf_map_lookup_elem(&may_config, &zero);
 	st = bpf_map_lookup_elem(&may_state, &zero);
-	if (!p || !st || p->capacity_bps == 0)
+	if (!c || !st || c->params.capacity_bps == 0)
 		return TC_ACT_UNSPEC;
-	now = p->test_mode ? p->test_now_ns : csfq_now(&may_clock, p->clock, p->tick_ns);
+	now = c->test_mode ? c->test_now_ns : csfq_now(&may_clock, c->clock, c->tick_ns);
 	__builtin_memset(&pk, 0, sizeof(pk));
 	why = parse(skb, &pk, 1);
 	if (why && why != CNT_PASS_NOT_ATOMIC) {
-		may_arrive(st, p, now, bytes, 0);
+		may_arrive(st, &c->params, now, bytes, 0);
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
 	verdict = may_decide(&pk.key, now);
-	may_arrive(st, p, now, bytes, verdict != MAY_FORWARD);
+	may_arrive(st, &c->params, now, bytes, verdict != MAY_FORWARD);
 	switch (verdict) {
 	case MAY_DROP_HISTORY:
 		count(CNT_DROP_MAY_HISTORY, bytes);

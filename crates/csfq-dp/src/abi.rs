@@ -4,6 +4,7 @@
 //! member by member; the counters' indexes are generated from `counters.rs`.
 
 pub use crate::counters::Counter;
+pub use csfq_algo::may_fixed::FixedMayParams;
 
 impl Counter {
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
@@ -262,56 +263,26 @@ pub struct FlowKeyRaw {
     pub daddr: [u32; 4],
 }
 
-/// `struct csfq_may_config`: `csfq_algo::may_fixed::FixedMayParams` and the test inputs.
+/// `struct csfq_may_config`: MAY's parameters as the model has them
+/// ([`FixedMayParams`], the programs' `struct csfq_may_params`), and the clock and the
+/// test inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct MayConfigRaw {
-    /// `C`, bit/s.
-    pub capacity_bps: u64,
-    /// `Delta`, ns.
-    pub interval_ns: u64,
-    /// `T0`, ns.
-    pub timeout_ns: u64,
-    /// `u0`, Q16.
-    pub u0_q16: u64,
-    /// `kappa`, Q16.
-    pub gain_q16: u64,
-    /// `q_w`, Q16.
-    pub q_w_q16: u64,
-    /// `1 - q_w`, Q32.
-    pub keep_q32: u64,
-    /// `q0 = 1/S0`, Q32.
-    pub sample_q32: u64,
+    /// The parameters, in the model's own type.
+    pub params: FixedMayParams,
     /// Nonzero: the clock and the draw come from the `test_` fields.
     pub test_mode: u32,
     /// The 32-bit random draw in test mode.
     pub test_draw: u32,
     /// The clock in test mode, ns.
     pub test_now_ns: u64,
-    /// Nonzero: the utilization counts only the bytes MAY passes.
-    pub passed_only: u32,
     /// [`CLOCK_FINE`] or [`CLOCK_COARSE`]: the clock MAY reads.
     pub clock: u32,
+    /// Padding.
+    pub pad: u32,
     /// The kernel's tick, ns (read by the coarse clock).
     pub tick_ns: u64,
-}
-
-impl MayConfigRaw {
-    /// The program's configuration for `p`.
-    pub fn from_params(p: &csfq_algo::may_fixed::FixedMayParams) -> Self {
-        MayConfigRaw {
-            capacity_bps: p.capacity_bps,
-            interval_ns: p.interval_ns,
-            timeout_ns: p.timeout_ns,
-            u0_q16: p.u0_q16,
-            gain_q16: p.gain_q16,
-            q_w_q16: p.q_w_q16,
-            keep_q32: p.keep_q32,
-            sample_q32: p.sample_q32,
-            passed_only: u32::from(p.passed_only),
-            ..Default::default()
-        }
-    }
 }
 
 /// `struct csfq_may_state`: `csfq_algo::may_fixed::FixedMayState` and its lock.

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use csfq_dp::abi::{Counter, MayConfigRaw, CLOCK_COARSE};
+use csfq_dp::abi::{Counter, FixedMayParams, MayConfigRaw, CLOCK_COARSE};
 use csfq_dp::flow_table::{FlowTable, Lookup};
 use csfq_dp::TestProgram;
 
@@ -23,15 +23,18 @@ fn config_from_vectors() -> MayConfigRaw {
         .map(|v| v.parse().unwrap())
         .collect();
     MayConfigRaw {
-        capacity_bps: p[0],
-        interval_ns: p[1],
-        timeout_ns: p[2],
-        u0_q16: p[3],
-        gain_q16: p[4],
-        q_w_q16: p[5],
-        keep_q32: p[6],
-        sample_q32: p[7],
-        passed_only: p[8] as u32,
+        params: FixedMayParams {
+            capacity_bps: p[0],
+            interval_ns: p[1],
+            timeout_ns: p[2],
+            u0_q16: p[3],
+            gain_q16: p[4],
+            q_w_q16: p[5],
+            keep_q32: p[6],
+            sample_q32: p[7],
+            passed_only: p[8] as u32,
+            pad: 0,
+        },
         test_mode: 1,
         ..Default::default()
     }
@@ -136,7 +139,7 @@ fn may_keys_what_cannot_carry_a_label_and_passes_non_ip() {
         return;
     }
     let mut cfg = config_from_vectors();
-    cfg.sample_q32 = 1 << 32; // every packet of a new flow is sampled
+    cfg.params.sample_q32 = 1 << 32; // every packet of a new flow is sampled
     cfg.test_now_ns = 1_000;
     let mut p = TestProgram::load_may(64).expect("load may");
     p.set_may_config(&cfg).unwrap();
@@ -181,7 +184,7 @@ fn may_table_takes_entries_as_its_model() {
         return;
     }
     let mut cfg = config_from_vectors();
-    cfg.sample_q32 = 1 << 32;
+    cfg.params.sample_q32 = 1 << 32;
     let mut p = TestProgram::load_may(32).expect("load may");
     let mut model = FlowTable::new(32, 0);
     let mut evicted = 0;
@@ -257,24 +260,18 @@ fn may_settings_out_of_range_are_refused() {
 /// packets count too).
 #[test]
 fn arrivals_reading_equals_the_model() {
-    use csfq_algo::may_fixed::{FixedMay, FixedMayParams, FixedMayVerdict};
+    use csfq_algo::may_fixed::{FixedMay, FixedMayVerdict};
     if !dataplane_or_skip("arrivals_reading_equals_the_model") {
         return;
     }
     let mut cfg = config_from_vectors();
-    assert_eq!(cfg.passed_only, 1, "the vectors are of the default reading");
-    cfg.passed_only = 0;
-    let mut model = FixedMay::new(FixedMayParams {
-        capacity_bps: cfg.capacity_bps,
-        interval_ns: cfg.interval_ns,
-        timeout_ns: cfg.timeout_ns,
-        u0_q16: cfg.u0_q16,
-        gain_q16: cfg.gain_q16,
-        q_w_q16: cfg.q_w_q16,
-        keep_q32: cfg.keep_q32,
-        sample_q32: cfg.sample_q32,
-        passed_only: false,
-    });
+    assert_eq!(
+        cfg.params.passed_only, 1,
+        "the vectors are of the default reading"
+    );
+    cfg.params.passed_only = 0;
+    // The program's parameters are the model's: one type.
+    let mut model = FixedMay::new(cfg.params);
     let mut p = TestProgram::load_may(1024).expect("load may");
     let mut dropped = 0;
     for (i, l) in vector_lines("may").iter().enumerate() {
@@ -318,13 +315,17 @@ fn may_coarse_clock_is_within_a_tick_of_the_fine_clock() {
     let tick = csfq_dp::tick_ns();
     assert!(tick >= 1_000_000, "a tick of {tick} ns: HZ above 1000?");
     let mut p = TestProgram::load_may(64).expect("load may");
+    let vectors = config_from_vectors();
     p.set_may_config(&MayConfigRaw {
         test_mode: 0,
         // Every packet of a flow not in the table enters it.
-        sample_q32: 1 << 32,
+        params: FixedMayParams {
+            sample_q32: 1 << 32,
+            ..vectors.params
+        },
         clock: CLOCK_COARSE,
         tick_ns: tick,
-        ..config_from_vectors()
+        ..vectors
     })
     .unwrap();
     for f in 0..8 {

@@ -175,9 +175,10 @@ fn mirrors_match_the_compiled_programs_btf() {
             pad3
         ]
     );
+    // MAY's parameters are the model's own type, laid out as the programs read them.
     mirror!(
-        "csfq_may_config",
-        MayConfigRaw,
+        "csfq_may_params",
+        FixedMayParams,
         [
             capacity_bps,
             interval_ns,
@@ -187,11 +188,20 @@ fn mirrors_match_the_compiled_programs_btf() {
             q_w_q16,
             keep_q32,
             sample_q32,
+            passed_only,
+            pad
+        ]
+    );
+    mirror!(
+        "csfq_may_config",
+        MayConfigRaw,
+        [
+            params,
             test_mode,
             test_draw,
             test_now_ns,
-            passed_only,
             clock,
+            pad,
             tick_ns
         ]
     );

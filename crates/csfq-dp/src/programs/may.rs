@@ -170,12 +170,13 @@ impl MaySettings {
             invalid(field, format!("must be {}", e.expected))
         })?;
         Ok(MayConfigRaw {
+            params: csfq_algo::may_fixed::FixedMayParams {
+                passed_only: u32::from(self.passed_only),
+                ..fixed
+            },
             clock,
             tick_ns: tick,
-            ..MayConfigRaw::from_params(&csfq_algo::may_fixed::FixedMayParams {
-                passed_only: self.passed_only,
-                ..fixed
-            })
+            ..MayConfigRaw::default()
         })
     }
 }
@@ -191,7 +192,8 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
 
 /// Reads MAY's configuration, `v`, the utilization and its table's occupancy.
 fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
-    let c: MayConfigRaw = read_entry(&MAY.config_pin(p.dir), 0, "the MAY configuration")?;
+    let config: MayConfigRaw = read_entry(&MAY.config_pin(p.dir), 0, "the MAY configuration")?;
+    let c = &config.params;
     let state = p.path(MAY.pin_of("may_state"));
     let s: MayStateRaw = read_entry(&state, BPF_F_LOCK, "the MAY state")?;
     let flows = MapData::from_pin(p.path(MAY.pin_of("may_flows")))
@@ -221,7 +223,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         v: s.v_q32 as f64 / (1u64 << 32) as f64,
         utilization: s.util_q16 as f64 / 65536.0,
         target_utilization: c.u0_q16 as f64 / 65536.0,
-        utilization_counts: if c.passed_only != 0 {
+        utilization_counts: if c.counts_passed_only() {
             "passed"
         } else {
             "arrivals"
@@ -231,7 +233,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         table_entries: entries,
         table_live: live,
         table_size,
-        clock: clock_name(c.clock),
+        clock: clock_name(config.clock),
     });
     Ok(())
 }
