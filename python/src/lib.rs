@@ -10,7 +10,7 @@ use std::path::Path;
 use csfq_papers::experiments::{find, EXPERIMENTS};
 use csfq_papers::{analyze_seeds, run_experiments, Progress, DEFAULT_SEEDS};
 use csfq_sim::net::References;
-use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
+use csfq_sim::{DisciplineKind, Refused, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -111,15 +111,12 @@ fn run(
 ) -> PyResult<String> {
     let s = load(py, text, file, discipline, seed)?;
     py.detach(move || {
-        s.check_fits_this_machine()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let sim = Simulation::new(&s).map_err(sim_error)?;
-        if !long {
-            sim.topology()
-                .work_estimate_of(&s)
-                .refuse_if_too_long()
-                .map_err(sim_error)?;
-        }
+        // The CLI's guard: memory, the network, a day's work unless `long`.
+        let sim = match Simulation::admit(&s, long) {
+            Ok(a) => a.sim,
+            Err(e @ Refused::TooLarge(_)) => return Err(PyValueError::new_err(e.to_string())),
+            Err(e) => return Err(sim_error(e)),
+        };
         let refs = References::of(sim.topology());
         let started = std::time::Instant::now();
         let r = sim.run();

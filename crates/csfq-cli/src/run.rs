@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use csfq_algo::Nanos;
-use csfq_sim::net::{References, TooLong};
+use csfq_sim::net::References;
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
 use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
@@ -39,19 +39,6 @@ impl std::fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
-
-/// Refuses a run estimated at more than a day unless `long`; says what a run of more than a
-/// minute is expected to take.
-fn check_work(sim: &Simulation, s: &ScenarioFile, long: bool) -> Result<(), TooLong> {
-    let est = sim.topology().work_estimate_of(s);
-    if !long {
-        est.refuse_if_too_long()?;
-    }
-    if let Some(expected) = est.expected() {
-        eprintln!("note: {expected}");
-    }
-    Ok(())
-}
 
 /// Set by the SIGINT/SIGTERM handler; the run loop looks at it between steps.
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -90,12 +77,14 @@ impl TraceRequest {
     }
 }
 
-/// Builds a scenario's simulation, refusing what would not fit in memory, or would take
-/// more than a day unless `long`.
+/// Builds a scenario's simulation if [`Simulation::admit`] admits it (it would fit in
+/// memory, and take no more than a day unless `long`); says what a run of more than a
+/// minute is expected to take.
 pub fn build(s: &ScenarioFile, long: bool) -> Result<Simulation> {
-    s.check_fits_this_machine()?;
-    let sim = Simulation::new(s)?;
-    check_work(&sim, s, long)?;
+    let csfq_sim::Admitted { sim, estimate } = Simulation::admit(s, long)?;
+    if let Some(expected) = estimate.expected() {
+        eprintln!("note: {expected}");
+    }
     Ok(sim)
 }
 

@@ -30,6 +30,6 @@ pub mod rng;
 pub(crate) mod routes;
 
 pub use config::{DisciplineKind, ScenarioError, ScenarioFile};
-pub use engine::{MemoryUse, Simulation};
+pub use engine::{Admitted, MemoryUse, Refused, Simulation};
 pub use net::{BuildError, Topology};
 pub use observe::report::SimReport;

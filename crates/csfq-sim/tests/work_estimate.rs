@@ -102,6 +102,14 @@ fn back_to_back_flows_are_estimated_whole() {
             "{n} flows: {:.2e} events estimated",
             est.events
         );
+        // The front-ends' guard refuses it the same way, and admits it when a long run
+        // is asked for, with the same estimate.
+        assert!(matches!(
+            Simulation::admit(&s, false),
+            Err(csfq_sim::Refused::TooLong(_))
+        ));
+        let admitted = Simulation::admit(&s, true).expect("a long run is admitted");
+        assert_eq!(admitted.estimate, est);
     }
 }
 

@@ -6,6 +6,8 @@
 //! - [`crate::hosts`]: the flows' sources, TCP senders and receivers;
 //! - [`crate::overlay`]: the edge-to-edge loops' shapers and controllers;
 //! - `report` (here): what the run produced, from all of them;
+//! - `admit` (here): the guard every front-end runs before a simulation
+//!   ([`Simulation::admit`]);
 //! - `prefetch` (here): a cache hint, by which the loop asks for the next event's data
 //!   while it handles the current one.
 //!
@@ -21,6 +23,7 @@
 //! schedule that event), which the engine carries out in the order given. The order of
 //! scheduling is part of the result (it breaks ties between events at one instant).
 
+mod admit;
 mod ports;
 mod prefetch;
 mod report;
@@ -39,6 +42,8 @@ use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
 use crate::overlay::Loops;
 use crate::packet::{Kind, SimPacket};
 use ports::Ports;
+
+pub use admit::{Admitted, Refused};
 
 /// Memory a run holds, as the simulator counts it: packet slots allocated, beside the most
 /// packets its queues held at once. Allocations follow what is queued and in flight, not

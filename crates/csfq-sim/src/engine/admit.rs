@@ -1,0 +1,48 @@
+//! The one guard every front-end runs before a simulation (`csfq run`, the Python
+//! package's `run` and so its sweeps): a scenario is admitted when its buffers could fit
+//! the memory this machine has available, its network builds, and its work is estimated
+//! at no more than a day ([`crate::net::LONG_RUN_S`]) unless the caller asked for a long
+//! run. Refused, nothing has run and nothing is written.
+
+use crate::config::{ScenarioFile, TooLarge};
+use crate::net::{BuildError, TooLong, WorkEstimate};
+
+use super::Simulation;
+
+/// Why a scenario was not admitted.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// Its buffers could need more memory than this machine has available.
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
+    /// Its network cannot be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// It is estimated at more than a day and no long run was asked for.
+    #[error(transparent)]
+    TooLong(#[from] TooLong),
+}
+
+/// An admitted scenario: its simulation, built and not yet run, and the work it is
+/// expected to take.
+#[derive(Debug)]
+pub struct Admitted {
+    /// The simulation.
+    pub sim: Simulation,
+    /// Its events and expected wall time.
+    pub estimate: WorkEstimate,
+}
+
+impl Simulation {
+    /// Builds `s`'s simulation if the guard admits it (see the module's comment); `long`
+    /// lifts the one-day limit, not the memory one.
+    pub fn admit(s: &ScenarioFile, long: bool) -> Result<Admitted, Refused> {
+        s.check_fits_this_machine()?;
+        let sim = Simulation::new(s)?;
+        let estimate = sim.topology().work_estimate_of(s);
+        if !long {
+            estimate.refuse_if_too_long()?;
+        }
+        Ok(Admitted { sim, estimate })
+    }
+}
