@@ -611,7 +611,19 @@ fn write_outputs(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
 }
 
 fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
-    let fair = &refs.reference;
+    // The figure (SVG, and PNG from it: most of a small run's output time) is drawn on a
+    // second thread while this one writes the tables; the set is complete when both are.
+    std::thread::scope(|scope| {
+        let figure = scope.spawn(|| write_throughput_figure(dir, r, &refs.reference));
+        let tables = write_tables(dir, r, refs);
+        let figure = figure
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        tables.and(figure)
+    })
+}
+
+fn write_tables(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
     // Each file whole or not at all (a full disk leaves no truncated file that looks done).
     crate::write_atomic(&dir.join("flows.csv"), r.flows_csv_with(&refs.columns()))?;
     crate::write_atomic(&dir.join("delays.csv"), r.delays_csv())?;
@@ -619,7 +631,11 @@ fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
     crate::write_atomic_with(&dir.join("summary.json"), |out| {
         serde_json::to_writer_pretty(&mut *out, &Summary::of(r, refs))?;
         writeln!(out)
-    })?;
+    })
+}
+
+/// throughput.svg (and .png): each flow's throughput beside its reference share.
+fn write_throughput_figure(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
     let chart = crate::plot::Chart {
         title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
         x_label: "flow number".into(),
