@@ -165,6 +165,9 @@ impl<P: Packet> QueueDisc<P> for Ared<P> {
             .map(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
 
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, now: Nanos) -> Option<P> {
         let p = self.fifo.pop();
         if self.fifo.is_empty() {

@@ -223,6 +223,9 @@ impl<P: Packet> QueueDisc<P> for CsfneCore<P> {
             .err()
             .map(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -406,6 +406,9 @@ impl<P: Packet> QueueDisc<P> for CsfqCore<P> {
         }
     }
 
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -35,6 +35,9 @@ impl<P: Packet> QueueDisc<P> for DropTail<P> {
             .err()
             .map(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

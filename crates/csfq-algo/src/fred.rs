@@ -162,6 +162,9 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
         self.accept(p)
     }
 
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, now: Nanos) -> Option<P> {
         let p = self.fifo.pop()?;
         // Lin and Morris update the average on departures too.

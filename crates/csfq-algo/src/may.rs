@@ -341,6 +341,9 @@ impl<P: Packet> QueueDisc<P> for May<P> {
         }
     }
 
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -48,6 +48,14 @@ pub trait QueueDisc<P: Packet> {
     fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
         None
     }
+    /// For a discipline that sends in arrival order and decides a packet's fate only when
+    /// it arrives (it never drops, reorders or changes a packet once queued, and its
+    /// `dequeue` takes the head): the packet its last accepted `enqueue` queued, as it will
+    /// leave. A simulator may then fix each packet's departure when it is queued. `None`
+    /// (the default) for every other discipline.
+    fn last_queued(&self) -> Option<&P> {
+        None
+    }
 }
 
 /// The drops one arrival causes at a push-out queue: the first is what `enqueue` returns,
@@ -146,6 +154,11 @@ impl<P: Packet> ByteFifo<P> {
         let p = self.packets.pop_front()?;
         self.bytes -= p.size_bytes();
         Some(p)
+    }
+
+    /// The tail (the most recent arrival), as it is queued.
+    pub fn back(&self) -> Option<&P> {
+        self.packets.back()
     }
 
     /// Removes the tail (the most recent arrival).

@@ -203,6 +203,9 @@ impl<P: Tagged> QueueDisc<P> for FixedTufPort<P> {
             .err()
             .map(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
+    fn last_queued(&self) -> Option<&P> {
+        self.fifo.back()
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -567,7 +567,11 @@ mod tests {
             None,
         );
         let bytes = encode_opaque_png(&pixmap).unwrap();
-        assert_eq!(&bytes[bytes.len() - 8..bytes.len() - 4], b"IEND", "ends whole");
+        assert_eq!(
+            &bytes[bytes.len() - 8..bytes.len() - 4],
+            b"IEND",
+            "ends whole"
+        );
         assert_eq!(bytes.windows(4).filter(|w| w == b"IEND").count(), 1);
         let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
             .read_info()

@@ -365,6 +365,34 @@ impl Discipline {
         each!(self, q => q.take_extra_drop())
     }
 
+    /// Whether the discipline sends in arrival order and decides only on arrival (see
+    /// `QueueDisc::last_queued`), so that its port fixes each packet's departure when the
+    /// packet is queued: FIFO, RED, adaptive RED, FRED, CSFQ's and CS-FNE's cores, TUF's
+    /// filter and MAY. DRR, FQ-CoDel, LAS, CHOKe and TUF's push-out queue decide when they
+    /// send, or drop what is queued.
+    pub fn departs_in_order(&self) -> bool {
+        matches!(
+            self,
+            Discipline::Fifo(_)
+                | Discipline::Red(_)
+                | Discipline::Ared(_)
+                | Discipline::Fred(_)
+                | Discipline::Csfq { .. }
+                | Discipline::CsfqFixed { .. }
+                | Discipline::Csfne { .. }
+                | Discipline::CsfneFixed { .. }
+                | Discipline::TufFilter { .. }
+                | Discipline::May(_)
+        )
+    }
+
+    /// The packet the last accepted enqueue queued, as it will leave (disciplines that
+    /// depart in order; `None` for the others).
+    #[inline]
+    pub fn last_queued(&self) -> Option<&SimPacket> {
+        each!(self, q => q.last_queued())
+    }
+
     /// Dequeues the next packet to send.
     #[inline]
     pub fn dequeue(&mut self, now: Nanos) -> Option<SimPacket> {

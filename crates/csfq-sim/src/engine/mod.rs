@@ -15,7 +15,9 @@
 //! its loop's shaper, or its destination), the port labels it if this is its edge, then
 //! sends it at once, queues it, or drops it; when it leaves the port it travels for its
 //! transmission and propagation time and arrives (an `Arrive` event) at the next node,
-//! which forwards it again. A packet's `hop` counts the ports it has left. Nothing on
+//! which forwards it again. At a port whose discipline departs in order, a queued packet
+//! is put on the wire at once, its transmission starting when the ones before it end (see
+//! [`crate::events`] on the canonical order). A packet's `hop` counts the ports it has left. Nothing on
 //! that path allocates once the queues and the event heap have grown to their working
 //! size.
 //!
@@ -215,6 +217,13 @@ impl Simulation {
             self.handle(kind);
         }
         self.events.advance_to(t);
+        // What a report reads is as of `t`: departures fixed earlier and started by then
+        // (at the end, at every port, for the count of transmissions).
+        if t == self.end {
+            self.ports.catch_up_all(t, &self.topo.ports);
+        } else {
+            self.ports.catch_up_observed(t, &self.topo.ports);
+        }
     }
 
     /// Runs to the end and reports.
@@ -375,7 +384,7 @@ impl Simulation {
     fn sample(&mut self) {
         self.samples += 1;
         self.hosts.sample();
-        self.ports.sample();
+        self.ports.sample(self.events.now(), &self.topo.ports);
         self.loops.sample();
         let next = self.events.now() + self.sample_interval;
         if next <= self.end {

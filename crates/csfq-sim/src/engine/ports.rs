@@ -32,6 +32,14 @@ pub(super) struct Port {
     pub(super) busy_until: Nanos,
     /// A `TxDone` event is scheduled (at `busy_until`): it starts the next packet.
     txdone_pending: bool,
+    /// The discipline departs in order ([`Discipline::departs_in_order`]): each packet is
+    /// put on the wire when it is queued, at the time its transmission will start, and
+    /// leaves the discipline's queue (`dequeue` at that time) when the port is next looked
+    /// at (see [`Ports::catch_up`]). No `TxDone` event.
+    in_order: bool,
+    /// With `in_order`: when the packet at the head of the discipline's queue starts its
+    /// transmission (the ones behind it follow back to back).
+    head_start: Nanos,
     /// The most packets queued at once.
     pub(super) peak_packets: u32,
     /// What a router port counts and samples for its link's report. Access ports (four
@@ -45,6 +53,19 @@ pub(super) struct Port {
     /// when it arrives: until then it is the wire's last, and the next is put behind it.
     wire_tail: u32,
     wire_tail_at: Nanos,
+}
+
+impl Port {
+    /// When the packet being sent now (if any) ends its transmission: the wire is busy
+    /// until `busy_until`, but at an in-order port that includes the queued packets
+    /// already put on the wire, whose transmissions start at `head_start`.
+    pub(super) fn transmitting_until(&self) -> Nanos {
+        if self.in_order && !self.disc.is_empty() {
+            self.head_start
+        } else {
+            self.busy_until
+        }
+    }
 }
 
 /// No slot.
@@ -111,13 +132,17 @@ pub(super) struct LinkRecord {
 #[derive(Debug)]
 pub(super) struct Ports {
     pub(super) ports: Vec<Port>,
+    /// The in-order ports whose state a report reads (a link record or a trace): brought
+    /// up to date at each sample and at the end of each step ([`Ports::catch_up_observed`]).
+    observed: Vec<u32>,
     /// The ports' random streams (see `Port::rng`).
     rngs: Vec<Pcg64Mcg>,
     /// Packets propagating on links, each in its wire's list; an `Arrive` event names
     /// the slot of its wire's first.
     in_flight: Vec<InFlight>,
     free_slots: Vec<u32>,
-    /// Packets put on a wire so far.
+    /// Transmissions started so far (at an in-order port that is not observed, counted
+    /// when the port is next looked at, and at the end of the run).
     pub(super) hops: u64,
     tracer: Option<Box<dyn Tracer>>,
     /// Transmission times computed lately, by packet size and link rate.
@@ -145,6 +170,8 @@ impl Ports {
                 busy_until: Nanos::ZERO,
                 from_router: topo.nodes[p.from as usize].is_router(),
                 txdone_pending: false,
+                in_order: false,
+                head_start: Nanos::ZERO,
                 peak_packets: 0,
                 // A link direction no flow or loop crosses (most of a large topology's
                 // with a few flows) carries nothing: it records nothing either, and the
@@ -161,6 +188,15 @@ impl Ports {
                 wire_tail: NONE,
                 wire_tail_at: Nanos::ZERO,
             })
+            .collect();
+        for p in &mut ports {
+            p.in_order = p.disc.departs_in_order();
+        }
+        let observed = ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.in_order && p.record.is_some())
+            .map(|(i, _)| i as u32)
             .collect();
         // Schedulers get weights relative to the smallest, so every quantum is at least
         // the default one; with all weights equal nothing is set.
@@ -203,6 +239,7 @@ impl Ports {
         }
         Ports {
             ports,
+            observed,
             rngs,
             in_flight: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
@@ -235,6 +272,9 @@ impl Ports {
         }
         for &p in ports {
             self.ports[p].traced = true;
+            if self.ports[p].in_order && !self.observed.contains(&(p as u32)) {
+                self.observed.push(p as u32);
+            }
         }
         self.tracer = Some(tracer);
         Ok(())
@@ -312,6 +352,10 @@ impl Ports {
             p.entered = true;
             port.disc.label_at_edge(&mut p, now, rng);
         }
+        if port.in_order {
+            self.send_in_order(port_id, p, defs, events, on_drop);
+            return;
+        }
         if !port.txdone_pending && now >= port.busy_until && port.disc.passes_through(p.size) {
             // An idle drop-tail port: what enqueue and start_tx would do, without a slot.
             port.peak_packets = port.peak_packets.max(1);
@@ -347,8 +391,99 @@ impl Ports {
         events: &mut Events,
         on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
+        if self.ports[port_id].in_order {
+            // A traced in-order port's departure: recorded now, in time order. The event
+            // is the trace's, not the model's: not counted, so a traced run reports the
+            // events an untraced one does.
+            events.uncount();
+            self.catch_up(port_id, events.now(), defs);
+            return;
+        }
         self.ports[port_id].txdone_pending = false;
         self.start_tx(port_id, defs, events, on_drop);
+    }
+
+    /// [`Ports::send`] at a port whose discipline departs in order: the queue brought up
+    /// to date, then the packet sent at once (an idle drop-tail port), dropped, or queued
+    /// and put on the wire at the end of the transmissions before it.
+    fn send_in_order(
+        &mut self,
+        port_id: usize,
+        p: SimPacket,
+        defs: &[PortDef],
+        events: &mut Events,
+        mut on_drop: impl FnMut(&Dropped<SimPacket>),
+    ) {
+        let now = events.now();
+        self.catch_up(port_id, now, defs);
+        let port = &mut self.ports[port_id];
+        if now >= port.busy_until && port.disc.passes_through(p.size) {
+            port.peak_packets = port.peak_packets.max(1);
+            self.account(port_id, &p, now);
+            self.put_on_wire(port_id, p, now, defs, events);
+            return;
+        }
+        let rng = &mut self.rngs[port.rng as usize];
+        if let Some(d) = port.disc.enqueue(p, now, rng) {
+            // In order: only the arrival is ever dropped.
+            self.drop(port_id, d, now, &mut on_drop);
+            return;
+        }
+        let port = &mut self.ports[port_id];
+        let queued = *port
+            .disc
+            .last_queued()
+            .expect("an in-order discipline shows what it queued");
+        let len = port.disc.len_packets();
+        port.peak_packets = port.peak_packets.max(len as u32);
+        let start = port.busy_until.max(now);
+        if len == 1 {
+            port.head_start = start;
+        }
+        let traced = port.traced;
+        self.put_on_wire(port_id, queued, start, defs, events);
+        if start == now {
+            self.catch_up(port_id, now, defs);
+        } else if traced {
+            events.schedule(start, EventKind::TxDone(port_id as u32));
+        }
+    }
+
+    /// Takes out of an in-order port's queue every packet whose transmission has started
+    /// by `now` (at `now` included), each dequeued at the time it started and recorded
+    /// then. The packets are already on the wire.
+    fn catch_up(&mut self, port_id: usize, now: Nanos, defs: &[PortDef]) {
+        loop {
+            let port = &mut self.ports[port_id];
+            let at = port.head_start;
+            if at > now || port.disc.is_empty() {
+                return;
+            }
+            let p = port
+                .disc
+                .dequeue(at)
+                .expect("a queue that is not empty dequeues");
+            debug_assert!(port.disc.take_extra_drop().is_none());
+            port.head_start = at + self.tx_times.get(p.size, defs[port_id].rate_bps);
+            self.account(port_id, &p, at);
+        }
+    }
+
+    /// Brings every in-order port up to `now`: once, at the end of the run.
+    pub(super) fn catch_up_all(&mut self, now: Nanos, defs: &[PortDef]) {
+        for port in 0..self.ports.len() {
+            if self.ports[port].in_order {
+                self.catch_up(port, now, defs);
+            }
+        }
+    }
+
+    /// Brings every observed in-order port up to `now` (see `observed`).
+    pub(super) fn catch_up_observed(&mut self, now: Nanos, defs: &[PortDef]) {
+        for i in 0..self.observed.len() {
+            let port = self.observed[i] as usize;
+            self.catch_up(port, now, defs);
+        }
     }
 
     /// A drop at a port: counted there, traced if watched, and charged to its flow.
@@ -391,30 +526,49 @@ impl Ports {
     }
 
     /// Puts a packet that has left port `port_id`'s queue on the wire.
-    fn transmit(
-        &mut self,
-        port_id: usize,
-        mut p: SimPacket,
-        defs: &[PortDef],
-        events: &mut Events,
-    ) {
+    fn transmit(&mut self, port_id: usize, p: SimPacket, defs: &[PortDef], events: &mut Events) {
         let now = events.now();
+        self.account(port_id, &p, now);
+        self.put_on_wire(port_id, p, now, defs, events);
+        let port = &mut self.ports[port_id];
+        if !port.disc.is_empty() {
+            port.txdone_pending = true;
+            events.schedule(port.busy_until, EventKind::TxDone(port_id as u32));
+        }
+    }
+
+    /// A packet starts its transmission at port `port_id` at `at`: traced, and counted in
+    /// the link's record.
+    fn account(&mut self, port_id: usize, p: &SimPacket, at: Nanos) {
+        self.hops += 1;
         let port = &mut self.ports[port_id];
         if port.traced {
             if let Some(t) = &mut self.tracer {
-                t.sent(now, port_id, &p);
+                t.sent(at, port_id, p);
             }
         }
         if let Some(r) = &mut port.record {
             r.tx_pkts += 1;
             r.tx_bytes += p.size as u64;
-            r.sojourn.record(now.saturating_sub(p.enq).0);
+            r.sojourn.record(at.saturating_sub(p.enq).0);
         }
-        self.hops += 1;
+    }
+
+    /// Puts a packet on port `port_id`'s wire, its transmission starting at `start` (now,
+    /// or when the ones before it end), and marks the port busy until it ends.
+    fn put_on_wire(
+        &mut self,
+        port_id: usize,
+        mut p: SimPacket,
+        start: Nanos,
+        defs: &[PortDef],
+        events: &mut Events,
+    ) {
+        let now = events.now();
         let def = &defs[port_id];
         let tx = self.tx_times.get(p.size, def.rate_bps);
         p.hop += 1;
-        let arrive = now + tx + def.delay;
+        let arrive = start + tx + def.delay;
         // Is the wire's last packet still on it? It is if it arrives later than now; if
         // it arrives now, its slot says whether it has yet (a slot freed, or taken by
         // another port's packet, names no longer this port).
@@ -461,15 +615,12 @@ impl Ports {
         let port = &mut self.ports[port_id];
         port.wire_tail = slot;
         port.wire_tail_at = arrive;
-        port.busy_until = now + tx;
-        if !port.disc.is_empty() {
-            port.txdone_pending = true;
-            events.schedule(now + tx, EventKind::TxDone(port_id as u32));
-        }
+        port.busy_until = start + tx;
     }
 
     /// Records each router port's queue, fair-share estimate and table size.
-    pub(super) fn sample(&mut self) {
+    pub(super) fn sample(&mut self, now: Nanos, defs: &[PortDef]) {
+        self.catch_up_observed(now, defs);
         for p in &mut self.ports {
             if let Some(rec) = &mut p.record {
                 rec.queue.push(p.disc.len_bytes());

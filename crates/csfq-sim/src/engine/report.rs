@@ -96,7 +96,7 @@ impl Simulation {
                 // Busy time within the run: a packet still on the wire at the end counts
                 // only for the part of its transmission that happened.
                 utilization: if dur > 0.0 {
-                    let unsent = p.busy_until.saturating_sub(now).as_secs_f64();
+                    let unsent = p.transmitting_until().saturating_sub(now).as_secs_f64();
                     ((rec.tx_bytes as f64 * 8.0 / d.rate_bps - unsent) / dur).max(0.0)
                 } else {
                     0.0

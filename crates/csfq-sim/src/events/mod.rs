@@ -2,6 +2,23 @@
 //! insertion order), so events at one instant run in the order they were scheduled and a
 //! run is the same at every seed-for-seed repetition.
 //!
+//! **The canonical order.** Events run by time, then by the order they were scheduled in
+//! (a counter, [`Events::reserve`]). A packet's arrival at the end of a hop is scheduled
+//! when its transmission is fixed: at a port whose discipline departs in order (FIFO,
+//! RED, adaptive RED, FRED, the CSFQ, CS-FNE, TUF-filter and MAY cores:
+//! `Discipline::departs_in_order`), when the packet is queued, since nothing can change
+//! when it leaves; at the others (DRR, FQ-CoDel, LAS, CHOKe, TUF's push-out queue), when
+//! its transmission starts, at the end of the one before it (a `TxDone` event). An
+//! in-order port has no `TxDone`: its queue is brought up to date before anything reads
+//! it (an arrival, a sample, the end of a step), each packet leaving the discipline's
+//! queue at the time its transmission started; so at one instant **a port's departures
+//! come before an arrival there and before a sample**, whatever order the events that
+//! fixed them were scheduled in. This order was adopted in place of one with a `TxDone`
+//! per transmission (2 to 19% fewer events; results moved only through events at one
+//! nanosecond, `tests/event_order.rs` checks that none moves where there are none); it
+//! is deterministic and the same on every machine (integer time, a counter, no
+//! addresses or hashes in the key).
+//!
 //! TCP's timers (a retransmission timeout per connection, a delayed ACK per receiver)
 //! wait in a heap of their own: there is one per flow and most are hundreds of
 //! milliseconds away, so they stay out of the way of the packets' events, which are taken
@@ -108,6 +125,11 @@ impl Events {
     /// Events taken so far.
     pub(crate) fn handled(&self) -> u64 {
         self.handled
+    }
+
+    /// Takes the event just handled out of the count (an event that only records).
+    pub(crate) fn uncount(&mut self) {
+        self.handled -= 1;
     }
 
     /// Slots the heaps have allocated.
