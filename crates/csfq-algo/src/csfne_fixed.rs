@@ -358,6 +358,9 @@ impl<P: Packet> QueueDisc<P> for FixedCsfnePort<P> {
     fn last_queued(&self) -> Option<&P> {
         self.fifo.back()
     }
+    fn departs_in_order(&self) -> bool {
+        true
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

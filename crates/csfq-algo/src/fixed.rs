@@ -679,6 +679,9 @@ impl<P: Packet> QueueDisc<P> for FixedCsfqCore<P> {
     fn last_queued(&self) -> Option<&P> {
         self.fifo.back()
     }
+    fn departs_in_order(&self) -> bool {
+        true
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -165,6 +165,9 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
     fn last_queued(&self) -> Option<&P> {
         self.fifo.back()
     }
+    fn departs_in_order(&self) -> bool {
+        true
+    }
     fn dequeue(&mut self, now: Nanos) -> Option<P> {
         let p = self.fifo.pop()?;
         // Lin and Morris update the average on departures too.

@@ -56,6 +56,11 @@ pub trait QueueDisc<P: Packet> {
     fn last_queued(&self) -> Option<&P> {
         None
     }
+    /// Whether the discipline is of the kind [`QueueDisc::last_queued`] describes (and so
+    /// answers it): false by default.
+    fn departs_in_order(&self) -> bool {
+        false
+    }
 }
 
 /// The drops one arrival causes at a push-out queue: the first is what `enqueue` returns,

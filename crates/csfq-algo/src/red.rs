@@ -157,6 +157,9 @@ impl<P: Packet> QueueDisc<P> for Red<P> {
     fn last_queued(&self) -> Option<&P> {
         self.fifo.back()
     }
+    fn departs_in_order(&self) -> bool {
+        true
+    }
     fn dequeue(&mut self, now: Nanos) -> Option<P> {
         let p = self.fifo.pop();
         if self.fifo.is_empty() {

@@ -206,6 +206,9 @@ impl<P: Tagged> QueueDisc<P> for FixedTufPort<P> {
     fn last_queued(&self) -> Option<&P> {
         self.fifo.back()
     }
+    fn departs_in_order(&self) -> bool {
+        true
+    }
     fn dequeue(&mut self, _now: Nanos) -> Option<P> {
         self.fifo.pop()
     }

@@ -371,19 +371,7 @@ impl Discipline {
     /// filter and MAY. DRR, FQ-CoDel, LAS, CHOKe and TUF's push-out queue decide when they
     /// send, or drop what is queued.
     pub fn departs_in_order(&self) -> bool {
-        matches!(
-            self,
-            Discipline::Fifo(_)
-                | Discipline::Red(_)
-                | Discipline::Ared(_)
-                | Discipline::Fred(_)
-                | Discipline::Csfq { .. }
-                | Discipline::CsfqFixed { .. }
-                | Discipline::Csfne { .. }
-                | Discipline::CsfneFixed { .. }
-                | Discipline::TufFilter { .. }
-                | Discipline::May(_)
-        )
+        each!(self, q => q.departs_in_order())
     }
 
     /// The packet the last accepted enqueue queued, as it will leave (disciplines that

@@ -159,39 +159,39 @@ impl Ports {
             .ports
             .iter()
             .enumerate()
-            .map(|(i, p)| Port {
-                disc: Discipline::build(p.discipline, &tables, p.rate_bps, p.buffer_bytes),
-                rng: if p.discipline == DisciplineKind::Fifo {
-                    0
-                } else {
-                    rngs.push(stream(s.seed, Stream::Port, i as u64));
-                    (rngs.len() - 1) as u32
-                },
-                busy_until: Nanos::ZERO,
-                from_router: topo.nodes[p.from as usize].is_router(),
-                txdone_pending: false,
-                in_order: false,
-                head_start: Nanos::ZERO,
-                peak_packets: 0,
-                // A link direction no flow or loop crosses (most of a large topology's
-                // with a few flows) carries nothing: it records nothing either, and the
-                // report names it among the unused ones.
-                record: (p.between_routers && topo.port_flows()[i] > 0).then(|| {
-                    Box::new(LinkRecord {
-                        sojourn: Sojourn::new(
-                            Precision::for_error(s.delay_precision()).unwrap_or_default(),
-                        ),
-                        ..LinkRecord::default()
-                    })
-                }),
-                traced: false,
-                wire_tail: NONE,
-                wire_tail_at: Nanos::ZERO,
+            .map(|(i, p)| {
+                let disc = Discipline::build(p.discipline, &tables, p.rate_bps, p.buffer_bytes);
+                Port {
+                    in_order: disc.departs_in_order(),
+                    disc,
+                    rng: if p.discipline == DisciplineKind::Fifo {
+                        0
+                    } else {
+                        rngs.push(stream(s.seed, Stream::Port, i as u64));
+                        (rngs.len() - 1) as u32
+                    },
+                    busy_until: Nanos::ZERO,
+                    from_router: topo.nodes[p.from as usize].is_router(),
+                    txdone_pending: false,
+                    head_start: Nanos::ZERO,
+                    peak_packets: 0,
+                    // A link direction no flow or loop crosses (most of a large topology's
+                    // with a few flows) carries nothing: it records nothing either, and the
+                    // report names it among the unused ones.
+                    record: (p.between_routers && topo.port_flows()[i] > 0).then(|| {
+                        Box::new(LinkRecord {
+                            sojourn: Sojourn::new(
+                                Precision::for_error(s.delay_precision()).unwrap_or_default(),
+                            ),
+                            ..LinkRecord::default()
+                        })
+                    }),
+                    traced: false,
+                    wire_tail: NONE,
+                    wire_tail_at: Nanos::ZERO,
+                }
             })
             .collect();
-        for p in &mut ports {
-            p.in_order = p.disc.departs_in_order();
-        }
         let observed = ports
             .iter()
             .enumerate()
@@ -354,12 +354,6 @@ impl Ports {
         }
         if port.in_order {
             self.send_in_order(port_id, p, defs, events, on_drop);
-            return;
-        }
-        if !port.txdone_pending && now >= port.busy_until && port.disc.passes_through(p.size) {
-            // An idle drop-tail port: what enqueue and start_tx would do, without a slot.
-            port.peak_packets = port.peak_packets.max(1);
-            self.transmit(port_id, p, defs, events);
             return;
         }
         if let Some(d) = port.disc.enqueue(p, now, rng) {
