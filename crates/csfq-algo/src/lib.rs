@@ -22,6 +22,7 @@
 //! | [`theorem1`] | CSFQ's excess-service bound | Stoica et al. 1998 §2.6 |
 //! | [`tuf`] | TUF tagging and drop-highest-tag queue | Clerget & Dabbous 1999 |
 //! | [`tuf_fixed`] | TUF as the dataplane computes it: tags by a threshold table, the edge's tagger, a bufferless filter | Clerget & Dabbous 1999, Fig. 4's filter model |
+//! | [`tuf_source`] | TUF's TCP tagger at the source as the dataplane computes it: Padhye's throughput from the kernel's round trip, in integers | Clerget & Dabbous 1999 §3.4.1; Padhye et al. 1998, Eq. 31 |
 //! | [`csfne`] | CS-FNE: TSW edge meter, flow-number-estimating core | Kim 2005 |
 //! | [`csfne_fixed`] | CS-FNE as the dataplane computes it: integer TSW, a ring of the virtual queue's fingerprints | Kim 2005, Eqs. 3-2 to 3-4 |
 //! | [`choke`] | CHOKe | Pan, Prabhakar & Psounis 2000 |
@@ -61,6 +62,7 @@ pub mod theorem1;
 pub mod time;
 pub mod tuf;
 pub mod tuf_fixed;
+pub mod tuf_source;
 pub mod verdict;
 
 pub use packet::{FlowId, Packet};
