@@ -19,7 +19,16 @@ use csfq_algo::fixed::{ExpTables, K_MAX_NS, TABLE_LEN, TABLE_STEP_INV, X_MAX};
 mod counters;
 
 // `empty` is `csfq dp bench`'s floor (a classifier that does nothing).
-const PROGRAMS: [&str; 7] = ["edge", "core", "may", "csfne", "tuf", "loop", "empty"];
+const PROGRAMS: [&str; 8] = [
+    "edge",
+    "core",
+    "may",
+    "csfne",
+    "tuf",
+    "tuf_source",
+    "loop",
+    "empty",
+];
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(csfq_bpf)");
@@ -89,7 +98,7 @@ fn tables_header() -> String {
     h
 }
 
-/// The constants of `csfq_algo::csfne_fixed` and `tuf_fixed` the shared layouts and the
+/// The constants of `csfq_algo::csfne_fixed`, `tuf_fixed` and `tuf_source` the shared layouts and the
 /// programs use.
 fn constants_header() -> String {
     use csfq_algo::csfne_fixed::{CL_BITS, RING_MAX, SEARCH_STEPS, TSW_RATE_MAX, TSW_WIN_MIN_NS};
@@ -101,6 +110,13 @@ fn constants_header() -> String {
     writeln!(h, "#define TSW_RATE_MAX {TSW_RATE_MAX}ULL").unwrap();
     writeln!(h, "#define TSW_WIN_MIN_NS {TSW_WIN_MIN_NS}ULL").unwrap();
     writeln!(h, "#define TUF_TAGS {}", csfq_algo::tuf::TAGS).unwrap();
+    {
+        use csfq_algo::tuf_source::{INITIAL_RTO_US, MAX_RATE_BPS, MAX_TIME_US, SOCKETS};
+        writeln!(h, "#define TUF_SOURCE_MAX_TIME_US {MAX_TIME_US}ULL").unwrap();
+        writeln!(h, "#define TUF_SOURCE_INITIAL_RTO_US {INITIAL_RTO_US}ULL").unwrap();
+        writeln!(h, "#define TUF_SOURCE_MAX_RATE_BPS {MAX_RATE_BPS}ULL").unwrap();
+        writeln!(h, "#define CSFQ_TUF_SOURCE_FLOWS {SOCKETS}").unwrap();
+    }
     writeln!(
         h,
         "#define TUF_SEARCH_STEPS {}",

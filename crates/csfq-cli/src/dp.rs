@@ -48,6 +48,13 @@ pub(crate) enum DpCommand {
         #[command(subcommand)]
         cmd: crate::dp_cores::TufCommand,
     },
+    /// TUF's TCP tagger on a sending host's egress: each packet of a local TCP socket
+    /// tagged with Padhye's throughput from the kernel's own round trip for the socket.
+    /// Its edge keeps these tags with `csfq dp edge attach --tuf --keep-source-tags`.
+    TufSource {
+        #[command(subcommand)]
+        cmd: crate::dp_cores::TufSourceCommand,
+    },
     /// Edge-to-edge overlay loops: the interior stays a plain FIFO; each loop's traffic
     /// is shaped at its ingress edge by a closed loop with its egress edge (runs until
     /// stopped, and removes what it made).
@@ -195,6 +202,11 @@ pub(crate) enum EdgeCommand {
         /// tuf attach`). Every flow is tagged as unresponsive. Not with --meter tsw.
         #[arg(long)]
         tuf: bool,
+        /// With --tuf: TCP packets that arrive tagged by their sender's TUF tagger (`csfq
+        /// dp tuf-source attach` on the sending host) keep their tags; the rest is tagged
+        /// here. The hosts behind this edge are then trusted with their TCPs' tags.
+        #[arg(long, requires = "tuf")]
+        keep_source_tags: bool,
     },
 }
 
@@ -604,6 +616,7 @@ pub(crate) fn run(cmd: DpCommand) -> Result<()> {
                     allow_sources,
                     meter,
                     tuf,
+                    keep_source_tags,
                 },
         } => {
             let unlabelable = match (unlabelable, unlabelable_burst) {
@@ -637,6 +650,7 @@ pub(crate) fn run(cmd: DpCommand) -> Result<()> {
                     csfq_dp::Meter::Eq3
                 },
                 tuf,
+                keep_source_tags,
             };
             outcome(csfq_dp::attach_edge(&dev, &s)?, "edge", &dev);
         }
@@ -717,6 +731,7 @@ pub(crate) fn run(cmd: DpCommand) -> Result<()> {
         }
         DpCommand::Csfne { cmd } => crate::dp_cores::run(cmd)?,
         DpCommand::Tuf { cmd } => crate::dp_cores::run_tuf(cmd)?,
+        DpCommand::TufSource { cmd } => crate::dp_cores::run_tuf_source(cmd)?,
         DpCommand::Loop { cmd } => {
             static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
             let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
@@ -1196,6 +1211,9 @@ fn print_stats(st: &[InterfaceStats]) {
                 c.drop_unparsed,
             );
         }
+        if let Some(c) = &s.tuf_source {
+            crate::dp_cores::print_tuf_source(c);
+        }
         if let Some(c) = &s.csfne {
             crate::dp_cores::print_csfne(c);
             print_shaper_and_trust(
@@ -1263,6 +1281,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 e.flow_key,
                 e.flows,
                 match (e.tuf, e.meter == "tsw") {
+                    (true, _) if e.keep_source_tags => "TUF tags (TCP's kept from sources), K",
                     (true, _) => "TUF tags, K",
                     (false, true) => "TSW window",
                     (false, false) => "K",

@@ -1,9 +1,12 @@
-//! `csfq dp csfne` and `csfq dp tuf`: the CS-FNE and TUF cores on a real interface.
+//! `csfq dp csfne`, `csfq dp tuf` and `csfq dp tuf-source`: the CS-FNE and TUF cores on a
+//! real interface, and TUF's TCP tagger on a sending host.
 
 use anyhow::Result;
 use clap::Subcommand;
 use csfq_dp::units::{parse_rate, parse_size, parse_time};
-use csfq_dp::{CoreTrust, CsfneSettings, CsfneStats, TufSettings, TufStats};
+use csfq_dp::{
+    CoreTrust, CsfneSettings, CsfneStats, TufSettings, TufSourceSettings, TufSourceStats, TufStats,
+};
 
 use crate::dp::{core_outcome, link_of, mbps};
 
@@ -76,6 +79,88 @@ pub(crate) enum TufCommand {
         #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
         clock: String,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum TufSourceCommand {
+    /// Attach the TUF source tagger to a sending host's interface, at its egress (again:
+    /// update its settings, keeping each socket's counter). A GSO super-packet leaves
+    /// untagged: set `ip link set dev IF gso_max_segs 1` (Linux's TCP builds them
+    /// whatever the offloads; attaching warns).
+    Attach {
+        /// The host's interface its TCPs send through.
+        #[arg(long, value_name = "IF")]
+        dev: String,
+        /// Padhye's b: segments acknowledged per ACK (a Linux receiver: 2, delayed ACKs).
+        #[arg(long, default_value_t = 2)]
+        per_ack: u32,
+        /// Padhye's W_max, segments [default: no cap; a Linux receiver's window is
+        /// megabytes].
+        #[arg(long, value_name = "SEGMENTS")]
+        max_window: Option<u32>,
+        /// Linux's minimum RTO, in tc's time units: t0 = RTT + rto-min (the kernel's RTO
+        /// while the round trip varies less than this).
+        #[arg(long, default_value = "200ms", value_parser = parse_time)]
+        rto_min: u64,
+        /// The flows' weight w: tags T(B / w).
+        #[arg(long, default_value_t = 1.0)]
+        weight: f64,
+    },
+}
+
+/// Runs a `csfq dp tuf-source` command.
+pub(crate) fn run_tuf_source(cmd: TufSourceCommand) -> Result<()> {
+    let TufSourceCommand::Attach {
+        dev,
+        per_ack,
+        max_window,
+        rto_min,
+        weight,
+    } = cmd;
+    let s = TufSourceSettings {
+        per_ack,
+        max_window,
+        rto_min_ns: rto_min,
+        weight,
+    };
+    crate::dp::outcome(
+        csfq_dp::attach_tuf_source(&dev, &s)?,
+        "TUF source tagger",
+        &dev,
+    );
+    if let Some(n) = csfq_dp::segments_per_packet(&dev).filter(|&n| n > 1) {
+        eprintln!(
+            "warning: {dev} lets TCP send super-packets of up to {n} segments (gso_max_segs), \
+             which leave untagged (pass_super_packet): Linux's TCP builds them whatever the \
+             offloads. `ip link set dev {dev} gso_max_segs 1` makes every packet one segment."
+        );
+    }
+    Ok(())
+}
+
+/// The state lines of `csfq dp stats` for a TUF source tagger: its settings, then the
+/// sockets with the most packets tagged.
+pub(crate) fn print_tuf_source(c: &TufSourceStats) {
+    println!(
+        "  b {}   W_max {}   rto_min {} ms   weight {}   {} sockets",
+        c.per_ack,
+        c.max_window
+            .map_or("none".to_string(), |w| format!("{w} segments")),
+        f64::from(c.rto_min_us) / 1e3,
+        c.weight,
+        c.sockets_total
+    );
+    for s in c.sockets.iter().take(8) {
+        println!(
+            "  socket {:x}: {} packets   srtt {:.3} ms   mss {}   last tag {} ({} Mbit/s)",
+            s.cookie,
+            s.packets,
+            s.srtt_us / 1e3,
+            s.mss,
+            s.tag,
+            mbps(s.tag_bps as u64)
+        );
+    }
 }
 
 /// Whose labels (TUF: tags) a core believes, and what it does with frames it cannot

@@ -2,8 +2,8 @@
 //! text format (OpenMetrics), read from the pinned maps at every scrape.
 //!
 //! Every series has the labels `netns` (the namespace's name; empty for the host),
-//! `interface` and `role` (`edge`, `core`, `may`, `csfne`, `tuf`, `loop-ingress` or `loop-egress`; the
-//! loops' series also `loop`, its index):
+//! `interface` and `role` (`edge`, `core`, `may`, `csfne`, `tuf`, `tuf-source`,
+//! `loop-ingress` or `loop-egress`; the loops' series also `loop`, its index):
 //!
 //! | metric | type | what |
 //! |---|---|---|
@@ -35,6 +35,7 @@
 //! | `csfq_tuf_untagged_rate_bits_per_second` | gauge | the untagged traffic's rate |
 //! | `csfq_tuf_virtual_queue_bytes` | gauge | the virtual queue |
 //! | `csfq_tuf_trusted_interfaces_missing` | gauge | as the core's |
+//! | `csfq_tuf_source_sockets` | gauge | sockets the TUF source tagger holds |
 //! | `csfq_loop_rate_bits_per_second` | gauge | an overlay loop's shaper rate `lambda` (ingress) |
 //! | `csfq_loop_output_rate_bits_per_second` | gauge | its last `mu(k)` |
 //! | `csfq_loop_accumulation_bytes` | gauge | its last `a(k)` |
@@ -74,7 +75,7 @@ struct Gauge {
     value: fn(&InterfaceStats) -> Option<f64>,
 }
 
-const GAUGES: [Gauge; 28] = [
+const GAUGES: [Gauge; 29] = [
     Gauge {
         name: "csfq_core_capacity_bits_per_second",
         help: "The core's link rate C",
@@ -219,6 +220,11 @@ const GAUGES: [Gauge; 28] = [
                 .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
                 .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
         },
+    },
+    Gauge {
+        name: "csfq_tuf_source_sockets",
+        help: "Sockets the TUF source tagger holds (a counter and its last tag each)",
+        value: |s| s.tuf_source.as_ref().map(|c| c.sockets_total as f64),
     },
     Gauge {
         name: "csfq_edge_flows",
@@ -588,6 +594,7 @@ mod tests {
                     source_filter: false,
                     meter: "eq3",
                     tuf: false,
+                    keep_source_tags: false,
                 }),
                 ..InterfaceStats::empty("host", "eth0", Role::Edge)
             },

@@ -68,7 +68,7 @@ struct csfq_edge_config {
 	__u32 source_filter;        /* nonzero: drop IP whose source is in no prefix of `sources` */
 	__u32 meter;                /* CSFQ_METER_*: how a flow's rate is measured */
 	__u32 tuf;                  /* nonzero: write TUF tags (tuf_fixed.rs), not labels */
-	__u32 pad;
+	__u32 keep_source_tags;     /* nonzero (with tuf): TCP arriving TUF-tagged keeps its tag */
 };
 
 /* How the edge measures a flow's rate (fixed.rs Meter): CSFQ's Eq. (3) with averaging
@@ -315,6 +315,35 @@ struct csfq_tuf_state {
 	__u64 pad2[7];
 	__u64 hist[2][TUF_TAGS];    /* each window's arriving bytes by tag, by its parity */
 };
+
+/* TUF's TCP tagger at the source (tuf_source.bpf.c): csfq_algo::tuf_source::
+ * FixedPadhyeParams, the one type the model and this program share (#[repr(C)] there,
+ * checked against this struct's BTF). */
+struct csfq_tuf_source_params {
+	__u64 c1_q24;       /* sqrt(2b/3), Q24 */
+	__u64 c2_q24;       /* 3 sqrt(3b/8), Q24 */
+	__u32 max_window;   /* W_max, segments (0: no cap) */
+	__u32 rto_min_us;   /* t0 = RTT + rto_min */
+	__u32 weight_milli; /* the flows' weight, thousandths */
+	__u32 pad;
+};
+
+/* The source tagger's configuration: its parameters. */
+struct csfq_tuf_source_config {
+	struct csfq_tuf_source_params params;
+};
+
+/* A socket the source tagger has tagged packets of (keyed by its cookie): its counter and
+ * what the last packet was tagged with and from. */
+struct csfq_tuf_source_flow {
+	__u32 n;          /* the counter: X_n = I(n), from a random offset D_F */
+	__u32 srtt8_us;   /* the kernel's srtt_us (times 8) at the last packet */
+	__u32 mss;        /* its mss_cache then */
+	__u32 tag;        /* the tag written */
+	__u64 packets;    /* packets tagged */
+};
+/* CSFQ_TUF_SOURCE_FLOWS (csfq_constants.h): sockets it keeps, least recently used
+ * forgotten first. */
 
 /* ---- Edge-to-edge overlay loops (loop.bpf.c; src/loops.rs) ---- */
 

@@ -271,6 +271,12 @@ int csfq_edge(struct __sk_buff *skb)
 		count(why, bytes);
 		return TC_ACT_UNSPEC;
 	}
+	/* A TCP packet its sender's TUF tagger tagged (tuf_source.bpf.c) keeps its tag. */
+	if (cfg->tuf && cfg->keep_source_tags && p.key.proto == IPPROTO_TCP &&
+	    tuf_tag_of_code(p.label_code) >= 0) {
+		count(CNT_KEPT_SOURCE_TAG, bytes);
+		return TC_ACT_UNSPEC;
+	}
 	now = edge_now(cfg);
 	if (cfg->flow_key != CSFQ_KEY_FIVE_TUPLE) {
 		p.key.proto = 0;

@@ -5,6 +5,7 @@
 
 pub use crate::counters::Counter;
 pub use csfq_algo::may_fixed::FixedMayParams;
+pub use csfq_algo::tuf_source::FixedPadhyeParams;
 
 impl Counter {
     /// The drop reason a drop counter counts (`csfq_algo::DropReason`, whose codes the
@@ -105,8 +106,8 @@ pub struct EdgeConfigRaw {
     pub meter: u32,
     /// Nonzero: write TUF tags (`csfq_algo::tuf_fixed`), not labels.
     pub tuf: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Nonzero (with `tuf`): TCP packets that arrive with a TUF tag keep it.
+    pub keep_source_tags: u32,
 }
 
 /// `CSFQ_METER_EQ3`: CSFQ's Eq. (3) (`csfq_algo::fixed::Meter::Eq3`).

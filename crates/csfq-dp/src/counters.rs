@@ -105,4 +105,16 @@ counters! {
     /// non-IP frame (ARP aside) or truncated headers; dropped. By default such frames are
     /// judged as unlabeled traffic and counted as what they are.
     DropUnparsed => "drop_unparsed",
+    /// TUF source tagger: a local TCP socket's packet, tagged with Padhye's `B` from the
+    /// socket's round trip.
+    SourceTagged => "source_tagged",
+    /// TUF source tagger: not a packet of a full local TCP socket (forwarded, UDP, a
+    /// listener's or a closed connection's); passed untagged.
+    PassNotTcpSocket => "pass_not_tcp_socket",
+    /// TUF source tagger: a GSO super-packet, whose segments would not all carry the tag;
+    /// passed untagged (turn segmentation offloads off).
+    PassSuperPacket => "pass_super_packet",
+    /// Edge with `--keep-source-tags`: a TCP packet that came tagged by its source's TUF
+    /// tagger; forwarded with its tag.
+    KeptSourceTag => "kept_source_tag",
 }

@@ -69,12 +69,13 @@ pub use error::DpError;
 pub use netns::{adopt_current_netns, current_scope, enter_netns};
 pub use pins::is_attached;
 pub use programs::{
-    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, CoreSettings, CoreTrust,
-    CsfneSettings, EdgeSettings, FlowKey, MaySettings, TufSettings, Unlabelable, WeightClass,
+    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, attach_tuf_source,
+    segments_per_packet, CoreSettings, CoreTrust, CsfneSettings, EdgeSettings, FlowKey,
+    MaySettings, TufSettings, TufSourceSettings, Unlabelable, WeightClass,
 };
 pub use report::{
     CoreStats, CountJson, CsfneStats, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow,
-    TufStats,
+    TufSourceSocket, TufSourceStats, TufStats,
 };
 pub use role::Role;
 pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};

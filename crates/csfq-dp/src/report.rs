@@ -38,6 +38,9 @@ pub struct InterfaceStats {
     /// The TUF core's state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tuf: Option<TufStats>,
+    /// The TUF source tagger's settings and sockets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuf_source: Option<TufSourceStats>,
     /// The overlay loops at this edge, as their daemon last published them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loops: Option<Vec<LoopStats>>,
@@ -57,6 +60,7 @@ impl InterfaceStats {
             may: None,
             csfne: None,
             tuf: None,
+            tuf_source: None,
             loops: None,
         }
     }
@@ -165,6 +169,47 @@ pub struct TufStats {
     pub drop_unparsed: bool,
 }
 
+/// The TUF source tagger's settings, and the sockets it has tagged.
+#[derive(Debug, Clone, Serialize)]
+pub struct TufSourceStats {
+    /// Its parameters as the program reads them (the fields below in the JSON).
+    #[serde(skip)]
+    pub params: csfq_algo::tuf_source::FixedPadhyeParams,
+    /// Padhye's `b`.
+    pub per_ack: u32,
+    /// Padhye's `W_max`, segments (`None`: no cap).
+    pub max_window: Option<u32>,
+    /// `rto_min`, us (`t0 = RTT + rto_min`).
+    pub rto_min_us: u32,
+    /// The flows' weight.
+    pub weight: f64,
+    /// Sockets it holds (up to `csfq_algo::tuf_source::SOCKETS`).
+    pub sockets_total: usize,
+    /// The sockets with the most packets tagged, 64 at most.
+    pub sockets: Vec<TufSourceSocket>,
+}
+
+/// A socket the source tagger has tagged, as of its last packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct TufSourceSocket {
+    /// The socket's cookie (`ss -e` prints it in hex after `sk:`).
+    pub cookie: u64,
+    /// Its counter.
+    pub n: u32,
+    /// The kernel's `srtt_us` then, times 8, as the program read it.
+    pub srtt8_us: u32,
+    /// The smoothed round trip then, us.
+    pub srtt_us: f64,
+    /// Its MSS then.
+    pub mss: u32,
+    /// The tag its last packet carried.
+    pub tag: u32,
+    /// That tag's least rate, bit/s.
+    pub tag_bps: f64,
+    /// Packets tagged.
+    pub packets: u64,
+}
+
 /// A counter.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct CountJson {
@@ -208,6 +253,8 @@ pub struct EdgeStats {
     pub meter: &'static str,
     /// It writes TUF tags, not labels.
     pub tuf: bool,
+    /// TCP packets tagged by their source keep their tags (`--keep-source-tags`).
+    pub keep_source_tags: bool,
 }
 
 /// The core's state: `A`, `F` and `alpha` as of the read (decayed over the time since the

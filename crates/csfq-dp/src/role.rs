@@ -15,6 +15,8 @@ pub enum Role {
     Csfne,
     /// A TUF core at a bottleneck: drops tags above a threshold that fills the link.
     Tuf,
+    /// TUF's TCP tagger on a sending host's egress: tags from the kernel's own TCP state.
+    TufSource,
     /// An overlay loop's ingress edge: classifies into the loops' shapers.
     LoopIngress,
     /// An overlay loop's egress edge: counts each loop's bytes, stamps control messages.
@@ -24,17 +26,19 @@ pub enum Role {
 impl Role {
     /// Every role, in the order stats list them (and `crate::programs::ALL` holds their
     /// descriptors).
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 8] = [
         Role::Edge,
         Role::Core,
         Role::May,
         Role::Csfne,
         Role::Tuf,
+        Role::TufSource,
         Role::LoopIngress,
         Role::LoopEgress,
     ];
 
-    /// `edge`, `core`, `may`, `csfne`, `tuf`, `loop-ingress` or `loop-egress`.
+    /// `edge`, `core`, `may`, `csfne`, `tuf`, `tuf-source`, `loop-ingress` or
+    /// `loop-egress`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Edge => "edge",
@@ -42,6 +46,7 @@ impl Role {
             Role::May => "may",
             Role::Csfne => "csfne",
             Role::Tuf => "tuf",
+            Role::TufSource => "tuf-source",
             Role::LoopIngress => "loop-ingress",
             Role::LoopEgress => "loop-egress",
         }

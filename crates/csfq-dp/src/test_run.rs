@@ -8,7 +8,7 @@ use aya::Ebpf;
 use crate::abi::{
     CoreConfigRaw, CoreStateRaw, Count, Counter, CsfneConfigRaw, CsfneStateRaw, EdgeConfigRaw,
     FlowEntryRaw, FlowKeyRaw, LoopConfigRaw, LoopCountRaw, MayConfigRaw, MayEntryRaw, MaySlotRaw,
-    MayStateRaw, TufConfigRaw, TufStateRaw, WeightKey, FLOW_WAYS,
+    MayStateRaw, TufConfigRaw, TufSourceConfigRaw, TufStateRaw, WeightKey, FLOW_WAYS,
 };
 use crate::error::DpError;
 use crate::flow_table;
@@ -51,6 +51,25 @@ impl TestProgram {
             program: &EDGE,
             seed,
         })
+    }
+
+    /// Loads the TUF source tagger's object with its vector program in place of the tagger:
+    /// it reads `n`, `srtt8_us` and `mss` (host order) right after the Ethernet header and
+    /// returns the tag's code the tagger would write for them
+    /// (`csfq_algo::tuf_source::source_tag`).
+    pub fn load_tuf_source_vectors() -> Result<Self, DpError> {
+        let program = &programs::tuf_source::TUF_SOURCE_VECTOR;
+        Ok(TestProgram {
+            ebpf: load(program, None)?,
+            program,
+            seed: 0,
+        })
+    }
+
+    /// Sets the TUF source tagger's configuration.
+    pub fn set_tuf_source_config(&mut self, c: &TufSourceConfigRaw) -> Result<(), DpError> {
+        let p = self.program;
+        self.set_config(p, c)
     }
 
     /// Sets the edge's configuration (`test_mode` and `test_now_ns` included).

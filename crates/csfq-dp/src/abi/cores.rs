@@ -1,7 +1,7 @@
-//! The CS-FNE and TUF cores' layouts: `#[repr(C)]` mirrors of their structs in
+//! The CS-FNE and TUF cores' layouts (and the TUF source tagger's): `#[repr(C)]` mirrors of their structs in
 //! `bpf/csfq_shared.h`, held against the compiled objects' BTF with the rest (`tests.rs`).
 
-use super::{FixedRate, MAX_TRUSTED};
+use super::{FixedPadhyeParams, FixedRate, MAX_TRUSTED};
 
 /// `CSFNE_RING_MAX`: the CS-FNE core's ring entries (generated from
 /// `csfq_algo::csfne_fixed::RING_MAX`).
@@ -210,7 +210,38 @@ impl Default for TufStateRaw {
     }
 }
 
+/// `struct csfq_tuf_source_config`: the source tagger's parameters, the model's own type
+/// ([`FixedPadhyeParams`], the program's `struct csfq_tuf_source_params`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct TufSourceConfigRaw {
+    /// Padhye's constants, the window cap, `rto_min` and the weight.
+    pub params: FixedPadhyeParams,
+}
+
+/// `struct csfq_tuf_source_flow`: a socket the source tagger has tagged packets of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct TufSourceFlowRaw {
+    /// Its counter (`X_n = I(n)`).
+    pub n: u32,
+    /// The kernel's `srtt_us` (times 8) at its last packet.
+    pub srtt8_us: u32,
+    /// Its MSS then.
+    pub mss: u32,
+    /// The tag written on it.
+    pub tag: u32,
+    /// Packets tagged.
+    pub packets: u64,
+}
+
+/// `CSFQ_TUF_SOURCE_FLOWS`: sockets the source tagger keeps (least recently used forgotten
+/// first).
+pub const TUF_SOURCE_FLOWS: u32 = csfq_algo::tuf_source::SOCKETS;
+
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
+unsafe impl aya::Pod for TufSourceConfigRaw {}
+unsafe impl aya::Pod for TufSourceFlowRaw {}
 unsafe impl aya::Pod for CsfneConfigRaw {}
 unsafe impl aya::Pod for CsfneEntryRaw {}
 unsafe impl aya::Pod for CsfneStateRaw {}

@@ -127,7 +127,7 @@ fn mirrors_match_the_compiled_programs_btf() {
             source_filter,
             meter,
             tuf,
-            pad
+            keep_source_tags
         ]
     );
     mirror!(
@@ -299,6 +299,18 @@ fn mirrors_match_the_compiled_programs_btf() {
             pad2,
             hist
         ]
+    );
+    // The source tagger's parameters are the model's own type, as the program reads them.
+    mirror!(
+        "csfq_tuf_source_params",
+        FixedPadhyeParams,
+        [c1_q24, c2_q24, max_window, rto_min_us, weight_milli, pad]
+    );
+    mirror!("csfq_tuf_source_config", TufSourceConfigRaw, [params]);
+    mirror!(
+        "csfq_tuf_source_flow",
+        TufSourceFlowRaw,
+        [n, srtt8_us, mss, tag, packets]
     );
     mirror!(
         "csfq_loop_config",

@@ -130,6 +130,11 @@ pub struct EdgeSettings {
     /// Write TUF tags `T(R (1 - X) / w)` (`csfq_algo::tuf_fixed`) instead of labels: the
     /// edges of a TUF island.
     pub tuf: bool,
+    /// With [`EdgeSettings::tuf`]: leave the tag of a TCP packet that arrives tagged (by
+    /// its sender's TUF source tagger, `csfq dp tuf-source attach`, which knows the TCP's
+    /// round trip) and tag only the rest. The hosts behind this edge are then trusted
+    /// with their TCPs' tags. Default: every packet is tagged here.
+    pub keep_source_tags: bool,
 }
 
 /// The `sources` map's size.
@@ -216,6 +221,7 @@ impl Default for EdgeSettings {
             allow_sources: Vec::new(),
             meter: Meter::Eq3,
             tuf: false,
+            keep_source_tags: false,
         }
     }
 }
@@ -230,6 +236,12 @@ impl EdgeSettings {
                 "meter",
                 "TUF tags take the flow's rate by Eq. (3), as the TUF report's edges do: \
                  leave out --meter with --tuf",
+            ));
+        }
+        if self.keep_source_tags && !self.tuf {
+            return Err(DpError::invalid(
+                "keep-source-tags",
+                "source tags are TUF tags: give --tuf with --keep-source-tags",
             ));
         }
         if !(self.default_weight >= 0.001 && self.default_weight <= 1e6) {
@@ -282,6 +294,7 @@ impl EdgeSettings {
                 Meter::Tsw => METER_TSW,
             },
             tuf: u32::from(self.tuf),
+            keep_source_tags: u32::from(self.keep_source_tags),
             ..Default::default()
         })
     }
@@ -401,6 +414,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         source_filter: c.source_filter != 0,
         meter: if c.meter == METER_TSW { "tsw" } else { "eq3" },
         tuf: c.tuf != 0,
+        keep_source_tags: c.keep_source_tags != 0,
     });
     Ok(())
 }
@@ -427,6 +441,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(tuf.raw().unwrap().tuf, 1);
+        // Source tags are TUF tags: keeping them without --tuf is refused, naming the flag.
+        let keep = EdgeSettings {
+            keep_source_tags: true,
+            ..Default::default()
+        };
+        match keep.raw() {
+            Err(DpError::Invalid { field, .. }) => assert_eq!(field, "keep-source-tags"),
+            other => panic!("{other:?}"),
+        }
+        let both = EdgeSettings {
+            tuf: true,
+            keep_source_tags: true,
+            ..Default::default()
+        };
+        assert_eq!(both.raw().unwrap().keep_source_tags, 1);
         let tsw = EdgeSettings {
             meter: Meter::Tsw,
             ..Default::default()

@@ -7,29 +7,33 @@ mod csfne;
 mod edge;
 mod may;
 mod tuf;
+pub(crate) mod tuf_source;
 
 pub use self::core::{attach_core, CoreSettings, CoreTrust};
 pub use csfne::{attach_csfne, CsfneSettings};
 pub use edge::{attach_edge, EdgeSettings, FlowKey, Unlabelable, WeightClass};
 pub use may::{attach_may, MaySettings};
 pub use tuf::{attach_tuf, TufSettings};
+pub use tuf_source::{attach_tuf_source, segments_per_packet, TufSourceSettings};
 
 pub(crate) use self::core::CORE;
 pub(crate) use csfne::CSFNE;
 pub(crate) use edge::EDGE;
 pub(crate) use may::MAY;
 pub(crate) use tuf::TUF;
+pub(crate) use tuf_source::TUF_SOURCE;
 
 use crate::program::Program;
 use crate::role::Role;
 
 /// Every program, in [`Role::ALL`]'s order.
-pub(crate) static ALL: [&Program; 7] = [
+pub(crate) static ALL: [&Program; 8] = [
     &EDGE,
     &CORE,
     &MAY,
     &CSFNE,
     &TUF,
+    &TUF_SOURCE,
     &crate::loops::INGRESS,
     &crate::loops::EGRESS,
 ];
