@@ -1055,6 +1055,129 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
     }
 }
 
+/// TUF's TCP tagger at the source on real sockets, at 10 and 100 Mbit/s: the sender's TCPs
+/// tagged on its egress by Padhye's throughput from the kernel's own round trip (`csfq dp
+/// tuf-source attach`, gso_max_segs 1 so that every packet is one segment), the edge
+/// keeping those tags and tagging the UDP (`--tuf --keep-source-tags`), the TUF core; four
+/// kernel CUBIC TCPs and a UDP at the link rate for 10 s, beside the same run with every
+/// flow tagged at the edge. Held: every TCP packet leaves tagged (none passed as a
+/// super-packet or a non-socket's), the edge keeps them, and each socket's last tag is the
+/// model's (`csfq_algo::tuf_source::source_tag`) for the round trip and MSS the program
+/// read from the kernel, bit for bit, that round trip being one the path can have (above
+/// nothing, below a second). The shares are printed, not bounded: README ("TUF's tagger
+/// at the source") gives them and why they depart.
+#[test]
+fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
+    if !runnable("tuf_source_tags_real_tcp_sockets_by_their_round_trip") {
+        return;
+    }
+    let _heavy = cpu_heavy();
+    for (mbps, tags) in [(10u64, ["sa", "sb"]), (100, ["sc", "sd"])] {
+        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
+        let (rate, burst, limit_s) = (
+            format!("{mbps}mbit"),
+            format!("{}b", limit / 8),
+            format!("{limit}b"),
+        );
+        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
+        for (source, tag) in [(true, tags[0]), (false, tags[1])] {
+            let mut net = Net::shaped(tag, &rate, &burst, &limit_s);
+            net.tcp_cc = Some("cubic");
+            if source {
+                net.x(
+                    "s",
+                    &["ip", "link", "set", "dev", "s0", "gso_max_segs", "1"],
+                );
+                let o = net.csfq("s", &["tuf-source", "attach", "--dev", "s0"]);
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert!(o.status.success(), "{err}");
+                assert!(!err.contains("warning"), "{err}");
+                net.dp_ok(
+                    "e",
+                    &[
+                        "edge",
+                        "attach",
+                        "--dev",
+                        "e0",
+                        "--tuf",
+                        "--keep-source-tags",
+                    ],
+                );
+            } else {
+                net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--tuf"]);
+            }
+            net.dp_ok(
+                "c",
+                &["tuf", "attach", "--dev", "c1", "--trusted-from", "c0"],
+            );
+            let rates = net.traffic(&format!("{mbps}M"), 10);
+            let shares: Vec<f64> = rates.iter().map(|r| r / fair).collect();
+            eprintln!(
+                "{mbps} Mbit/s, TUF, TCPs tagged {}: shares of {:.2} Mbit/s (4 TCPs, the UDP) \
+                 {shares:.2?}; the sender's TCP: {}",
+                if source {
+                    "at the source"
+                } else {
+                    "at the edge"
+                },
+                fair / 1e6,
+                net.tcp_counters("s"),
+            );
+            // Each namespace's stats show its own attachments.
+            let role = |n: &str, r: &str| -> Option<serde_json::Value> {
+                let o = net.csfq(n, &["stats", "--json"]);
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats");
+                let all = of_net(&v, net.prefix());
+                all.iter().find(|s| s["role"] == r).map(|s| (*s).clone())
+            };
+            let edge = role("e", "edge").expect("the edge in stats");
+            let kept = edge["counters"]["kept_source_tag"]["packets"]
+                .as_u64()
+                .unwrap_or(0);
+            if !source {
+                assert_eq!(kept, 0);
+                continue;
+            }
+            let st = role("s", "tuf-source").expect("the source tagger in stats");
+            let c = &st["counters"];
+            let n = |k: &str| c[k]["packets"].as_u64().unwrap_or(0);
+            eprintln!("{mbps} Mbit/s, the source tagger: {}", st["tuf_source"]);
+            assert_eq!(n("pass_super_packet"), 0, "{st}");
+            assert!(n("source_tagged") > 1000, "{st}");
+            // The edge keeps what the tagger tagged (less what the sender's own queue
+            // dropped), and tags itself only what the tagger passed as no TCP socket's
+            // (the UDP): no TCP packet left the sender untagged.
+            assert!(kept > n("source_tagged") * 9 / 10, "{kept} kept: {st}");
+            let edge_tagged = edge["counters"]["labeled"]["packets"].as_u64().unwrap_or(0);
+            assert!(
+                edge_tagged <= n("pass_not_tcp_socket"),
+                "the edge tagged {edge_tagged}: {st}"
+            );
+            let t = &st["tuf_source"];
+            let params = csfq_algo::tuf_source::FixedPadhyeParams::new(
+                t["per_ack"].as_u64().unwrap() as u32,
+                t["max_window"].as_u64().unwrap_or(0) as u32,
+                t["rto_min_us"].as_u64().unwrap() as u32,
+                (t["weight"].as_f64().unwrap() * 1000.0).round() as u32,
+            );
+            let sockets = t["sockets"].as_array().unwrap();
+            let busy = sockets
+                .iter()
+                .filter(|s| s["packets"].as_u64().unwrap() > 1000)
+                .count();
+            assert!(busy >= 4, "the four TCPs: {t}");
+            for s in sockets {
+                let g = |k: &str| s[k].as_u64().unwrap() as u32;
+                let want =
+                    csfq_algo::tuf_source::source_tag(g("n"), g("srtt8_us"), g("mss"), &params);
+                assert_eq!(u32::from(want), g("tag"), "socket {s}");
+                let srtt = s["srtt_us"].as_f64().unwrap();
+                assert!(srtt > 0.0 && srtt < 1e6, "socket {s}");
+            }
+        }
+    }
+}
+
 /// A host wired straight to the core router, bypassing the edge, labels its own 10 Mbit/s
 /// UDP low (its own csfq edge, with weight 1000: a label of a thousandth of its rate). A
 /// core that believes every label never drops it, and it takes the link from the four
