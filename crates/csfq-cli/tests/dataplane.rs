@@ -1064,8 +1064,11 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
 /// super-packet or a non-socket's), the edge keeps them, and each socket's last tag is the
 /// model's (`csfq_algo::tuf_source::source_tag`) for the round trip and MSS the program
 /// read from the kernel, bit for bit, that round trip being one the path can have (above
-/// nothing, below a second). The shares are printed, not bounded: README ("TUF's tagger
-/// at the source") gives them and why they depart.
+/// nothing, below a second). The shares are held to the other schemes' bounds (the UDP at
+/// most 1.5x its share, every TCP at least half: the CS-FNE and TUF test's, from the
+/// report's tuf-fig9 and tuf-fig10); that the UDP gets far less than its share with the
+/// TCPs tagged at their sender is a departure, printed and explained in README ("TUF's
+/// tagger at the source"), not bounded.
 #[test]
 fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
     if !runnable("tuf_source_tags_real_tcp_sockets_by_their_round_trip") {
@@ -1130,6 +1133,21 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
                 let all = of_net(&v, net.prefix());
                 all.iter().find(|s| s["role"] == r).map(|s| (*s).clone())
             };
+            assert_shares(
+                &format!(
+                    "{mbps} Mbit/s, TUF, TCPs tagged {}",
+                    if source {
+                        "at the source"
+                    } else {
+                        "at the edge"
+                    }
+                ),
+                &rates,
+                mbps as f64 * 1e6,
+                fair,
+                1.5,
+                0.5,
+            );
             let edge = role("e", "edge").expect("the edge in stats");
             let kept = edge["counters"]["kept_source_tag"]["packets"]
                 .as_u64()
