@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
 use csfq_sim::config::ScenarioBuilder;
 use csfq_sim::net::{human_duration, millions};
-use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
+use csfq_sim::{DisciplineKind, Refused, ScenarioFile, SimReport, Simulation};
 
 fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
     let mut best: Option<(Duration, SimReport)> = None;
@@ -222,22 +222,23 @@ pub fn scale_child(sc: Scale, d: DisciplineKind) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a scale benchmark whose runs are estimated at more than a day each unless
-/// `long`, as `csfq run` refuses a scenario, before any run starts; says what a run of more
-/// than a minute is expected to take.
+/// Runs the guard `csfq run` runs ([`Simulation::guard`]: memory, the network, more than a
+/// day each unless `long`) on a scale benchmark's scenario before any run starts; says
+/// what a run of more than a minute is expected to take.
 fn check_scale_work(sc: Scale, long: bool) -> Result<()> {
     let s = scale_scenario(sc, DisciplineKind::Fifo)?;
-    let est = csfq_sim::Topology::build(&s)?.work_estimate_of(&s);
-    if let (false, Err(e)) = (long, est.refuse_if_too_long()) {
-        bail!(
+    let est = match Simulation::guard(&s, long) {
+        Ok(est) => est,
+        Err(Refused::TooLong(e)) => bail!(
             "each of this benchmark's three runs would handle about {:.1e} events: about {} \
              at {} million events per second; lower --scale-seconds or --scale-gbps, or \
              pass --long",
             e.events,
             human_duration(e.wall_s),
             millions(e.events_per_s)
-        );
-    }
+        ),
+        Err(e) => return Err(e.into()),
+    };
     if let Some(expected) = est.expected() {
         eprintln!("note: each run: {expected}");
     }

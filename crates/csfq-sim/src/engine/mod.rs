@@ -91,7 +91,11 @@ pub struct Simulation {
 impl Simulation {
     /// Builds a simulation of a validated scenario.
     pub fn new(s: &ScenarioFile) -> Result<Self, BuildError> {
-        let topo = Topology::build(s)?;
+        Ok(Self::on(Topology::build(s)?, s))
+    }
+
+    /// Builds the simulation of `s` on its network `topo`, already built.
+    fn on(topo: Topology, s: &ScenarioFile) -> Self {
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
         // Flows' histograms at twice the links' relative error (validated: each has a
@@ -132,7 +136,7 @@ impl Simulation {
             sim.events.schedule(l.start, EventKind::LoopTick(i as u32));
         }
         sim.events.schedule(sim.sample_interval, EventKind::Sample);
-        Ok(sim)
+        sim
     }
 
     /// From now on, tells `tracer` of every packet that `ports` (indices into
