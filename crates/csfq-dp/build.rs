@@ -98,8 +98,8 @@ fn tables_header() -> String {
     h
 }
 
-/// The constants of `csfq_algo::csfne_fixed`, `tuf_fixed` and `tuf_source` the shared layouts and the
-/// programs use.
+/// The constants of `csfq_algo::csfne_fixed`, `tuf_fixed` and `tuf_source` the shared
+/// layouts and the programs use.
 fn constants_header() -> String {
     use csfq_algo::csfne_fixed::{CL_BITS, RING_MAX, SEARCH_STEPS, TSW_RATE_MAX, TSW_WIN_MIN_NS};
     let mut h =
@@ -111,11 +111,14 @@ fn constants_header() -> String {
     writeln!(h, "#define TSW_WIN_MIN_NS {TSW_WIN_MIN_NS}ULL").unwrap();
     writeln!(h, "#define TUF_TAGS {}", csfq_algo::tuf::TAGS).unwrap();
     {
-        use csfq_algo::tuf_source::{INITIAL_RTO_US, MAX_RATE_BPS, MAX_TIME_US, SOCKETS};
+        use csfq_algo::tuf_source::{
+            INITIAL_RTO_US, MAX_RATE_BPS, MAX_TIME_US, MAX_WINDOW, SOCKETS,
+        };
         writeln!(h, "#define TUF_SOURCE_MAX_TIME_US {MAX_TIME_US}ULL").unwrap();
         writeln!(h, "#define TUF_SOURCE_INITIAL_RTO_US {INITIAL_RTO_US}ULL").unwrap();
         writeln!(h, "#define TUF_SOURCE_MAX_RATE_BPS {MAX_RATE_BPS}ULL").unwrap();
-        writeln!(h, "#define CSFQ_TUF_SOURCE_FLOWS {SOCKETS}").unwrap();
+        writeln!(h, "#define TUF_SOURCE_MAX_WINDOW {MAX_WINDOW}").unwrap();
+        writeln!(h, "#define CSFQ_TUF_SOURCE_SOCKETS {SOCKETS}").unwrap();
     }
     writeln!(
         h,

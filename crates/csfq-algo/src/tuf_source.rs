@@ -37,12 +37,17 @@ pub const MAX_TIME_US: u64 = (1 << 27) - 1;
 /// `t0` before the first round-trip sample: Linux's initial RTO (`TCP_TIMEOUT_INIT`, 1 s).
 pub const INITIAL_RTO_US: u64 = 1_000_000;
 
-/// Rates are held at most this, bit/s, before the weight divides them (above every
-/// threshold: tags stop at 2^22 packets/s of 1000 bytes, 3.4e10 bit/s).
-pub const MAX_RATE_BPS: u64 = 1 << 40;
+/// `B` is held at most this, bit/s, before the weight divides it: above every threshold
+/// (tags stop at 2^22 packets/s of 1000 bytes, 3.4e10 bit/s) even divided by the largest
+/// weight, 10^6.
+pub const MAX_RATE_BPS: u64 = 1 << 56;
 
 /// Sockets the dataplane's tagger keeps (least recently used forgotten first).
 pub const SOCKETS: u32 = 65_536;
+
+/// `W_max` is held at most this, segments (so that `W_max` times the MSS in bits, times
+/// 10^6, fits 64 bits; 16 million segments is a window of terabytes).
+pub const MAX_WINDOW: u32 = 1 << 24;
 
 const ONE_Q24: u64 = 1 << 24;
 
@@ -56,36 +61,40 @@ pub struct FixedPadhyeParams {
     pub c1_q24: u64,
     /// `3 sqrt(3b/8)`, Q24.
     pub c2_q24: u64,
-    /// `W_max`, segments; 0: no cap.
+    /// `W_max`, segments; 0: no cap (at most [`MAX_WINDOW`]).
     pub max_window: u32,
     /// Linux's minimum RTO, us: `t0 = RTT + rto_min`.
     pub rto_min_us: u32,
     /// The flows' weight `w`, thousandths (at least 1).
     pub weight_milli: u32,
-    /// Unused (the layout's).
-    pub pad: u32,
+    /// `b`, from which the constants were made (kept for the stats; the tag reads the
+    /// constants).
+    pub per_ack: u32,
 }
 
 impl FixedPadhyeParams {
-    /// The parameters for `b = per_ack` segments per ACK (1 to 64), `W_max = max_window`
-    /// segments (0: none), `rto_min_us` and weight `weight_milli` (thousandths).
+    /// The parameters for `b = per_ack` segments per ACK (held within 1 to 64),
+    /// `W_max = max_window` segments (0: none; held at most [`MAX_WINDOW`]), `rto_min_us`
+    /// and weight `weight_milli` (thousandths).
     pub fn new(per_ack: u32, max_window: u32, rto_min_us: u32, weight_milli: u32) -> Self {
-        let b = f64::from(per_ack.clamp(1, 64));
+        let per_ack = per_ack.clamp(1, 64);
+        let b = f64::from(per_ack);
         let q24 = |v: f64| (v * ONE_Q24 as f64).round() as u64;
         FixedPadhyeParams {
             c1_q24: q24((2.0 * b / 3.0).sqrt()),
             c2_q24: q24(3.0 * (3.0 * b / 8.0).sqrt()),
-            max_window,
+            max_window: max_window.min(MAX_WINDOW),
             rto_min_us,
             weight_milli: weight_milli.max(1),
-            pad: 0,
+            per_ack,
         }
     }
 }
 
-/// `floor(sqrt(x))`, bit by bit (32 steps, no division: as the program computes it).
+/// `floor(sqrt(x))` for `x` below 2^62, bit by bit (32 steps, no division: as the
+/// program computes it; the program takes the low 62 bits of a larger `x`, as here).
 pub fn isqrt(x: u64) -> u64 {
-    let (mut rem, mut root) = (x, 0u64);
+    let (mut rem, mut root) = (x & ((1 << 62) - 1), 0u64);
     let mut bit = 1u64 << 62;
     for _ in 0..32 {
         let trial = root + bit;
@@ -115,7 +124,8 @@ pub fn padhye_bps(x: u32, rtt_us: u64, t0_us: u64, mss: u32, p: &FixedPadhyePara
     let d = rtt_us * a + t0_us * ((m * poly) >> 24); // us, Q24
     let b = bits_q24.checked_div(d).unwrap_or(u64::MAX);
     let b = if p.max_window != 0 {
-        b.min(u64::from(p.max_window) * u64::from(mss) * 8 * 1_000_000 / rtt_us)
+        let w = u64::from(p.max_window.min(MAX_WINDOW));
+        b.min(w * u64::from(mss) * 8 * 1_000_000 / rtt_us)
     } else {
         b
     };
@@ -140,11 +150,19 @@ pub fn times_us(srtt8_us: u32, p: &FixedPadhyeParams) -> (u64, u64) {
 pub fn source_tag(n: u32, srtt8_us: u32, mss: u32, p: &FixedPadhyeParams) -> u16 {
     let (rtt, t0) = times_us(srtt8_us, p);
     let b = padhye_bps(n.reverse_bits(), rtt, t0, mss, p);
-    tag_of_rate(if p.weight_milli == 1000 {
-        b
-    } else {
-        b * 1000 / u64::from(p.weight_milli.max(1))
-    })
+    tag_of_rate(weighted(b, p.weight_milli))
+}
+
+/// `floor(b 1000 / w_milli)`, saturating: its quotient and remainder apart, so that no
+/// product overflows short of the saturation (the program's steps).
+pub fn weighted(b: u64, w_milli: u32) -> u64 {
+    if w_milli == 1000 {
+        return b;
+    }
+    let w = u64::from(w_milli.max(1));
+    (b / w)
+        .saturating_mul(1000)
+        .saturating_add(b % w * 1000 / w)
 }
 
 #[cfg(test)]
@@ -174,7 +192,8 @@ mod tests {
                 assert_eq!(isqrt(r * r + 2 * r), r);
             }
         }
-        assert_eq!(isqrt(u64::MAX), u64::from(u32::MAX));
+        assert_eq!(isqrt((1 << 62) - 1), (1 << 31) - 1);
+        assert_eq!(isqrt(u64::MAX), (1 << 31) - 1); // the low 62 bits, as the program
         let mut z = 1u64;
         for _ in 0..10_000 {
             z = z.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -200,15 +219,24 @@ mod tests {
     }
 
     /// The integer tag is the float formula's ([`tuf::tcp_throughput`], [`tuf::tag_of_rate`])
-    /// within one tag (1.1% of rate), over round trips from 20 us to 2 s, MSS from 536 to
-    /// 9000, b = 1 and 2, three weights, a window cap and none, and 4096 counters (X
-    /// across [0, 1)). Rates below 1 kbit/s (a packet every few seconds) are left out:
-    /// there whole bit/s, the thresholds' unit, are coarser than a tag.
+    /// within one tag (1.1% of rate), over round trips from 20 us to 2 s, MSS from 536 to 9000,
+    /// b = 1, 2 and 64, weights from 0.001 to 1e6, the window cap at 64 and at its most and
+    /// none, and 4096 counters (X across [0, 1)): a grid, not every input. Rates below 1
+    /// kbit/s, weighted or not (a packet every few seconds) are left out: there whole bit/s,
+    /// the thresholds' unit, are coarser than a tag.
     #[test]
     fn integer_tags_are_the_float_formulas() {
         let mut worst = 0i32;
-        for per_ack in [1u32, 2] {
-            for (w_max, weight) in [(0u32, 1000u32), (64, 1000), (0, 2500), (0, 300)] {
+        for per_ack in [1u32, 2, 64] {
+            for (w_max, weight) in [
+                (0u32, 1000u32),
+                (64, 1000),
+                (MAX_WINDOW, 1000),
+                (0, 2500),
+                (0, 300),
+                (0, 1),
+                (0, 1_000_000_000),
+            ] {
                 let p = FixedPadhyeParams::new(per_ack, w_max, 200_000, weight);
                 for srtt_us in [0u32, 20, 150, 1_000, 12_345, 100_000, 2_000_000] {
                     for mss in [536u32, 1448, 9000] {
@@ -227,7 +255,7 @@ mod tests {
                                 mss,
                             );
                             let wanted = bps * 1000.0 / f64::from(weight);
-                            if wanted < 1000.0 {
+                            if bps < 1000.0 || wanted < 1000.0 {
                                 continue;
                             }
                             let want = tuf::tag_of_rate(wanted);
@@ -244,6 +272,17 @@ mod tests {
             }
         }
         assert!(worst <= 1);
+    }
+
+    /// The weight by hand, and where `b 1000` alone would overflow: quotient and remainder
+    /// give the exact floor, and a product past 2^64 saturates.
+    #[test]
+    fn weighted_by_hand() {
+        assert_eq!(weighted(12_345, 1000), 12_345);
+        assert_eq!(weighted(1_000, 3), 333_333);
+        assert_eq!(weighted(u64::MAX / 10, 2000), u64::MAX / 10 / 2);
+        assert_eq!(weighted(u64::MAX / 10, 1), u64::MAX);
+        assert_eq!(weighted(7, 0), 7000); // a weight of 0 counts as a thousandth
     }
 
     /// The times: before a sample, Linux's initial RTO for both; after, the smoothed round

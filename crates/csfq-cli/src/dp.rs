@@ -62,12 +62,12 @@ pub(crate) enum DpCommand {
         #[command(subcommand)]
         cmd: LoopCommand,
     },
-    /// Attach what a file describes (edges, cores, MAY, CS-FNE and TUF cores, each as
-    /// its `attach` takes it); again, update settings. Every entry is checked before any
+    /// Attach what a file describes (edges, cores, MAY, CS-FNE and TUF cores, TUF source
+    /// taggers, each as its `attach` takes it); again, update settings. Every entry is checked before any
     /// is applied. `--prune` detaches what the file does not name.
     Apply {
-        /// The file (TOML: `[[edge]]`, `[[core]]`, `[[may]]`, `[[csfne]]`, `[[tuf]]`
-        /// tables whose keys are the attach command's long options).
+        /// The file (TOML: `[[edge]]`, `[[core]]`, `[[may]]`, `[[csfne]]`, `[[tuf]]`,
+        /// `[[tuf-source]]` tables whose keys are the attach command's long options).
         file: std::path::PathBuf,
         /// Detach, in this namespace, every edge and core csfq attached that the file
         /// does not name (overlay loops are left alone).

@@ -1,6 +1,6 @@
 //! `csfq dp apply FILE`: the dataplane a file describes, attached the way `tc` scripts and
-//! netplan are re-applied. Each `[[edge]]`, `[[core]]`, `[[may]]`, `[[csfne]]` or `[[tuf]]`
-//! table is one `csfq dp KIND attach`, its keys that command's long options (`k_alpha` or
+//! netplan are re-applied. Each `[[edge]]`, `[[core]]`, `[[may]]`, `[[csfne]]`, `[[tuf]]` or
+//! `[[tuf-source]]` table is one `csfq dp KIND attach`, its keys that command's long options (`k_alpha` or
 //! `k-alpha`; a list repeats its option; `true` gives a flag, `false` leaves it out), so
 //! the file is checked by the very parser the command line is, and means what the command
 //! line means. Every table is checked before any is applied; an attached program is updated
@@ -27,12 +27,13 @@ use csfq_dp::Role;
 use crate::dp::DpCommand;
 
 /// The kinds of table, the `csfq dp` subcommand of each and what it attaches.
-const KINDS: [(&str, Role); 5] = [
+const KINDS: [(&str, Role); 6] = [
     ("edge", Role::Edge),
     ("core", Role::Core),
     ("may", Role::May),
     ("csfne", Role::Csfne),
     ("tuf", Role::Tuf),
+    ("tuf-source", Role::TufSource),
 ];
 
 /// The largest file read (a dataplane of a few hundred interfaces is a few tens of KB).
@@ -114,7 +115,7 @@ fn entries(file: &str, text: &str) -> Result<Vec<Entry>> {
         let Some(&(kind, role)) = KINDS.iter().find(|(k, _)| k == kind) else {
             bail!(
                 "{file}:{}: unknown table `{kind}`: expected [[edge]], [[core]], [[may]], \
-                 [[csfne]] or [[tuf]]",
+                 [[csfne]], [[tuf]] or [[tuf-source]]",
                 line_of(text, at)
             );
         };

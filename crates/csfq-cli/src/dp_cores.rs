@@ -94,8 +94,8 @@ pub(crate) enum TufSourceCommand {
         /// Padhye's b: segments acknowledged per ACK (a Linux receiver: 2, delayed ACKs).
         #[arg(long, default_value_t = 2)]
         per_ack: u32,
-        /// Padhye's W_max, segments [default: no cap; a Linux receiver's window is
-        /// megabytes].
+        /// Padhye's W_max, segments, up to 16777216 [default: no cap; a Linux receiver's
+        /// window is megabytes].
         #[arg(long, value_name = "SEGMENTS")]
         max_window: Option<u32>,
         /// Linux's minimum RTO, in tc's time units: t0 = RTT + rto-min (the kernel's RTO
@@ -128,12 +128,21 @@ pub(crate) fn run_tuf_source(cmd: TufSourceCommand) -> Result<()> {
         "TUF source tagger",
         &dev,
     );
-    if let Some(n) = csfq_dp::segments_per_packet(&dev).filter(|&n| n > 1) {
-        eprintln!(
+    let fix = format!(
+        "`ip link set dev {dev} gso_max_segs 1` makes every packet one segment, for the \
+         connections opened after it"
+    );
+    match csfq_dp::segments_per_packet(&dev) {
+        Some(n) if n > 1 => eprintln!(
             "warning: {dev} lets TCP send super-packets of up to {n} segments (gso_max_segs), \
              which leave untagged (pass_super_packet): Linux's TCP builds them whatever the \
-             offloads. `ip link set dev {dev} gso_max_segs 1` makes every packet one segment."
-        );
+             offloads. {fix}."
+        ),
+        Some(_) => {}
+        None => eprintln!(
+            "warning: could not read {dev}'s gso_max_segs (`ip -d link show dev {dev}`): \
+             super-packets leave untagged; {fix}."
+        ),
     }
     Ok(())
 }

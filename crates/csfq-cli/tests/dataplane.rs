@@ -1060,8 +1060,9 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
 /// tuf-source attach`, gso_max_segs 1 so that every packet is one segment), the edge
 /// keeping those tags and tagging the UDP (`--tuf --keep-source-tags`), the TUF core; four
 /// kernel CUBIC TCPs and a UDP at the link rate for 10 s, beside the same run with every
-/// flow tagged at the edge. Held: every TCP packet leaves tagged (none passed as a
-/// super-packet or a non-socket's), the edge keeps them, and each socket's last tag is the
+/// flow tagged at the edge. Held: no packet passed as a super-packet, the edge keeps what
+/// the tagger tagged and tags itself no more packets than the tagger passed as no TCP
+/// socket's (the UDP, and the TCP of no full socket), and each socket's last tag is the
 /// model's (`csfq_algo::tuf_source::source_tag`) for the round trip and MSS the program
 /// read from the kernel, bit for bit, that round trip being one the path can have (above
 /// nothing, below a second). The shares are held to the other schemes' bounds (the UDP at
@@ -3424,19 +3425,22 @@ fn apply_attaches_what_a_file_says_and_prunes_the_rest() {
     };
     let both = file(
         "both.toml",
-        "# the edge's side labeled, the core in front of the tbf\n\
-         [[edge]]\ndev = \"c0\"\n\n[[core]]\ndev = \"c1\"\ntrusted_from = [\"c0\"]\nrate = \"10mbit\"\n",
+        "# the edge's side labeled, the core in front of the tbf, the router's own TCPs \
+         tagged\n\
+         [[edge]]\ndev = \"c0\"\n\n[[core]]\ndev = \"c1\"\ntrusted_from = [\"c0\"]\nrate = \"10mbit\"\n\n\
+         [[tuf-source]]\ndev = \"c0\"\nper_ack = 1\n",
     );
     for round in 0..2 {
         let o = net.csfq("c", &["apply", &both]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         // The second time, an update of each.
-        assert_eq!(out.matches("settings updated").count(), 2 * round, "{out}");
+        assert_eq!(out.matches("settings updated").count(), 3 * round, "{out}");
     }
     let attached = vec![
         ("core".to_string(), "c1".to_string(), 10_000_000),
         ("edge".to_string(), "c0".to_string(), 0),
+        ("tuf-source".to_string(), "c0".to_string(), 0),
     ];
     assert_eq!(roles(&net), attached);
     // A bad key: the line named, nothing changed.
@@ -3473,6 +3477,7 @@ fn apply_attaches_what_a_file_says_and_prunes_the_rest() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("csfq edge detached from c0"), "{out}");
+    assert!(out.contains("csfq tuf-source detached from c0"), "{out}");
     assert_eq!(
         roles(&net),
         vec![("core".to_string(), "c1".to_string(), 20_000_000)]

@@ -322,10 +322,10 @@ struct csfq_tuf_state {
 struct csfq_tuf_source_params {
 	__u64 c1_q24;       /* sqrt(2b/3), Q24 */
 	__u64 c2_q24;       /* 3 sqrt(3b/8), Q24 */
-	__u32 max_window;   /* W_max, segments (0: no cap) */
+	__u32 max_window;   /* W_max, segments (0: no cap; at most TUF_SOURCE_MAX_WINDOW) */
 	__u32 rto_min_us;   /* t0 = RTT + rto_min */
 	__u32 weight_milli; /* the flows' weight, thousandths */
-	__u32 pad;
+	__u32 per_ack;      /* b, from which c1 and c2 were made (for stats; not read here) */
 };
 
 /* The source tagger's configuration: its parameters. */
@@ -335,14 +335,14 @@ struct csfq_tuf_source_config {
 
 /* A socket the source tagger has tagged packets of (keyed by its cookie): its counter and
  * what the last packet was tagged with and from. */
-struct csfq_tuf_source_flow {
+struct csfq_tuf_source_socket {
 	__u32 n;          /* the counter: X_n = I(n), from a random offset D_F */
 	__u32 srtt8_us;   /* the kernel's srtt_us (times 8) at the last packet */
 	__u32 mss;        /* its mss_cache then */
 	__u32 tag;        /* the tag written */
 	__u64 packets;    /* packets tagged */
 };
-/* CSFQ_TUF_SOURCE_FLOWS (csfq_constants.h): sockets it keeps, least recently used
+/* CSFQ_TUF_SOURCE_SOCKETS (csfq_constants.h): sockets it keeps, least recently used
  * forgotten first. */
 
 /* ---- Edge-to-edge overlay loops (loop.bpf.c; src/loops.rs) ---- */

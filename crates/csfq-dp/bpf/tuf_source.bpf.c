@@ -11,9 +11,11 @@
  * gives a program no socket.
  *
  * Packets of no full TCP socket (forwarded, UDP, a listener's SYN-ACK, a timewait's ACK)
- * pass untouched, for the edge to tag; so do GSO super-packets (segmentation would copy
+ * pass untagged, for the edge to tag; so do GSO super-packets (segmentation would copy
  * or advance the Identification), which Linux's TCP builds whatever the offloads: set the
- * interface's gso_max_segs to 1 (`csfq dp tuf-source attach` warns). The edge behind
+ * interface's gso_max_segs to 1 before the connections open (`csfq dp tuf-source attach`
+ * warns). A TCP packet passed untagged has its code's top bit cleared (unmark), so that
+ * it never reads as tagged. The edge behind
  * it keeps these tags with `csfq dp edge attach --tuf --keep-source-tags`.
  */
 #include "csfq.h"
@@ -28,10 +30,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, CSFQ_TUF_SOURCE_FLOWS);
+	__uint(max_entries, CSFQ_TUF_SOURCE_SOCKETS);
 	__type(key, __u64); /* the socket's cookie */
-	__type(value, struct csfq_tuf_source_flow);
-} tuf_source_flows SEC(".maps");
+	__type(value, struct csfq_tuf_source_socket);
+} tuf_source_sockets SEC(".maps");
 
 /* tuf_source.rs isqrt: floor(sqrt(x)) bit by bit, without branches (x below 2^62). Its
  * own function, verified once: the 32 steps are not walked again on each of the paths
@@ -81,7 +83,9 @@ __noinline __u64 tuf_padhye_bps(__u64 x, __u64 rtt, __u64 t0, __u64 mss,
 	d = rtt * a + t0 * ((m * (x24 + 32 * x3)) >> 24);
 	b = d ? mss * 8 * 1000000 * (1ULL << 24) / d : ~0ULL;
 	if (p->max_window) {
-		__u64 cap = (__u64)p->max_window * mss * 8 * 1000000 / rtt;
+		__u64 w = p->max_window < TUF_SOURCE_MAX_WINDOW ? p->max_window
+								: TUF_SOURCE_MAX_WINDOW;
+		__u64 cap = w * mss * 8 * 1000000 / rtt;
 
 		b = b < cap ? b : cap;
 	}
@@ -107,16 +111,32 @@ __noinline __u32 tuf_source_code(__u32 n, __u32 srtt8_us, __u32 mss,
 		t0 = rtt + p->rto_min_us;
 	}
 	b = tuf_padhye_bps(tuf_rev32(n), rtt, t0, mss, p);
-	if (p->weight_milli != 1000)
-		b = b * 1000 / (p->weight_milli ? p->weight_milli : 1);
+	if (p->weight_milli != 1000) {
+		/* tuf_source.rs weighted: floor(b 1000 / w), saturating */
+		__u64 w = p->weight_milli ? p->weight_milli : 1, q = b / w, r = b % w * 1000 / w;
+
+		q = q > ~0ULL / 1000 ? ~0ULL : q * 1000;
+		b = q + r < q ? ~0ULL : q + r;
+	}
 	return tuf_code_of(tuf_tag_of_rate(b));
+}
+
+/* A TCP packet passed untagged must not read as tagged to an edge that keeps its sources'
+ * tags: the top bit of its code (IPv4 Identification, IPv6 flow label bit 15) cleared,
+ * which the marker has set. An atomic datagram's Identification means nothing (RFC 6864);
+ * a super-packet's segments count up from it and stay off the marker (they would need to
+ * reach 0xb000 from below 0x8000). */
+static __always_inline void unmark(struct __sk_buff *skb, const struct parsed *p)
+{
+	if (p->label_code & 0x8000)
+		write_label(skb, p, p->label_code & ~0x8000U);
 }
 
 SEC("classifier")
 int csfq_tuf_source(struct __sk_buff *skb)
 {
 	struct csfq_tuf_source_config *cfg;
-	struct csfq_tuf_source_flow *f;
+	struct csfq_tuf_source_socket *f;
 	struct bpf_tcp_sock *tp;
 	struct bpf_sock *sk;
 	__u32 zero = 0, bytes = skb->len, why, n, srtt8, mss, code;
@@ -137,6 +157,7 @@ int csfq_tuf_source(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 	if (skb->gso_segs > 1) {
+		unmark(skb, &p);
 		count(CNT_PASS_SUPER_PACKET, bytes);
 		return TC_ACT_UNSPEC;
 	}
@@ -145,19 +166,21 @@ int csfq_tuf_source(struct __sk_buff *skb)
 		sk = bpf_sk_fullsock(sk);
 	tp = sk ? bpf_tcp_sock(sk) : 0;
 	if (!tp) {
+		unmark(skb, &p);
 		count(CNT_PASS_NOT_TCP_SOCKET, bytes);
 		return TC_ACT_UNSPEC;
 	}
 	srtt8 = tp->srtt_us;
 	mss = tp->mss_cache;
 	cookie = bpf_get_socket_cookie(skb);
-	f = bpf_map_lookup_elem(&tuf_source_flows, &cookie);
+	f = bpf_map_lookup_elem(&tuf_source_sockets, &cookie);
 	if (!f) {
-		struct csfq_tuf_source_flow fresh = { .n = bpf_get_prandom_u32() };
+		struct csfq_tuf_source_socket fresh = { .n = bpf_get_prandom_u32() };
 
-		bpf_map_update_elem(&tuf_source_flows, &cookie, &fresh, BPF_NOEXIST);
-		f = bpf_map_lookup_elem(&tuf_source_flows, &cookie);
+		bpf_map_update_elem(&tuf_source_sockets, &cookie, &fresh, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&tuf_source_sockets, &cookie);
 		if (!f) {
+			unmark(skb, &p);
 			count(CNT_WRITE_FAILED, bytes);
 			return TC_ACT_UNSPEC;
 		}

@@ -181,14 +181,15 @@ fn tuf_judges_untrusted_tags_as_untagged() {
 /// The source tagger's arithmetic: the vector program (the tagger's own function, fed
 /// from the packet: a test run has no socket) returns the model's tag
 /// (`csfq_algo::tuf_source::source_tag`) for 4096 counters at each of 12 round trips
-/// (none yet, 1 us to 100 s) and 4 MSS, under four settings (b = 1 and 2, a window cap,
-/// weights 1, 2.5 and 0.3): 786 432 inputs.
+/// (none yet, 1 us to 537 s: past the 2^27 us the times are held at) and 4 MSS (88 to
+/// 65 535), under six settings (b = 1, 2 and 64; window caps of 64 and 2^24 segments;
+/// weights from 0.001 to 10^6; rto_min from 1 ms to 10 s): 1 179 648 inputs.
 #[test]
 fn tuf_source_tags_equal_the_model() {
     if !dataplane_or_skip("tuf_source_tags_equal_the_model") {
         return;
     }
-    use csfq_algo::tuf_source::{source_tag, FixedPadhyeParams};
+    use csfq_algo::tuf_source::{source_tag, FixedPadhyeParams, MAX_WINDOW};
     use csfq_dp::abi::TufSourceConfigRaw;
     let mut p = TestProgram::load_tuf_source_vectors().expect("load the vector program");
     let mut checked = 0;
@@ -198,6 +199,8 @@ fn tuf_source_tags_equal_the_model() {
         FixedPadhyeParams::new(1, 64, 200_000, 1000),
         FixedPadhyeParams::new(2, 0, 5_000, 2500),
         FixedPadhyeParams::new(2, 0, 1_000_000, 300),
+        FixedPadhyeParams::new(64, MAX_WINDOW, 10_000_000, 1),
+        FixedPadhyeParams::new(1, 0, 1_000, 1_000_000_000),
     ] {
         p.set_tuf_source_config(&TufSourceConfigRaw { params })
             .unwrap();
@@ -237,13 +240,15 @@ fn tuf_source_tags_equal_the_model() {
             }
         }
     }
-    assert_eq!(checked, 4 * 12 * 4 * 4096);
+    assert_eq!(checked, 6 * 12 * 4 * 4096);
     // The inputs reach across the tags, not one corner of them.
     assert!(tags.len() > 1500, "{} distinct tags", tags.len());
 }
 
-/// The tagger itself passes the verifier, and on a test run (no socket) passes a TCP
-/// packet untouched as not a local TCP socket's, and UDP likewise.
+/// The tagger itself passes the verifier, and on a test run (no socket) passes TCP as not
+/// a local TCP socket's, untagged: one whose code reads as a tag (IPv4 Identification,
+/// IPv6 flow label) leaves with its top bit cleared, so that an edge keeping its sources'
+/// tags does not take it for one, checksum fixed; other TCP, and UDP, leave untouched.
 #[test]
 fn tuf_source_passes_what_is_no_local_tcp_sockets() {
     if !dataplane_or_skip("tuf_source_passes_what_is_no_local_tcp_sockets") {
@@ -255,17 +260,34 @@ fn tuf_source_passes_what_is_no_local_tcp_sockets() {
         params: csfq_algo::tuf_source::FixedPadhyeParams::new(2, 0, 200_000, 1000),
     })
     .unwrap();
-    for proto in [6u8, 17] {
+    let marked = ipv4_id_of_tag(1234);
+    for (proto, id) in [(6u8, 0x1234u16), (17, 0x1234), (17, marked)] {
         let frame = V4 {
             proto,
+            id,
             ..Default::default()
         }
         .frame();
         let (ret, out) = p.run(&frame).unwrap();
         assert_eq!(ret, PASS);
-        assert_eq!(out, frame, "protocol {proto}: untouched");
+        assert_eq!(out, frame, "protocol {proto}, id {id:#x}: untouched");
     }
-    assert_eq!(count(&p, Counter::PassNotTcpSocket), 2);
+    let frame = V4 {
+        proto: 6,
+        id: marked,
+        ..Default::default()
+    }
+    .frame();
+    let (ret, out) = p.run(&frame).unwrap();
+    assert_eq!(ret, PASS);
+    assert_eq!(v4_id(&out), marked & 0x7fff);
+    assert_eq!(csfq_algo::tuf::tag_of_ipv4_id(v4_id(&out)), None);
+    assert!(v4_checksum_ok(&out));
+    let label = 0x0_b000 | 1234; // the marker in bits 11-15, as a tag's code
+    let (ret, out) = p.run(&v6_frame(6, 0, label, 4000, 100)).unwrap();
+    assert_eq!(ret, PASS);
+    assert_eq!(v6_label(&out), label & !0x8000);
+    assert_eq!(count(&p, Counter::PassNotTcpSocket), 5);
     assert_eq!(count(&p, Counter::SourceTagged), 0);
 }
 

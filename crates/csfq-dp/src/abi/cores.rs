@@ -1,5 +1,6 @@
-//! The CS-FNE and TUF cores' layouts (and the TUF source tagger's): `#[repr(C)]` mirrors of their structs in
-//! `bpf/csfq_shared.h`, held against the compiled objects' BTF with the rest (`tests.rs`).
+//! The CS-FNE and TUF cores' layouts, and the TUF source tagger's: `#[repr(C)]` mirrors of
+//! their structs in `bpf/csfq_shared.h`, held against the compiled objects' BTF with the
+//! rest (`tests.rs`).
 
 use super::{FixedPadhyeParams, FixedRate, MAX_TRUSTED};
 
@@ -219,10 +220,10 @@ pub struct TufSourceConfigRaw {
     pub params: FixedPadhyeParams,
 }
 
-/// `struct csfq_tuf_source_flow`: a socket the source tagger has tagged packets of.
+/// `struct csfq_tuf_source_socket`: a socket the source tagger has tagged packets of.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
-pub struct TufSourceFlowRaw {
+pub struct TufSourceSocketRaw {
     /// Its counter (`X_n = I(n)`).
     pub n: u32,
     /// The kernel's `srtt_us` (times 8) at its last packet.
@@ -235,13 +236,13 @@ pub struct TufSourceFlowRaw {
     pub packets: u64,
 }
 
-/// `CSFQ_TUF_SOURCE_FLOWS`: sockets the source tagger keeps (least recently used forgotten
+/// `CSFQ_TUF_SOURCE_SOCKETS`: sockets the source tagger keeps (least recently used forgotten
 /// first).
-pub const TUF_SOURCE_FLOWS: u32 = csfq_algo::tuf_source::SOCKETS;
+pub const TUF_SOURCE_SOCKETS: u32 = csfq_algo::tuf_source::SOCKETS;
 
 // SAFETY: plain-old-data C layouts: integers only, no padding holes, any bit pattern valid.
 unsafe impl aya::Pod for TufSourceConfigRaw {}
-unsafe impl aya::Pod for TufSourceFlowRaw {}
+unsafe impl aya::Pod for TufSourceSocketRaw {}
 unsafe impl aya::Pod for CsfneConfigRaw {}
 unsafe impl aya::Pod for CsfneEntryRaw {}
 unsafe impl aya::Pod for CsfneStateRaw {}

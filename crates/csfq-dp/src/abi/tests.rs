@@ -304,12 +304,19 @@ fn mirrors_match_the_compiled_programs_btf() {
     mirror!(
         "csfq_tuf_source_params",
         FixedPadhyeParams,
-        [c1_q24, c2_q24, max_window, rto_min_us, weight_milli, pad]
+        [
+            c1_q24,
+            c2_q24,
+            max_window,
+            rto_min_us,
+            weight_milli,
+            per_ack
+        ]
     );
     mirror!("csfq_tuf_source_config", TufSourceConfigRaw, [params]);
     mirror!(
-        "csfq_tuf_source_flow",
-        TufSourceFlowRaw,
+        "csfq_tuf_source_socket",
+        TufSourceSocketRaw,
         [n, srtt8_us, mss, tag, packets]
     );
     mirror!(

@@ -6,7 +6,7 @@
 
 use aya::maps::{HashMap, MapData};
 
-use crate::abi::{FixedPadhyeParams, TufSourceConfigRaw, TufSourceFlowRaw};
+use crate::abi::{FixedPadhyeParams, TufSourceConfigRaw, TufSourceSocketRaw};
 use crate::attach::AttachOutcome;
 use crate::error::DpError;
 use crate::loader::{configure, load, reconfigure};
@@ -15,6 +15,7 @@ use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, TufSourceSocket, TufSourceStats};
 use crate::role::Role;
 use crate::sys::change_lock;
+use csfq_algo::tuf_source::MAX_WINDOW;
 
 /// The source tagger's program.
 pub(crate) static TUF_SOURCE: Program = tagger("csfq_tuf_source");
@@ -37,7 +38,7 @@ const fn tagger(function: &'static str) -> Program {
         pins: &[
             ("tuf_source_config", "config"),
             ("counters", "counters"),
-            ("tuf_source_flows", "sockets"),
+            ("tuf_source_sockets", "sockets"),
         ],
         read,
         before_detach: nothing_before,
@@ -51,8 +52,9 @@ pub struct TufSourceSettings {
     /// Padhye's `b`, segments acknowledged per ACK (1 to 64). Default 2: a Linux receiver
     /// acknowledges every second full segment (RFC 1122's delayed ACKs; Padhye's own).
     pub per_ack: u32,
-    /// Padhye's `W_max`, segments (`None`: no cap; a Linux receiver's window is bounded by
-    /// its buffers, megabytes, far above the rates tags tell apart on these paths).
+    /// Padhye's `W_max`, segments, 1 to 2^24 (`None`: no cap; a Linux receiver's window is
+    /// bounded by its buffers, megabytes, far above the rates tags tell apart on these
+    /// paths).
     pub max_window: Option<u32>,
     /// Linux's minimum RTO, ns: `t0 = RTT + rto_min` (Linux's RTO while the round trip
     /// varies less than this; `bpf_tcp_sock` carries no `rttvar`). Default 200 ms, the
@@ -82,18 +84,23 @@ impl TufSourceSettings {
                 format!("{} is out of range: must be from 1 to 64", self.per_ack),
             ));
         }
-        if self.max_window == Some(0) {
-            return Err(DpError::invalid(
-                "max-window",
-                "0 segments: leave it out for no cap",
-            ));
+        if let Some(w) = self.max_window {
+            if !(1..=MAX_WINDOW).contains(&w) {
+                return Err(DpError::invalid(
+                    "max-window",
+                    format!(
+                        "{w} segments is out of range: must be from 1 to {MAX_WINDOW} (leave it \
+                         out for no cap)"
+                    ),
+                ));
+            }
         }
         if !(1_000_000..=10_000_000_000).contains(&self.rto_min_ns) {
             return Err(DpError::invalid(
                 "rto-min",
                 format!(
-                    "{} ns is out of range: must be from 1ms to 10s",
-                    self.rto_min_ns
+                    "{} ms is out of range: must be from 1ms to 10s",
+                    self.rto_min_ns as f64 / 1e6
                 ),
             ));
         }
@@ -157,9 +164,9 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         0,
         "the TUF source tagger's configuration",
     )?;
-    let path = p.path(TUF_SOURCE.pin_of("tuf_source_flows"));
+    let path = p.path(TUF_SOURCE.pin_of("tuf_source_sockets"));
     let m = open_pinned(&path)?;
-    let h: HashMap<&MapData, u64, TufSourceFlowRaw> = crate::pins::typed(&m, &path)?;
+    let h: HashMap<&MapData, u64, TufSourceSocketRaw> = crate::pins::typed(&m, &path)?;
     let mut sockets: Vec<TufSourceSocket> = h
         .iter()
         .filter_map(Result::ok)
@@ -170,7 +177,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
             srtt_us: f64::from(f.srtt8_us) / 8.0,
             mss: f.mss,
             tag: f.tag,
-            tag_bps: csfq_algo::tuf::rate_of_tag(f.tag.min(2047) as u16),
+            tag_bps: csfq_algo::tuf::rate_of_tag(f.tag.min(csfq_algo::tuf::TAGS as u32 - 1) as u16),
             packets: f.packets,
         })
         .collect();
@@ -180,7 +187,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     let q = c.params;
     stats.tuf_source = Some(TufSourceStats {
         params: q,
-        per_ack: (1.5 * (q.c1_q24 as f64 / (1u64 << 24) as f64).powi(2)).round() as u32,
+        per_ack: q.per_ack,
         max_window: (q.max_window != 0).then_some(q.max_window),
         rto_min_us: q.rto_min_us,
         weight: f64::from(q.weight_milli) / 1000.0,
@@ -211,6 +218,13 @@ mod tests {
             (
                 TufSourceSettings {
                     max_window: Some(0),
+                    ..Default::default()
+                },
+                "max-window",
+            ),
+            (
+                TufSourceSettings {
+                    max_window: Some(MAX_WINDOW + 1),
                     ..Default::default()
                 },
                 "max-window",
