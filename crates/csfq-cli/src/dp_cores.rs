@@ -99,7 +99,9 @@ pub(crate) enum TufSourceCommand {
         #[arg(long, value_name = "SEGMENTS")]
         max_window: Option<u32>,
         /// Linux's minimum RTO, in tc's time units: t0 = RTT + rto-min (the kernel's RTO
-        /// while the round trip varies less than this).
+        /// while the round trip varies less than this, Padhye's t0 as the TUF report has
+        /// it; 1ms prices a timeout at about a round trip, which kernel TCPs under TUF's
+        /// evenly spaced drops come nearer: README, "TUF's tagger at the source").
         #[arg(long, default_value = "200ms", value_parser = parse_time)]
         rto_min: u64,
         /// The flows' weight w: tags T(B / w).

@@ -1060,23 +1060,24 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
 /// tuf-source attach`, gso_max_segs 1 so that every packet is one segment), the edge
 /// keeping those tags and tagging the UDP (`--tuf --keep-source-tags`), the TUF core; four
 /// kernel CUBIC TCPs and a UDP at the link rate for 10 s, beside the same run with every
-/// flow tagged at the edge. Held: no packet passed as a super-packet, the edge keeps what
-/// the tagger tagged and tags itself no more packets than the tagger passed as no TCP
-/// socket's (the UDP, and the TCP of no full socket), and each socket's last tag is the
-/// model's (`csfq_algo::tuf_source::source_tag`) for the round trip and MSS the program
-/// read from the kernel, bit for bit, that round trip being one the path can have (above
-/// nothing, below a second). The shares are held to the other schemes' bounds (the UDP at
-/// most 1.5x its share, every TCP at least half: the CS-FNE and TUF test's, from the
-/// report's tuf-fig9 and tuf-fig10); that the UDP gets far less than its share with the
-/// TCPs tagged at their sender is a departure, printed and explained in README ("TUF's
-/// tagger at the source"), not bounded.
+/// flow tagged at the edge, and again with the tagger's `t0` at about a round trip
+/// (`--rto-min 1ms`, where the kernel's RTO is RTT + 200 ms). Held: no packet passed as a
+/// super-packet, the edge keeps what the tagger tagged and tags itself no more packets than
+/// the tagger passed as no TCP socket's (the UDP, and the TCP of no full socket), and each
+/// socket's last tag is the model's (`csfq_algo::tuf_source::source_tag`) for the round
+/// trip and MSS the program read from the kernel, bit for bit, that round trip being one
+/// the path can have (above nothing, below a second). The shares are held to the other
+/// schemes' bounds (the UDP at most 1.5x its share, every TCP at least half: the CS-FNE and
+/// TUF test's, from the report's tuf-fig9 and tuf-fig10); that the UDP gets far less than
+/// its share with the TCPs tagged at their sender by the kernel's RTO is a departure,
+/// printed and explained in README ("TUF's tagger at the source"), not bounded.
 #[test]
 fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
     if !runnable("tuf_source_tags_real_tcp_sockets_by_their_round_trip") {
         return;
     }
     let _heavy = cpu_heavy();
-    for (mbps, tags) in [(10u64, ["sa", "sb"]), (100, ["sc", "sd"])] {
+    for (mbps, tags) in [(10u64, ["sa", "sb", "se"]), (100, ["sc", "sd", "sf"])] {
         let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
         let (rate, burst, limit_s) = (
             format!("{mbps}mbit"),
@@ -1084,7 +1085,18 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
             format!("{limit}b"),
         );
         let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
-        for (source, tag) in [(true, tags[0]), (false, tags[1])] {
+        // The tagger's rto_min (t0 = RTT + rto_min): the kernel's, then 1 ms (a timeout
+        // priced at about a round trip); none: every flow tagged at the edge.
+        for (rto_min, tag) in [
+            (Some("200ms"), tags[0]),
+            (Some("1ms"), tags[2]),
+            (None, tags[1]),
+        ] {
+            let source = rto_min.is_some();
+            let how = match rto_min {
+                Some(r) => format!("at the source (rto-min {r})"),
+                None => "at the edge".to_string(),
+            };
             let mut net = Net::shaped(tag, &rate, &burst, &limit_s);
             net.tcp_cc = Some("cubic");
             if source {
@@ -1092,7 +1104,17 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
                     "s",
                     &["ip", "link", "set", "dev", "s0", "gso_max_segs", "1"],
                 );
-                let o = net.csfq("s", &["tuf-source", "attach", "--dev", "s0"]);
+                let o = net.csfq(
+                    "s",
+                    &[
+                        "tuf-source",
+                        "attach",
+                        "--dev",
+                        "s0",
+                        "--rto-min",
+                        rto_min.unwrap(),
+                    ],
+                );
                 let err = String::from_utf8_lossy(&o.stderr);
                 assert!(o.status.success(), "{err}");
                 assert!(!err.contains("warning"), "{err}");
@@ -1117,13 +1139,8 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
             let rates = net.traffic(&format!("{mbps}M"), 10);
             let shares: Vec<f64> = rates.iter().map(|r| r / fair).collect();
             eprintln!(
-                "{mbps} Mbit/s, TUF, TCPs tagged {}: shares of {:.2} Mbit/s (4 TCPs, the UDP) \
-                 {shares:.2?}; the sender's TCP: {}",
-                if source {
-                    "at the source"
-                } else {
-                    "at the edge"
-                },
+                "{mbps} Mbit/s, TUF, TCPs tagged {how}: shares of {:.2} Mbit/s (4 TCPs, the \
+                 UDP) {shares:.2?}; the sender's TCP: {}",
                 fair / 1e6,
                 net.tcp_counters("s"),
             );
@@ -1135,14 +1152,7 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
                 all.iter().find(|s| s["role"] == r).map(|s| (*s).clone())
             };
             assert_shares(
-                &format!(
-                    "{mbps} Mbit/s, TUF, TCPs tagged {}",
-                    if source {
-                        "at the source"
-                    } else {
-                        "at the edge"
-                    }
-                ),
+                &format!("{mbps} Mbit/s, TUF, TCPs tagged {how}"),
                 &rates,
                 mbps as f64 * 1e6,
                 fair,

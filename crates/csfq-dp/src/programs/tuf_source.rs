@@ -58,7 +58,8 @@ pub struct TufSourceSettings {
     pub max_window: Option<u32>,
     /// Linux's minimum RTO, ns: `t0 = RTT + rto_min` (Linux's RTO while the round trip
     /// varies less than this; `bpf_tcp_sock` carries no `rttvar`). Default 200 ms, the
-    /// kernel's `TCP_RTO_MIN`.
+    /// kernel's `TCP_RTO_MIN`; 1 ms prices a timeout at about a round trip (README: with
+    /// it, kernel TCPs and a UDP got their shares; with 200 ms the TCPs took the UDP's).
     pub rto_min_ns: u64,
     /// The flows' weight `w` (tags `T(B / w)`), 0.001 to 1e6. Default 1.
     pub weight: f64,
