@@ -808,14 +808,14 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
     }
     let _heavy = cpu_heavy();
     for mbps in [10u64, 100, 1000] {
-        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
-        let (rate, burst, limit_s) = (
-            format!("{mbps}mbit"),
-            format!("{}b", limit / 8),
-            format!("{limit}b"),
-        );
+        let Bottleneck {
+            rate,
+            burst,
+            limit_s,
+            limit,
+            fair,
+        } = Bottleneck::at(mbps);
         let udp = format!("{mbps}M");
-        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
         let run = |with_csfq: bool| -> (Vec<f64>, Option<serde_json::Value>, Option<f64>, String) {
             let tag = format!("r{mbps}{}", if with_csfq { "c" } else { "p" });
             let mut net = Net::shaped(&tag, &rate, &burst, &limit_s);
@@ -939,6 +939,31 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
     }
 }
 
+/// The rate tests' bottleneck at `mbps`: a tbf at that rate whose limit is 20 ms of it (at
+/// least 64 KB) and whose burst an eighth of that, in tc's words; the limit in bytes; and
+/// each of five flows' fair share of payload, bit/s (iperf3 counts payload, about 95% of a
+/// full-size frame).
+struct Bottleneck {
+    rate: String,
+    burst: String,
+    limit_s: String,
+    limit: u64,
+    fair: f64,
+}
+
+impl Bottleneck {
+    fn at(mbps: u64) -> Self {
+        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
+        Bottleneck {
+            rate: format!("{mbps}mbit"),
+            burst: format!("{}b", limit / 8),
+            limit_s: format!("{limit}b"),
+            limit,
+            fair: mbps as f64 * 1e6 / 5.0 * 0.95,
+        }
+    }
+}
+
 /// CS-FNE and TUF on real packets at 10, 100 and 1000 Mbit/s (the highest rate this
 /// machine carries; there the UDP's sender falls short of the link, under CSFQ too): the
 /// edge labeling with the TSW meter and the CS-FNE core, then the edge tagging and the TUF
@@ -961,13 +986,13 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
         (100, ["ec", "ed", "eh"]),
         (1000, ["ee", "ef", "ei"]),
     ] {
-        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
-        let (rate, burst, limit_s) = (
-            format!("{mbps}mbit"),
-            format!("{}b", limit / 8),
-            format!("{limit}b"),
-        );
-        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
+        let Bottleneck {
+            rate,
+            burst,
+            limit_s,
+            limit,
+            fair,
+        } = Bottleneck::at(mbps);
         let run = |core: &str, tag: &str| -> (Vec<f64>, serde_json::Value, Option<f64>) {
             let mut net = Net::shaped(tag, &rate, &burst, &limit_s);
             net.tcp_cc = Some("cubic");
@@ -1078,13 +1103,13 @@ fn tuf_source_tags_real_tcp_sockets_by_their_round_trip() {
     }
     let _heavy = cpu_heavy();
     for (mbps, tags) in [(10u64, ["sa", "sb", "se"]), (100, ["sc", "sd", "sf"])] {
-        let limit = (mbps * 1_000_000 / 8 * 20 / 1000).max(64 * 1024);
-        let (rate, burst, limit_s) = (
-            format!("{mbps}mbit"),
-            format!("{}b", limit / 8),
-            format!("{limit}b"),
-        );
-        let fair = mbps as f64 * 1e6 / 5.0 * 0.95;
+        let Bottleneck {
+            rate,
+            burst,
+            limit_s,
+            limit: _,
+            fair,
+        } = Bottleneck::at(mbps);
         // The tagger's rto_min (t0 = RTT + rto_min): the kernel's, then 1 ms (a timeout
         // priced at about a round trip); none: every flow tagged at the edge.
         for (rto_min, tag) in [
