@@ -15,8 +15,8 @@
  * or advance the Identification), which Linux's TCP builds whatever the offloads: set the
  * interface's gso_max_segs to 1 before the connections open (`csfq dp tuf-source attach`
  * warns). A TCP packet passed untagged has its code's top bit cleared (unmark), so that
- * it never reads as tagged. The edge behind
- * it keeps these tags with `csfq dp edge attach --tuf --keep-source-tags`.
+ * it never reads as tagged. The edge behind it keeps these tags with `csfq dp edge
+ * attach --tuf --keep-source-tags`.
  */
 #include "csfq.h"
 #include "tuf.h"
