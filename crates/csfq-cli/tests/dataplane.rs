@@ -476,19 +476,21 @@ fn assert_shares(what: &str, rates: &[f64], link_bps: f64, fair: f64, udp_max: f
 /// The same 90% rule as the twin's UDP comparison; the UDP's ceiling and the goodputs' sum
 /// are held at every rate.
 fn tcp_floor_where_the_hog_keeps_up(sent: Option<f64>, mbps: u64, floor: f64) -> f64 {
-    let keeps_up = sent.is_none_or(|s| s >= 0.9 * mbps as f64 * 1e6);
-    if !keeps_up {
-        eprintln!(
-            "{mbps} Mbit/s: the UDP's sender sent {:.1} Mbit/s, under 90% of the link: the \
-             TCPs' floor ({floor} of the share) is not judged",
-            sent.unwrap_or(0.0) / 1e6
-        );
+    if sent.is_none_or(|s| hog_keeps_up(s, mbps)) {
+        return floor;
     }
-    if keeps_up {
-        floor
-    } else {
-        0.0
-    }
+    eprintln!(
+        "{mbps} Mbit/s: the UDP's sender sent {:.1} Mbit/s, under 90% of the link: the TCPs' \
+         floor ({floor} of the share) is not judged",
+        sent.unwrap_or(0.0) / 1e6
+    );
+    0.0
+}
+
+/// Whether a UDP's sender that sent `sent` bit/s kept up with a link of `mbps`: at least
+/// 90% of it.
+fn hog_keeps_up(sent: f64, mbps: u64) -> bool {
+    sent >= 0.9 * mbps as f64 * 1e6
 }
 
 /// The attachments `csfq dp stats --json` shows in the namespaces of the network whose
@@ -940,7 +942,7 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
         // asked for (here, at 1 Gbit/s, about a fifth of it) is held back by its CPU and
         // sends in bursts, which the twin does not model (README, "The simulator as the
         // dataplane's twin"): there the comparison is printed, not asserted.
-        let sender_keeps_up = sent >= 0.9 * mbps as f64 * 1e6;
+        let sender_keeps_up = hog_keeps_up(sent, mbps);
         assert!(
             udp_agrees || !sender_keeps_up,
             "{mbps} Mbit/s: the twin's UDP share is off: {twin}"

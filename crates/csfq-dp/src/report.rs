@@ -172,9 +172,6 @@ pub struct TufStats {
 /// The TUF source tagger's settings, and the sockets it has tagged.
 #[derive(Debug, Clone, Serialize)]
 pub struct TufSourceStats {
-    /// Its parameters as the program reads them (the fields below in the JSON).
-    #[serde(skip)]
-    pub params: csfq_algo::tuf_source::FixedPadhyeParams,
     /// Padhye's `b`.
     pub per_ack: u32,
     /// Padhye's `W_max`, segments (`None`: no cap).

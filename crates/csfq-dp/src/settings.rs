@@ -9,6 +9,11 @@ use std::str::FromStr;
 use crate::abi::{WeightKey, CLOCK_COARSE, CLOCK_FINE};
 use crate::error::DpError;
 
+/// A weight in thousandths, as the programs read it (at least 1).
+pub(crate) fn milli(weight: f64) -> u32 {
+    ((weight * 1000.0).round() as u32).max(1)
+}
+
 /// A flow table's size when none is given (the edge's and MAY's).
 pub const DEFAULT_FLOWS: u32 = 65_536;
 

@@ -56,6 +56,16 @@ pub fn ifindex(dev: &str) -> Result<u32, DpError> {
     Ok(i)
 }
 
+/// `ip -o -d link show dev DEV`'s line (the details: a veth's peer, `gso_max_segs`), or
+/// `None` if `ip` cannot run.
+pub(crate) fn ip_link_details(dev: &str) -> Option<String> {
+    let out = std::process::Command::new("ip")
+        .args(["-o", "-d", "link", "show", "dev", dev])
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// The name of the interface with this index in the current namespace, if there is one.
 pub(crate) fn ifname(index: u32) -> Option<String> {
     let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::role::Role;
-use crate::sys::{link_tcx, BPF_TCX_EGRESS, BPF_TCX_INGRESS};
+use crate::sys::{ip_link_details, link_tcx, BPF_TCX_EGRESS, BPF_TCX_INGRESS};
 
 /// A trusted interface whose far end labels nothing it sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,11 +102,7 @@ fn guarded(dir: &Path) -> bool {
 /// The other end of the veth `dev` (in this namespace): its name, and its namespace's
 /// name where it is in another. `None` when `dev` is no veth or its peer cannot be named.
 fn veth_peer(dev: &str) -> Option<(String, Option<String>)> {
-    let out = Command::new("ip")
-        .args(["-o", "-d", "link", "show", "dev", dev])
-        .output()
-        .ok()?;
-    let (peer, netns) = parse_link(&String::from_utf8_lossy(&out.stdout))?;
+    let (peer, netns) = parse_link(&ip_link_details(dev)?)?;
     match (peer, netns) {
         (Peer::Name(p), None) => Some((p, None)),
         (Peer::Index(i), Some(n)) => {

@@ -18,7 +18,9 @@ use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, r
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CountJson, EdgeStats, InterfaceStats};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
+use crate::settings::{
+    clock, clock_name, milli, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW,
+};
 use crate::sys::change_lock;
 use aya::maps::LpmTrie;
 use csfq_algo::fixed::Meter;
@@ -86,10 +88,6 @@ impl WeightClass {
         }
         .key()
     }
-}
-
-fn milli(weight: f64) -> u32 {
-    ((weight * 1000.0).round() as u32).max(1)
 }
 
 /// The edge's settings.

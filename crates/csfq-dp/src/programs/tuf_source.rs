@@ -14,7 +14,8 @@ use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, r
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, TufSourceSocket, TufSourceStats};
 use crate::role::Role;
-use crate::sys::change_lock;
+use crate::settings::milli;
+use crate::sys::{change_lock, ip_link_details};
 use csfq_algo::tuf_source::MAX_WINDOW;
 
 /// The source tagger's program.
@@ -116,7 +117,7 @@ impl TufSourceSettings {
                 self.per_ack,
                 self.max_window.unwrap_or(0),
                 (self.rto_min_ns / 1000) as u32,
-                ((self.weight * 1000.0).round() as u32).max(1),
+                milli(self.weight),
             ),
         })
     }
@@ -145,11 +146,7 @@ pub fn attach_tuf_source(dev: &str, s: &TufSourceSettings) -> Result<AttachOutco
 /// interface's offloads (segmenting them in software after tc), and the tagger leaves them
 /// untagged: above 1, not every packet is tagged.
 pub fn segments_per_packet(dev: &str) -> Option<u32> {
-    let out = std::process::Command::new("ip")
-        .args(["-o", "-d", "link", "show", "dev", dev])
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = ip_link_details(dev)?;
     let mut words = text.split_whitespace();
     words.find(|w| *w == "gso_max_segs")?;
     words.next()?.parse().ok()
@@ -187,7 +184,6 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     sockets.truncate(LISTED);
     let q = c.params;
     stats.tuf_source = Some(TufSourceStats {
-        params: q,
         per_ack: q.per_ack,
         max_window: (q.max_window != 0).then_some(q.max_window),
         rto_min_us: q.rto_min_us,
