@@ -287,12 +287,7 @@ def main() -> int:
     ap.add_argument("--venv", type=Path, default=HERE / ".venv", help="where the ns3 wheel goes")
     ap.add_argument("--out", type=Path, default=HERE / "out", help="results and per-run flow tables")
     args = ap.parse_args()
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    bad = [c for c in cases if c not in CASES]
-    if bad or not cases:
-        ap.error(f"--cases: unknown {bad}; expected a comma-separated list of {', '.join(CASES)}")
-    if args.repeat < 1:
-        ap.error("--repeat: expected a whole number of at least 1")
+    cases = checked_cases(ap, args, CASES)
     if args.defaults_repeat is None:
         args.defaults_repeat = args.repeat
     if args.defaults_repeat < 1:
@@ -381,14 +376,31 @@ def print_table(rows: list[Row]) -> None:
             f"{r.maxmin_jain:.3f}", f"{100 * r.utilization:.1f}%",
             {None: "", True: "identical", False: "DIFFERS"}[r.same_as_defaults],
         ])
-    widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
+    print_columns(lines, 3)
+
+
+def checked_cases(ap: argparse.ArgumentParser, args: argparse.Namespace, known) -> list[str]:
+    """`--cases` as a list of known case names, and `--repeat` at least 1, or a usage error."""
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    bad = [c for c in cases if c not in known]
+    if bad or not cases:
+        ap.error(f"--cases: unknown {bad}; expected a comma-separated list of {', '.join(known)}")
+    if args.repeat < 1:
+        ap.error("--repeat: expected a whole number of at least 1")
+    return cases
+
+
+def print_columns(lines: list[list[str]], left: int) -> None:
+    """A table: the first line its head, underlined; the first `left` columns flush left."""
+    widths = [max(len(l[i]) for l in lines) for i in range(len(lines[0]))]
     for n, l in enumerate(lines):
-        print("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))))
+        print("  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))))
         if n == 0:
             print("  ".join("-" * w for w in widths))
 
 
-if __name__ == "__main__":
+def exit_with(main) -> None:
+    """Runs `main`, a harness failure as one line on stderr and exit status 1."""
     try:
         sys.exit(main())
     except HarnessError as e:
@@ -396,3 +408,7 @@ if __name__ == "__main__":
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    exit_with(main)
