@@ -588,8 +588,14 @@ mod tests {
         let mut dense = vec![0u64; p.buckets()];
         let mut x = 1u64;
         for i in 0..5_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let ns = if i % 3 == 0 { 5_000 } else { (x >> 40) % 50_000_000 };
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let ns = if i % 3 == 0 {
+                5_000
+            } else {
+                (x >> 40) % 50_000_000
+            };
             sparse.record(ns);
             dense[p.bucket(ns)] += 1;
         }
