@@ -7,6 +7,8 @@ use csfq_dp::{
     AttachOutcome, CoreSettings, EdgeSettings, InterfaceStats, MaySettings, WeightClass,
 };
 
+use crate::dp_cores::bytes;
+
 #[derive(Args)]
 pub struct Dp {
     /// Act inside this named network namespace (`ip netns add NAME`).
@@ -624,8 +626,7 @@ pub(crate) fn run(cmd: DpCommand) -> Result<()> {
                     rate_bps,
                     burst_bytes: match burst {
                         None => csfq_dp::Unlabelable::default_burst(rate_bps),
-                        Some(b) => u32::try_from(b)
-                            .map_err(|_| csfq_dp::BYTES.error("unlabelable-burst", b))?,
+                        Some(b) => bytes("unlabelable-burst", b)?,
                     },
                 },
                 (_, Some(_)) => anyhow::bail!(
@@ -670,9 +671,6 @@ pub(crate) fn run(cmd: DpCommand) -> Result<()> {
                     follow_interval,
                 },
         } => {
-            let bytes = |what: &'static str, v: u64| {
-                u32::try_from(v).map_err(|_| csfq_dp::BYTES.error(what, v))
-            };
             let settings = || -> Result<CoreSettings> {
                 let (rate, limit) = link_of(&dev, rate, limit, true)?;
                 let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);

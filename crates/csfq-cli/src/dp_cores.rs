@@ -220,7 +220,9 @@ impl TrustArgs {
     }
 }
 
-fn bytes(what: &'static str, v: u64) -> Result<u32, csfq_dp::DpError> {
+/// A byte count the command line read as `u64`, as the settings' `u32`, or the range error
+/// naming `what`.
+pub(crate) fn bytes(what: &'static str, v: u64) -> Result<u32, csfq_dp::InvalidSetting> {
     u32::try_from(v).map_err(|_| csfq_dp::BYTES.error(what, v))
 }
 

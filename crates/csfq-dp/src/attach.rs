@@ -75,15 +75,15 @@ pub(crate) fn refuse_beside_another(dev: &str, role: Role) -> Result<(), DpError
 /// Refuses `role` on `dev` while `other` runs there.
 fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
     if existing(dev, &dir(dev, other))? {
-        return Err(DpError::Invalid {
-            field: "dev",
-            why: format!(
+        return Err(DpError::invalid(
+            "dev",
+            format!(
                 "{dev} runs csfq's {} already; one queue is judged by one scheme: detach it \
                  first (csfq dp detach --dev {dev}) to attach the {}",
                 other.name(),
                 role.name()
             ),
-        });
+        ));
     }
     Ok(())
 }
@@ -102,28 +102,28 @@ pub(crate) fn check_pinned_table(
         .and_then(|m| m.info())
         .map_err(|e| DpError::kernel("reading the flow table's size", e))?;
     if !matches!(info.map_type(), Ok(aya::maps::MapType::Array)) {
-        return Err(DpError::Invalid {
+        return Err(DpError::invalid(
             field,
-            why: format!(
+            format!(
                 "{who} on {dev} was attached by another version of csfq (its flow table is \
                  not this version's); detach it first (csfq dp detach --dev {dev}) and \
                  attach again"
             ),
-        });
+        ));
     }
     let table = info.max_entries();
     if let Some(n) = asked {
         let want = flow_table::sets_for(n) * FLOW_WAYS;
         if table != want {
-            return Err(DpError::Invalid {
+            return Err(DpError::invalid(
                 field,
-                why: format!(
+                format!(
                     "{who} on {dev} has a flow table of {table} entries (--{field} {n} asks \
                      for {want}, whole sets of {FLOW_WAYS}), which cannot be resized in \
                      place; detach it first (csfq dp detach --dev {dev}), which forgets its \
                      flows, or leave out --{field}"
                 ),
-            });
+            ));
         }
     }
     Ok(())

@@ -219,10 +219,7 @@ fn rx_packets(ns: &str, dev: &str) -> Result<u64, DpError> {
                     .map(str::to_string)
             })
             .and_then(|rest| rest.split_whitespace().nth(1)?.parse().ok())
-            .ok_or_else(|| DpError::Invalid {
-                field: "benchmark setup",
-                why: format!("no receive counter for {dev} in {path}"),
-            })
+            .ok_or_else(|| DpError::Gone(format!("no receive counter for {dev} in {path}")))
     })
     .join()
     .expect("counter thread")

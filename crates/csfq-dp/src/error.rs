@@ -1,5 +1,6 @@
-//! Why a dataplane operation failed: one error type for the crate's operations, whose
-//! variants name the setting, interface, namespace or path involved.
+//! Why a dataplane operation failed: [`DpError`] for the crate's operations, whose variants
+//! name the setting, interface, namespace or path involved, and [`InvalidSetting`], the
+//! one error of checking settings, which a `DpError` wraps.
 
 use thiserror::Error;
 
@@ -41,14 +42,13 @@ pub enum DpError {
     /// Nothing of csfq's is attached there.
     #[error("csfq has nothing attached to `{0}`")]
     NotAttached(String),
-    /// A setting out of range.
-    #[error("invalid {field}: {why}")]
-    Invalid {
-        /// The setting.
-        field: &'static str,
-        /// What is wrong with it.
-        why: String,
-    },
+    /// A setting out of range, refused before anything was loaded.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
+    /// Something this operation relies on was removed from under it (a pin, a class), by
+    /// a detach or by hand.
+    #[error("{0}")]
+    Gone(String),
     /// The kernel refused to load, attach or pin something.
     #[error("{what}")]
     Kernel {
@@ -81,9 +81,46 @@ impl DpError {
     }
 
     pub(crate) fn invalid(field: &'static str, why: impl Into<String>) -> Self {
-        DpError::Invalid {
+        DpError::Invalid(InvalidSetting::new(field, why))
+    }
+}
+
+/// A setting out of range: the one error of checking a program's settings, naming the
+/// command's field (`--rate`, a `[[core]]` table's `rate`, ...).
+#[derive(Debug, Error)]
+#[error("invalid {field}: {why}")]
+pub struct InvalidSetting {
+    /// The setting.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl InvalidSetting {
+    /// `field` is refused because `why`.
+    pub fn new(field: &'static str, why: impl Into<String>) -> Self {
+        InvalidSetting {
             field,
             why: why.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused setting reads the same whether it comes alone (from a settings check) or
+    /// wrapped by an operation.
+    #[test]
+    fn a_refused_setting_names_its_field_either_way() {
+        let alone = InvalidSetting::new("rate", "0 bit/s is out of range");
+        assert_eq!(alone.to_string(), "invalid rate: 0 bit/s is out of range");
+        let wrapped = DpError::from(alone);
+        assert_eq!(wrapped.to_string(), "invalid rate: 0 bit/s is out of range");
+        assert!(matches!(
+            wrapped,
+            DpError::Invalid(InvalidSetting { field: "rate", .. })
+        ));
     }
 }

@@ -65,7 +65,7 @@ pub mod units;
 pub use attach::AttachOutcome;
 pub use csfq_algo::fixed::Meter;
 pub use detach::{detach, detach_role, detach_stale};
-pub use error::DpError;
+pub use error::{DpError, InvalidSetting};
 pub use netns::{adopt_current_netns, current_scope, enter_netns};
 pub use pins::is_attached;
 pub use programs::{

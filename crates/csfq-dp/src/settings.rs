@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use std::str::FromStr;
 
 use crate::abi::{WeightKey, CLOCK_COARSE, CLOCK_FINE};
-use crate::error::DpError;
+use crate::error::InvalidSetting;
 
 /// A weight in thousandths, as the programs read it (at least 1).
 pub(crate) fn milli(weight: f64) -> u32 {
@@ -64,7 +64,7 @@ pub const TABLE: Bound = Bound {
 
 impl Bound {
     /// `v` if it is in range, or the error naming `field`.
-    pub fn check(&self, field: &'static str, v: u64) -> Result<u64, DpError> {
+    pub fn check(&self, field: &'static str, v: u64) -> Result<u64, InvalidSetting> {
         if (self.lo..=self.hi).contains(&v) {
             Ok(v)
         } else {
@@ -74,8 +74,8 @@ impl Bound {
 
     /// The error for `v` out of range in `field`: `invalid FIELD: V UNIT is out of range:
     /// must be WORDS`.
-    pub fn error(&self, field: &'static str, v: impl std::fmt::Display) -> DpError {
-        DpError::invalid(
+    pub fn error(&self, field: &'static str, v: impl std::fmt::Display) -> InvalidSetting {
+        InvalidSetting::new(
             field,
             format!("{v} {} is out of range: must be {}", self.unit, self.words),
         )
@@ -84,10 +84,10 @@ impl Bound {
 
 /// The configuration's clock for `coarse`, and the tick it then needs: refused if the
 /// kernel's tick cannot be read.
-pub(crate) fn clock(coarse: bool) -> Result<(u32, u64), DpError> {
+pub(crate) fn clock(coarse: bool) -> Result<(u32, u64), InvalidSetting> {
     let tick = crate::sys::tick_ns();
     if coarse && tick == 0 {
-        return Err(DpError::invalid(
+        return Err(InvalidSetting::new(
             "clock",
             "the kernel's tick could not be read",
         ));
@@ -104,12 +104,12 @@ pub(crate) fn four_ticks(
     rate_bps: u64,
     limit_bytes: u32,
     windows: &[(&'static str, &str, u64)],
-) -> Result<(), DpError> {
+) -> Result<(), InvalidSetting> {
     let drain_ns = u64::from(limit_bytes) * 8_000_000_000 / rate_bps;
     let limit = ("limit", "the limit's drain time at the rate", drain_ns);
     for &(field, what, v) in std::iter::once(&limit).chain(windows) {
         if v < 4 * tick {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 field,
                 format!(
                     "with the coarse clock, whose tick is {} us here, {what} ({} us) must be \

@@ -137,16 +137,13 @@ pub fn run_ingress(
         let stats = made.htb.as_mut().expect("htb").class_stats()?;
         for (i, u) in socks.iter().enumerate() {
             let Some(&(_, cs)) = stats.iter().find(|(id, _)| *id == classid(i)) else {
-                return Err(DpError::Invalid {
-                    field: "dev",
-                    why: format!(
-                        "loop {i}'s htb class {:x}:{:x} is gone from {} (removed by someone \
-                         else?); stopping",
-                        HTB_MAJOR,
-                        0x10 + i,
-                        s.dev
-                    ),
-                });
+                return Err(DpError::Gone(format!(
+                    "loop {i}'s htb class {:x}:{:x} is gone from {} (removed by someone \
+                     else?); stopping",
+                    HTB_MAJOR,
+                    0x10 + i,
+                    s.dev
+                )));
             };
             let mut delta = cs.bytes.saturating_sub(departed[i]);
             departed[i] = departed[i].max(cs.bytes);

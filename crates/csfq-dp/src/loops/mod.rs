@@ -193,10 +193,7 @@ pub struct EgressSettings {
 }
 
 pub(super) fn invalid(field: &'static str, why: impl Into<String>) -> DpError {
-    DpError::Invalid {
-        field,
-        why: why.into(),
-    }
+    DpError::invalid(field, why)
 }
 
 pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), DpError> {

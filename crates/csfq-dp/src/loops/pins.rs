@@ -174,12 +174,11 @@ pub(super) fn attach_loop(
 }
 
 pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> {
-    let gone = |_| DpError::Invalid {
-        field: "dev",
-        why: format!(
+    let gone = |_| {
+        DpError::Gone(format!(
             "this daemon's pins in {} are gone (csfq dp detach?); stopping",
             d.display()
-        ),
+        ))
     };
     let mut m = open_pinned(&d.join("state")).map_err(gone)?;
     let mut a = typed::<_, Array<&mut MapData, LoopStateRaw>>(&mut m, &d.join("state"))?;

@@ -287,6 +287,7 @@ mod tests {
     use super::*;
     use crate::abi::CLOCK_COARSE;
     use crate::sys::tick_ns;
+    use crate::InvalidSetting;
 
     /// After traffic stops the estimates read as of now, by hand: `A` 12.2 Mbit/s and `F`
     /// 9.9 at `K_alpha` = 100 ms read 12.2 e^-1 = 4.488 and 9.9 e^-1 = 3.642 100 ms after
@@ -342,7 +343,7 @@ mod tests {
         let raw = ok.raw().unwrap();
         assert_eq!((raw.clock, raw.tick_ns), (CLOCK_COARSE, tick));
         let field = |s: &CoreSettings| match s.raw() {
-            Err(DpError::Invalid { field, .. }) => field,
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
         };
         // The limit drains in just under four ticks.

@@ -213,6 +213,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InvalidSetting;
 
     /// The ring's size is a power of two up to the map's; the target within the limit; each
     /// refusal names its field.
@@ -225,7 +226,7 @@ mod tests {
             (4096, 16_000, 100_000_000)
         );
         let field = |s: CsfneSettings| match s.raw() {
-            Err(DpError::Invalid { field, .. }) => field,
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
         };
         for ring in [0, 3, 8192] {

@@ -420,6 +420,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InvalidSetting;
 
     /// TUF tags take the flow's rate by Eq. (3): the TSW meter with them is refused, naming
     /// the meter; each alone is taken.
@@ -431,7 +432,7 @@ mod tests {
             ..Default::default()
         };
         match both.raw() {
-            Err(DpError::Invalid { field, .. }) => assert_eq!(field, "meter"),
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => assert_eq!(field, "meter"),
             other => panic!("{other:?}"),
         }
         let tuf = EdgeSettings {
@@ -445,7 +446,9 @@ mod tests {
             ..Default::default()
         };
         match keep.raw() {
-            Err(DpError::Invalid { field, .. }) => assert_eq!(field, "keep-source-tags"),
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => {
+                assert_eq!(field, "keep-source-tags")
+            }
             other => panic!("{other:?}"),
         }
         let both = EdgeSettings {

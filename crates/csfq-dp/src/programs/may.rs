@@ -243,6 +243,7 @@ mod tests {
     use super::*;
     use crate::abi::{CLOCK_COARSE, CLOCK_FINE};
     use crate::sys::tick_ns;
+    use crate::InvalidSetting;
 
     /// MAY on the coarse clock: the paper's `Delta` (1 s) and `T0` (64 s) are far above a
     /// hundred ticks; one tick short of a hundred, each is refused, naming its field, and
@@ -262,7 +263,7 @@ mod tests {
             CLOCK_FINE
         );
         let field = |s: &MaySettings| match s.raw() {
-            Err(DpError::Invalid { field, .. }) => field,
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
         };
         let short = 100 * tick - 1;

@@ -139,6 +139,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InvalidSetting;
 
     /// The window follows the limit as the CSFQ core's `K_c` does; a window out of range
     /// is refused naming its field.
@@ -156,7 +157,7 @@ mod tests {
         })
         .raw()
         {
-            Err(DpError::Invalid { field, .. }) => assert_eq!(field, "window"),
+            Err(DpError::Invalid(InvalidSetting { field, .. })) => assert_eq!(field, "window"),
             other => panic!("{other:?}"),
         }
     }

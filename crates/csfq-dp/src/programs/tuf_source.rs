@@ -197,6 +197,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InvalidSetting;
 
     /// The defaults give Padhye's constants for b = 2; each setting out of range is
     /// refused naming its flag.
@@ -242,7 +243,7 @@ mod tests {
             ),
         ] {
             match s.raw() {
-                Err(DpError::Invalid { field: f, .. }) => assert_eq!(f, field),
+                Err(DpError::Invalid(InvalidSetting { field: f, .. })) => assert_eq!(f, field),
                 other => panic!("{field}: {other:?}"),
             }
         }
