@@ -42,7 +42,7 @@ pub enum DpError {
     /// Nothing of csfq's is attached there.
     #[error("csfq has nothing attached to `{0}`")]
     NotAttached(String),
-    /// A setting out of range, refused before anything was loaded.
+    /// A setting refused: out of range, or at odds with what is attached there.
     #[error(transparent)]
     Invalid(#[from] InvalidSetting),
     /// Something this operation relies on was removed from under it (a pin, a class), by
@@ -85,8 +85,9 @@ impl DpError {
     }
 }
 
-/// A setting out of range: the one error of checking a program's settings, naming the
-/// command's field (`--rate`, a `[[core]]` table's `rate`, ...).
+/// A setting refused (out of range, or at odds with what is attached): the one error of
+/// checking a program's settings, naming the command's field (`--rate`, a `[[core]]`
+/// table's `rate`, ...).
 #[derive(Debug, Error)]
 #[error("invalid {field}: {why}")]
 pub struct InvalidSetting {
