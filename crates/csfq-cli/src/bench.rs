@@ -3,12 +3,11 @@
 //! same run; with `--scale FLOWS`, long-lived TCP flows through one bottleneck under FIFO,
 //! CSFQ and DRR, each run in a process of its own so its peak memory is its own.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
-use csfq_sim::config::ScenarioBuilder;
+use csfq_sim::config::{FlowSpec, LinkSpec, ScenarioBuilder};
 use csfq_sim::net::{human_duration, millions};
 use csfq_sim::{DisciplineKind, Refused, ScenarioFile, SimReport, Simulation};
 
@@ -132,35 +131,23 @@ fn first_segments_taken(gbps: f64) -> f64 {
 /// 10 ms delay and a buffer of 10 ms at the link's rate; each flow's hosts hang off the
 /// routers by 10 Gbps, 1 ms access links (a round-trip time of 24 ms).
 pub fn scale_scenario(sc: Scale, d: DisciplineKind) -> Result<ScenarioFile> {
-    let rate_mbps = sc.gbps * 1e3;
-    let buffer_bytes = buffer_bytes(sc.gbps);
-    let text = format!(
-        r#"
-name = "scale-tcp{flows}-{gbps}g"
-description = "{flows} long-lived TCP flows over a {gbps} Gbps link"
-duration_s = {seconds:?}
-seed = 1
-discipline = "{d}"
-routers = ["r1", "r2"]
-
-[[link]]
-between = ["r1", "r2"]
-rate_mbps = {rate_mbps:?}
-delay_ms = 10
-buffer_bytes = {buffer_bytes}
-
-[[flow]]
-kind = "tcp"
-from = "r1"
-to = "r2"
-count = {flows}
-access = {{ rate_mbps = 10000, delay_ms = 1 }}
-"#,
-        flows = sc.flows,
-        gbps = sc.gbps,
-        seconds = sc.seconds,
-    );
-    Ok(ScenarioFile::parse(&text, Path::new("scale"))?)
+    let buffer = buffer_bytes(sc.gbps);
+    let buffer = u32::try_from(buffer as u64)
+        .with_context(|| format!("a buffer of {buffer} bytes (10 ms at {} Gbps)", sc.gbps))?;
+    let (flows, gbps) = (sc.flows, sc.gbps);
+    let s = ScenarioBuilder::new(&format!("scale-tcp{flows}-{gbps}g"), sc.seconds, d)
+        .description(format!(
+            "{flows} long-lived TCP flows over a {gbps} Gbps link"
+        ))
+        .routers(["r1", "r2"])
+        .link(
+            LinkSpec::new("r1", "r2", gbps * 1e3)
+                .delay_ms(10.0)
+                .buffer_bytes(buffer),
+        )
+        .flow(FlowSpec::tcp("r1", "r2").count(flows).access(10_000.0, 1.0))
+        .build()?;
+    Ok(s)
 }
 
 /// What one scale run measured, as the child process reports it.

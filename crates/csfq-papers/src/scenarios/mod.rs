@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use csfq_sim::config::{FlowKind, ScenarioFile};
+use csfq_sim::config::{FlowKind, FlowSpec, LinkSpec, ScenarioBuilder, ScenarioFile};
+use csfq_sim::DisciplineKind;
 
 pub mod models;
 pub mod overlay;
@@ -150,38 +151,37 @@ pub enum Cross {
 }
 
 pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
-    let routers: Vec<String> = (0..=k).map(|i| format!("\"r{i}\"")).collect();
-    let access = "access = { rate_mbps = 100, delay_ms = 1 }";
-    let main_flow = match main {
-        FlowKind::Tcp => String::from("kind = \"tcp\""),
-        _ => String::from("kind = \"udp\"\nrate_mbps = 0.909"),
-    };
-    let mut t = format!(
-        "name = \"csfq-fig6{v}\"\ndescription = \"{m} flow across {k} congested links, 10 UDP cross flows at 2 Mbps on each\"\n\
-         duration_s = 10.0\nseed = 1\ndiscipline = \"csfq\"\nrouters = [{r}]\n",
-        v = if main == FlowKind::Tcp { "b" } else { "a" },
-        m = main.name(),
-        r = routers.join(", ")
+    let variant = if main == FlowKind::Tcp { "b" } else { "a" };
+    let mut b = ScenarioBuilder::new(&format!("csfq-fig6{variant}"), 10.0, DisciplineKind::Csfq)
+        .description(format!(
+            "{} flow across {k} congested links, 10 UDP cross flows at 2 Mbps on each",
+            main.name()
+        ))
+        .routers((0..=k).map(|i| format!("r{i}")));
+    for i in 1..=k {
+        b = b.link(LinkSpec::new(
+            &format!("r{}", i - 1),
+            &format!("r{i}"),
+            10.0,
+        ));
+    }
+    let last = format!("r{k}");
+    b = b.flow(
+        match main {
+            FlowKind::Tcp => FlowSpec::tcp("r0", &last),
+            _ => FlowSpec::udp("r0", &last, 0.909),
+        }
+        .access(100.0, 1.0),
     );
     for i in 1..=k {
-        t += &format!("\n[[link]]\nbetween = [\"r{}\", \"r{i}\"]\nrate_mbps = 10\ndelay_ms = 1\nbuffer_bytes = 64000\n", i - 1);
-    }
-    t += &format!("\n[[flow]]\n{main_flow}\nfrom = \"r0\"\nto = \"r{k}\"\n{access}\n");
-    for i in 1..=k {
-        let cross_flow = match cross {
-            Cross::Cbr => String::from("kind = \"udp\"\nrate_mbps = 2"),
-            Cross::OnOff { period_ms } => {
-                format!(
-                    "kind = \"onoff\"\nrate_mbps = 4\non_ms = {period_ms}\noff_ms = {period_ms}"
-                )
-            }
+        let (from, to) = (format!("r{}", i - 1), format!("r{i}"));
+        let flow = match cross {
+            Cross::Cbr => FlowSpec::udp(&from, &to, 2.0),
+            Cross::OnOff { period_ms } => FlowSpec::onoff(&from, &to, 4.0, period_ms, period_ms),
         };
-        t += &format!(
-            "\n[[flow]]\n{cross_flow}\nfrom = \"r{}\"\nto = \"r{i}\"\ncount = 10\n{access}\n",
-            i - 1
-        );
+        b = b.flow(flow.count(10).access(100.0, 1.0));
     }
-    let mut s = ScenarioFile::parse(&t, Path::new("chain")).expect("generated chain is valid");
+    let mut s = b.build().expect("generated chain is valid");
     s.csfq = s.csfq.paper(); // the papers' experiments
     s
 }

@@ -68,6 +68,12 @@ impl ScenarioBuilder {
         }
     }
 
+    /// Its one-line description.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.file.description = text.into();
+        self
+    }
+
     /// The seed of every random stream.
     pub fn seed(mut self, seed: u64) -> Self {
         self.file.seed = seed;
@@ -212,6 +218,17 @@ impl FlowSpec {
     /// A long-lived TCP flow.
     pub fn tcp(from: &str, to: &str) -> Self {
         FlowSpec::new(FlowKind::Tcp, from, to)
+    }
+
+    /// An ON/OFF source: `rate_mbps` while ON, ON and OFF periods exponential with means
+    /// `on_ms` and `off_ms`.
+    pub fn onoff(from: &str, to: &str, rate_mbps: f64, on_ms: f64, off_ms: f64) -> Self {
+        FlowSpec {
+            rate_mbps: Some(rate_mbps),
+            on_ms: Some(on_ms),
+            off_ms: Some(off_ms),
+            ..FlowSpec::new(FlowKind::Onoff, from, to)
+        }
     }
 
     /// How many flows the table makes.
