@@ -3,10 +3,8 @@
 //! controller's parameters; rates of the sources, delays and durations it leaves out are
 //! ours and stated on each generator.
 
-use std::fmt::Write as _;
-use std::path::Path;
-
-use csfq_sim::config::ScenarioFile;
+use csfq_sim::config::{FlowSpec, LinkSpec, LoopSpec, ScenarioBuilder, ScenarioFile};
+use csfq_sim::DisciplineKind;
 
 /// overlay-fig6's cross loops per bottleneck.
 pub const LINEAR_K: u32 = 4;
@@ -19,8 +17,8 @@ pub const DUMBBELL_FLOWS: [u32; 5] = [10, 50, 100, 250, 500];
 /// overlay-fig10's leased shares `b = A / C` of the 100 Mbps bottleneck.
 pub const LEASED_SHARES: [f64; 5] = [0.2, 0.4, 0.5, 0.6, 0.8];
 
-fn parse(text: &str, name: &str) -> ScenarioFile {
-    ScenarioFile::parse(text, Path::new(name)).expect("generated overlay scenarios are valid")
+fn built(b: ScenarioBuilder) -> ScenarioFile {
+    b.build().expect("generated overlay scenarios are valid")
 }
 
 /// Fig. 5/6: routers r0..rM in a line of 100 Mbps, 5 ms links with 1 MB buffers; on each
@@ -28,37 +26,36 @@ fn parse(text: &str, name: &str) -> ScenarioFile {
 /// source (UDP at 40 Mbps, above any share it can get, so its shaper is always backlogged;
 /// 64 KB shaper queues). 20 s; shares are measured over the last 10 s.
 pub fn linear(m: u32) -> ScenarioFile {
-    let routers: Vec<String> = (0..=m).map(|i| format!("\"r{i}\"")).collect();
-    let mut t = format!(
-        "name = \"overlay-fig6\"\ndescription = \"linear network: {m} bottlenecks of 100 Mbps, {LINEAR_K} one-hop loops on each, one loop across all\"\n\
-         duration_s = 20.0\nseed = 1\ndiscipline = \"fifo\"\nrouters = [{}]\n",
-        routers.join(", ")
-    );
+    let mut b = ScenarioBuilder::new("overlay-fig6", 20.0, DisciplineKind::Fifo)
+        .description(format!(
+            "linear network: {m} bottlenecks of 100 Mbps, {LINEAR_K} one-hop loops on each, \
+             one loop across all"
+        ))
+        .routers((0..=m).map(|i| format!("r{i}")));
     for i in 1..=m {
-        let _ = write!(
-            t,
-            "\n[[link]]\nbetween = [\"r{}\", \"r{i}\"]\nrate_mbps = {LINEAR_C_MBPS}\ndelay_ms = 5\nbuffer_bytes = 1000000\n",
-            i - 1
+        b = b.link(
+            LinkSpec::new(&format!("r{}", i - 1), &format!("r{i}"), LINEAR_C_MBPS)
+                .delay_ms(5.0)
+                .buffer_bytes(1_000_000),
         );
     }
-    let flow = |t: &mut String, name: &str, from: String, to: String| {
-        let _ = write!(
-            t,
-            "\n[[loop]]\nname = \"{name}\"\ningress = \"{from}\"\negress = \"{to}\"\n\n[[flow]]\nkind = \"udp\"\nfrom = \"{from}\"\nto = \"{to}\"\nrate_mbps = 40\njitter = 0\nloop = \"{name}\"\naccess = {{ rate_mbps = 1000, delay_ms = 0 }}\n"
-        );
+    // One loop and its greedy source.
+    let greedy = |b: ScenarioBuilder, name: &str, from: &str, to: &str| {
+        b.overlay_loop(LoopSpec::new(name, from, to)).flow(
+            FlowSpec::udp(from, to, 40.0)
+                .jitter(0.0)
+                .via_loop(name)
+                .access(1000.0, 0.0),
+        )
     };
-    flow(&mut t, "long", "r0".into(), format!("r{m}"));
+    b = greedy(b, "long", "r0", &format!("r{m}"));
     for i in 1..=m {
         for k in 0..LINEAR_K {
-            flow(
-                &mut t,
-                &format!("x{i}.{k}"),
-                format!("r{}", i - 1),
-                format!("r{i}"),
-            );
+            let (from, to) = (format!("r{}", i - 1), format!("r{i}"));
+            b = greedy(b, &format!("x{i}.{k}"), &from, &to);
         }
     }
-    parse(&t, "overlay-fig6")
+    built(b)
 }
 
 /// Fig. 7: `n` TCP flows spread evenly over `loops` edge-to-edge loops (none: plain
@@ -69,50 +66,43 @@ pub fn linear(m: u32) -> ScenarioFile {
 /// no loops. 60 s.
 pub fn dumbbell(loops: u32, n: u32, fred: bool) -> ScenarioFile {
     let edges = loops.max(1);
-    let mut routers: Vec<String> = (1..=edges).map(|i| format!("\"e{i}\"")).collect();
-    routers.extend(["\"c\"".to_string(), "\"d\"".to_string()]);
-    let mut t = format!(
-        "name = \"overlay-fig7\"\ndescription = \"{n} TCP flows over {loops} edge-to-edge loops, 10 Mbps bottleneck, 50-packet buffers\"\n\
-         duration_s = 60.0\nseed = 1\ndiscipline = \"fifo\"\nrouters = [{}]\n",
-        routers.join(", ")
-    );
+    let mut b = ScenarioBuilder::new("overlay-fig7", 60.0, DisciplineKind::Fifo)
+        .description(format!(
+            "{n} TCP flows over {loops} edge-to-edge loops, 10 Mbps bottleneck, 50-packet buffers"
+        ))
+        .routers((1..=edges).map(|i| format!("e{i}")))
+        .routers(["c", "d"]);
     for i in 1..=edges {
-        let _ = write!(
-            t,
-            "\n[[link]]\nbetween = [\"e{i}\", \"c\"]\nrate_mbps = 100\ndelay_ms = 1\nbuffer_bytes = 50000\n"
-        );
+        b = b.link(LinkSpec::new(&format!("e{i}"), "c", 100.0).buffer_bytes(50_000));
     }
-    let bottleneck = if fred && loops == 0 {
-        "discipline = \"fred2\"\n"
+    let mut bottleneck = LinkSpec::new("c", "d", 10.0)
+        .delay_ms(17.0)
+        .buffer_bytes(50_000);
+    if fred && loops == 0 {
+        bottleneck = bottleneck.discipline(DisciplineKind::Fred2);
+    }
+    b = b.link(bottleneck);
+    let queue = if fred {
+        DisciplineKind::Fred2
     } else {
-        ""
+        DisciplineKind::Fifo
     };
-    let _ = write!(
-        t,
-        "\n[[link]]\nbetween = [\"c\", \"d\"]\nrate_mbps = 10\ndelay_ms = 17\nbuffer_bytes = 50000\n{bottleneck}"
-    );
-    let queue = if fred { "fred2" } else { "fifo" };
     for i in 1..=edges {
         // Flows spread as evenly as the count allows.
         let count = n / edges + u32::from(i <= n % edges);
         if count == 0 {
             continue;
         }
-        let carried = if loops > 0 {
-            let _ = write!(
-                t,
-                "\n[[loop]]\nname = \"l{i}\"\ningress = \"e{i}\"\negress = \"d\"\nqueue = \"{queue}\"\nbuffer_bytes = 50000\n"
-            );
-            format!("loop = \"l{i}\"\n")
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            t,
-            "\n[[flow]]\nkind = \"tcp\"\nfrom = \"e{i}\"\nto = \"d\"\ncount = {count}\n{carried}access = {{ rate_mbps = 100, delay_ms = 1 }}\n"
-        );
+        let edge = format!("e{i}");
+        let mut flows = FlowSpec::tcp(&edge, "d").count(count);
+        if loops > 0 {
+            let name = format!("l{i}");
+            b = b.overlay_loop(LoopSpec::new(&name, &edge, "d").shaper(queue, 50_000));
+            flows = flows.via_loop(&name);
+        }
+        b = b.flow(flows.access(100.0, 1.0));
     }
-    parse(&t, "overlay-fig7")
+    built(b)
 }
 
 /// Fig. 10: a best-effort loop with a greedy source (UDP at 100 Mbps) from t = 0, and from
@@ -121,18 +111,44 @@ pub fn dumbbell(loops: u32, n: u32, fred: bool) -> ScenarioFile {
 /// seen whole rather than cut by drops). 6 s.
 pub fn leased(b: f64) -> ScenarioFile {
     let a = b * 100.0;
-    let t = format!(
-        "name = \"overlay-fig10\"\ndescription = \"a best-effort loop, then at 2 s a quasi-leased line of {a} Mbps, on a 100 Mbps bottleneck\"\n\
-         duration_s = 6.0\nseed = 1\ndiscipline = \"fifo\"\nsample_interval_ms = 20\nrouters = [\"i1\", \"i2\", \"c\", \"e\"]\n\n\
-         [[link]]\nbetween = [\"i1\", \"c\"]\nrate_mbps = 1000\ndelay_ms = 0\nbuffer_bytes = 1000000\n\n\
-         [[link]]\nbetween = [\"i2\", \"c\"]\nrate_mbps = 1000\ndelay_ms = 0\nbuffer_bytes = 1000000\n\n\
-         [[link]]\nbetween = [\"c\", \"e\"]\nrate_mbps = 100\ndelay_ms = 10\nbuffer_bytes = 4000000\n\n\
-         [[loop]]\nname = \"best-effort\"\ningress = \"i1\"\negress = \"e\"\n\n\
-         [[loop]]\nname = \"leased\"\ningress = \"i2\"\negress = \"e\"\nservice = \"quasi-leased\"\nrate_mbps = {a}\nstart_s = 2.0\n\n\
-         [[flow]]\nkind = \"udp\"\nfrom = \"i1\"\nto = \"e\"\nrate_mbps = 100\njitter = 0\nloop = \"best-effort\"\naccess = {{ rate_mbps = 1000, delay_ms = 0 }}\n\n\
-         [[flow]]\nkind = \"udp\"\nfrom = \"i2\"\nto = \"e\"\nrate_mbps = {a}\njitter = 0\nstart_s = 2.0\nloop = \"leased\"\naccess = {{ rate_mbps = 1000, delay_ms = 0 }}\n"
-    );
-    parse(&t, "overlay-fig10")
+    let s = ScenarioBuilder::new("overlay-fig10", 6.0, DisciplineKind::Fifo)
+        .description(format!(
+            "a best-effort loop, then at 2 s a quasi-leased line of {a} Mbps, on a 100 Mbps \
+             bottleneck"
+        ))
+        .with(|s| s.sample_interval = Some(20.0))
+        .routers(["i1", "i2", "c", "e"])
+        .link(
+            LinkSpec::new("i1", "c", 1000.0)
+                .delay_ms(0.0)
+                .buffer_bytes(1_000_000),
+        )
+        .link(
+            LinkSpec::new("i2", "c", 1000.0)
+                .delay_ms(0.0)
+                .buffer_bytes(1_000_000),
+        )
+        .link(
+            LinkSpec::new("c", "e", 100.0)
+                .delay_ms(10.0)
+                .buffer_bytes(4_000_000),
+        )
+        .overlay_loop(LoopSpec::new("best-effort", "i1", "e"))
+        .overlay_loop(LoopSpec::new("leased", "i2", "e").quasi_leased(a, 2.0))
+        .flow(
+            FlowSpec::udp("i1", "e", 100.0)
+                .jitter(0.0)
+                .via_loop("best-effort")
+                .access(1000.0, 0.0),
+        )
+        .flow(
+            FlowSpec::udp("i2", "e", a)
+                .jitter(0.0)
+                .between_s(2.0, None)
+                .via_loop("leased")
+                .access(1000.0, 0.0),
+        );
+    built(s)
 }
 
 /// The same network with no loops: every flow enters the FIFO network directly.

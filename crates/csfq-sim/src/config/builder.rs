@@ -26,7 +26,8 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::{
-    AccessSpec, DisciplineKind, FlowKind, FlowSpec, LinkSpec, LoopSpec, ScenarioError, ScenarioFile,
+    AccessSpec, DisciplineKind, FlowKind, FlowSpec, LinkSpec, LoopSpec, ScenarioError,
+    ScenarioFile, ServiceKind,
 };
 
 /// Builds a [`ScenarioFile`] from values; see the module's example.
@@ -277,6 +278,44 @@ impl FlowSpec {
         });
         self
     }
+
+    /// Carried by the overlay loop `name` (a `[[loop]]` of the scenario).
+    pub fn via_loop(mut self, name: &str) -> Self {
+        self.overlay_loop = Some(name.to_string());
+        self
+    }
+}
+
+impl LoopSpec {
+    /// A best-effort loop `name` from edge router `ingress` to `egress`, with a file's
+    /// defaults: starting at 0, a FIFO shaper queue of 64 000 bytes.
+    pub fn new(name: &str, ingress: &str, egress: &str) -> Self {
+        LoopSpec {
+            name: name.to_string(),
+            ingress: ingress.to_string(),
+            egress: egress.to_string(),
+            service: ServiceKind::BestEffort,
+            rate_mbps: None,
+            start_s: 0.0,
+            queue: DisciplineKind::Fifo,
+            buffer_bytes: 64_000,
+        }
+    }
+
+    /// A quasi-leased line of `rate_mbps` from `start_s`.
+    pub fn quasi_leased(mut self, rate_mbps: f64, start_s: f64) -> Self {
+        self.service = ServiceKind::QuasiLeased;
+        self.rate_mbps = Some(rate_mbps);
+        self.start_s = start_s;
+        self
+    }
+
+    /// Its shaper queue: `queue` with a buffer of `buffer_bytes`.
+    pub fn shaper(mut self, queue: DisciplineKind, buffer_bytes: u32) -> Self {
+        self.queue = queue;
+        self.buffer_bytes = buffer_bytes;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -362,6 +401,77 @@ access = { rate_mbps = 100, delay_ms = 2 }
         );
         assert_eq!(built.tcp, written.tcp);
         assert_eq!(built.csfq, written.csfq);
+    }
+
+    /// The loops', ON/OFF flows' and description's constructors give what a file with
+    /// the same lines, and no other, parses to.
+    #[test]
+    fn loops_and_onoff_flows_built_equal_written() {
+        let built = ScenarioBuilder::new("l", 3.0, DisciplineKind::Fifo)
+            .description("two loops")
+            .routers(["i", "c", "e"])
+            .link(LinkSpec::new("i", "c", 100.0))
+            .link(LinkSpec::new("c", "e", 10.0))
+            .overlay_loop(LoopSpec::new("be", "i", "e"))
+            .overlay_loop(
+                LoopSpec::new("ql", "i", "e")
+                    .quasi_leased(2.0, 1.5)
+                    .shaper(DisciplineKind::Red, 32_000),
+            )
+            .flow(FlowSpec::udp("i", "e", 8.0).via_loop("be"))
+            .flow(FlowSpec::onoff("i", "e", 4.0, 50.0, 150.0).via_loop("ql"))
+            .build()
+            .unwrap();
+        let written = ScenarioFile::parse(
+            r#"name = "l"
+description = "two loops"
+duration_s = 3.0
+discipline = "fifo"
+routers = ["i", "c", "e"]
+
+[[link]]
+between = ["i", "c"]
+rate_mbps = 100
+
+[[link]]
+between = ["c", "e"]
+rate_mbps = 10
+
+[[loop]]
+name = "be"
+ingress = "i"
+egress = "e"
+
+[[loop]]
+name = "ql"
+ingress = "i"
+egress = "e"
+service = "quasi-leased"
+rate_mbps = 2
+start_s = 1.5
+queue = "red"
+buffer_bytes = 32000
+
+[[flow]]
+kind = "udp"
+from = "i"
+to = "e"
+rate_mbps = 8
+loop = "be"
+
+[[flow]]
+kind = "onoff"
+from = "i"
+to = "e"
+rate_mbps = 4
+on_ms = 50
+off_ms = 150
+loop = "ql"
+"#,
+            Path::new("l.toml"),
+        )
+        .unwrap();
+        assert_eq!(built, written);
     }
 
     /// An invalid built scenario is refused with the field at fault.
