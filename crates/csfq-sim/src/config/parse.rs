@@ -208,6 +208,13 @@ impl ScenarioFile {
         toml::to_string(self).expect("a scenario always serializes")
     }
 
+    /// Checks a scenario changed in code as its file would be checked: the same message,
+    /// naming the line of the TOML it stands for, for a value no file could hold.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        let name = format!("<{} as changed>", self.name);
+        ScenarioFile::parse(&self.to_toml(), Path::new(&name)).map(|_| ())
+    }
+
     /// The scenario with a run's overrides: another seed, every link on one discipline.
     pub fn with_run_options(self, seed: Option<u64>, d: Option<DisciplineKind>) -> Self {
         let mut s = match d {
