@@ -3,7 +3,7 @@
 // the TOML files beside this one describe them to csfq.
 //
 //   csfq-htsim --link-mbps R --delay-ms D --buffer-bytes B --tcp N [--cbr-mbps U]
-//              [--access-mbps A] --duration-s T --out flows.csv
+//              [--access-mbps A] [--rtx-scan-ms S] --duration-s T --out flows.csv
 //
 // Topology, as in the csfq simulator: each flow has its own sender and receiver host,
 // joined to routers r1 and r2 by private access links (rate A, delay D, a 1 MiB
@@ -18,8 +18,8 @@
 // csfq's `[tcp]` can be set alike: initial window 1 segment, largest window 64 segments,
 // RTO = SRTT + 4 RTTVAR with htsim's fixed floor of 250 ms and first RTO of 3 s (the
 // TOML files set csfq's `min_rto_ms`, `initial_rto_ms` and `clock_granularity_ms = 0`
-// to these). htsim checks the timers every 10 ms (TcpRtxTimerScanner, as its own
-// examples), csfq at each timer's instant. Every flow starts at time 0. The CBR source
+// to these). htsim checks the timers every S ms, 10 by default (TcpRtxTimerScanner, as its
+// own examples), csfq at each timer's instant. Every flow starts at time 0. The CBR source
 // sends 1000-byte packets at exactly its rate (csfq: `jitter = 0`); it is flow 0, the
 // TCPs follow.
 //
@@ -54,13 +54,15 @@ struct Args {
     double cbr_mbps = 0;
     double access_mbps = 0;
     double duration_s = 0;
+    double rtx_scan_ms = 10;
     std::string out;
 };
 
 [[noreturn]] void usage(const std::string& why) {
     std::cerr << "csfq-htsim: " << why
               << "\nusage: csfq-htsim --link-mbps R --delay-ms D --buffer-bytes B --tcp N"
-                 " [--cbr-mbps U] [--access-mbps A] --duration-s T --out flows.csv\n";
+                 " [--cbr-mbps U] [--access-mbps A] [--rtx-scan-ms S] --duration-s T"
+                 " --out flows.csv\n";
     std::exit(2);
 }
 
@@ -86,9 +88,11 @@ Args parse(int argc, char** argv) {
         else if (!std::strcmp(f, "--cbr-mbps")) a.cbr_mbps = number(f, v);
         else if (!std::strcmp(f, "--access-mbps")) a.access_mbps = number(f, v);
         else if (!std::strcmp(f, "--duration-s")) a.duration_s = number(f, v);
+        else if (!std::strcmp(f, "--rtx-scan-ms")) a.rtx_scan_ms = number(f, v);
         else if (!std::strcmp(f, "--out")) a.out = v;
         else usage(std::string("unknown flag ") + f);
     }
+    if (a.rtx_scan_ms <= 0) usage("--rtx-scan-ms must be above 0");
     if (a.link_mbps <= 0 || a.buffer_bytes <= 0 || a.duration_s <= 0 || a.out.empty()) {
         usage("--link-mbps, --buffer-bytes, --duration-s and --out are required");
     }
@@ -144,7 +148,7 @@ int main(int argc, char** argv) {
         src->connect(*out, *cbr_sink, 0);
     }
 
-    TcpRtxTimerScanner scanner(timeFromMs(10), ev);
+    TcpRtxTimerScanner scanner(timeFromMs(a.rtx_scan_ms), ev);
     std::vector<TcpSink*> sinks;
     for (int i = 0; i < a.tcp; ++i) {
         TcpSrc* src = new TcpSrc(nullptr, nullptr, ev);
