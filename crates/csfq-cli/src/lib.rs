@@ -4,8 +4,6 @@
 pub mod bench;
 pub mod demo;
 pub mod dp;
-mod dp_apply;
-mod dp_cores;
 pub mod exporter;
 pub mod plot;
 pub mod reproduce;
