@@ -20,8 +20,9 @@ throughput, Jain's index of the flows and the CBR's throughput, so that a ratio 
 next to the evidence that both did the same work. Outside the test suite: nothing here
 is asserted.
 
-  python3 bench/htsim/compare.py [--htsim-source DIR] [--cases fig3b,tcp1000,...]
-                                 [--repeat N] [--cpu N] [--csfq PATH] [--out DIR]
+  python3 bench/htsim/compare.py [--htsim-source DIR | --htsim-repo URL]
+                                 [--cases fig3b,tcp1000,...] [--repeat N] [--cpu N]
+                                 [--csfq PATH] [--out DIR]
 """
 
 from __future__ import annotations
@@ -84,16 +85,17 @@ def outcome(flows_csv: Path) -> tuple[float, float, float | None]:
     return sum(x), ns3.jain(x), (sum(cbr) if cbr else None)
 
 
-def ensure_htsim(src: Path | None, work: Path) -> Path:
+def ensure_htsim(src: Path | None, work: Path, repo: str) -> Path:
     """The `sim/` directory of an htsim tree at HTSIM_COMMIT, with libhtsim.a built."""
     if src is None:
         src = work / "csg-htsim"
-        if not (src / ".git").exists():
-            print(f"fetching htsim ({HTSIM_REPO} at {HTSIM_COMMIT[:12]}) into {src}...", flush=True)
+        if not (src / "sim" / "tcp.h").exists():
+            print(f"fetching htsim ({repo} at {HTSIM_COMMIT[:12]}) into {src}...", flush=True)
             src.mkdir(parents=True, exist_ok=True)
             ns3.run(["git", "init", "-q"], cwd=src)
-            ns3.run(["git", "fetch", "-q", "--depth", "1", HTSIM_REPO, HTSIM_COMMIT], cwd=src)
-            # Only sim/: the experiments hold large data files the build does not need.
+            # The commit without its files, then only sim/'s: the experiments hold large
+            # data files the build does not need.
+            ns3.run(["git", "fetch", "-q", "--depth", "1", "--filter=blob:none", repo, HTSIM_COMMIT], cwd=src)
             ns3.run(["git", "checkout", "-q", "FETCH_HEAD", "--", "sim"], cwd=src)
     sim = src / "sim"
     if not (sim / "tcp.h").exists():
@@ -101,6 +103,8 @@ def ensure_htsim(src: Path | None, work: Path) -> Path:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True).stdout.strip()
     if head and head != HTSIM_COMMIT:
         print(f"note: {src} is at {head[:12]}, not the pinned {HTSIM_COMMIT[:12]}", flush=True)
+    elif not head and not (src / ".git" / "FETCH_HEAD").exists():
+        print(f"note: {src} is not a git checkout; taken to be htsim at {HTSIM_COMMIT[:12]}", flush=True)
     if not (sim / "libhtsim.a").exists():
         print(f"building libhtsim.a in {sim}...", flush=True)
         ns3.run(["make", "-j", str(os.cpu_count() or 1), "libhtsim.a"], cwd=sim)
@@ -121,6 +125,7 @@ def compile_program(sim: Path, exe: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--htsim-source", type=Path, help=f"an htsim tree (default: fetch {HTSIM_COMMIT[:12]} into OUT/src)")
+    ap.add_argument("--htsim-repo", default=HTSIM_REPO, help=f"where to fetch htsim from (default {HTSIM_REPO}; a mirror)")
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians are reported (default 3)")
     ap.add_argument("--cpu", type=int, help="pin every run to this CPU (taskset -c)")
@@ -133,7 +138,7 @@ def main() -> int:
             raise HarnessError(f"{tool} is needed (Debian: apt-get install g++ make git util-linux)")
     pin = ["taskset", "-c", str(args.cpu)] if args.cpu is not None else []
 
-    sim = ensure_htsim(args.htsim_source.resolve() if args.htsim_source else None, args.out / "src")
+    sim = ensure_htsim(args.htsim_source.resolve() if args.htsim_source else None, args.out / "src", args.htsim_repo)
     exe = args.out / "bin" / "csfq-htsim"
     compile_program(sim, exe)
     csfq = ns3.ensure_csfq(args.csfq)
