@@ -127,17 +127,6 @@ fn default_buffer() -> u32 {
     64_000
 }
 
-/// Disciplines a loop's shaper queue may run: those that need no edge labels.
-pub const SHAPER_QUEUES: [DisciplineKind; 7] = [
-    DisciplineKind::Fifo,
-    DisciplineKind::Red,
-    DisciplineKind::Fred1,
-    DisciplineKind::Fred2,
-    DisciplineKind::Drr,
-    DisciplineKind::Ared,
-    DisciplineKind::Las,
-];
-
 /// The route between two routers over the routers' links only, as port indices (link
 /// `i` gives ports `2i` (first to second router) and `2i + 1`): fewest hops, ties to the
 /// link listed first, as [`crate::net`] routes flows.
@@ -284,8 +273,12 @@ pub(crate) fn validate(s: &ScenarioFile) -> Result<(), LoopIssue> {
         if !(spec.start_s.is_finite() && spec.start_s >= 0.0 && spec.start_s < s.duration_s) {
             return bad("start_s", "must be in [0, duration_s)".into());
         }
-        if !SHAPER_QUEUES.contains(&spec.queue) {
-            let names: Vec<_> = SHAPER_QUEUES.iter().map(|d| d.name()).collect();
+        if !spec.queue.shapes_loops() {
+            let names: Vec<_> = DisciplineKind::ALL
+                .iter()
+                .filter(|d| d.shapes_loops())
+                .map(|d| d.name())
+                .collect();
             return bad(
                 "queue",
                 format!("the shaper queue is one of {}", names.join(", ")),
