@@ -192,20 +192,16 @@ pub struct EgressSettings {
     pub duration: Option<Duration>,
 }
 
-pub(super) fn invalid(field: &'static str, why: impl Into<String>) -> DpError {
-    DpError::invalid(field, why)
-}
-
 pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), DpError> {
     if loops.is_empty() || loops.len() > LOOP_MAX {
-        return Err(invalid(
+        return Err(DpError::invalid(
             "loop",
             format!("give 1 to {LOOP_MAX} loops (--loop PREFIX/LEN)"),
         ));
     }
     for (i, a) in loops.iter().enumerate() {
         if loops[..i].iter().any(|b| b.key() == a.key()) {
-            return Err(invalid(
+            return Err(DpError::invalid(
                 "loop",
                 format!("{}/{} is given twice", a.prefix, a.len),
             ));
@@ -216,7 +212,7 @@ pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), DpError> {
 
 pub(super) fn check_period(field: &'static str, d: Duration) -> Result<Nanos, DpError> {
     if d < Duration::from_millis(1) || d > Duration::from_secs(10) {
-        return Err(invalid(field, "must be between 1 ms and 10 s"));
+        return Err(DpError::invalid(field, "must be between 1 ms and 10 s"));
     }
     Ok(Nanos(d.as_nanos() as u64))
 }
@@ -227,13 +223,16 @@ impl IngressSettings {
         check_loops(&self.loops)?;
         let tau = check_period("tau", self.tau)?;
         if !(64..=65_535).contains(&self.packet_bytes) {
-            return Err(invalid("packet-bytes", "must be 64 to 65535 bytes"));
+            return Err(DpError::invalid(
+                "packet-bytes",
+                "must be 64 to 65535 bytes",
+            ));
         }
         if self.max_rate_bps < 100_000 || self.max_rate_bps > 1_000_000_000_000 {
-            return Err(invalid("rate", "must be 100 kbit/s to 1 Tbit/s"));
+            return Err(DpError::invalid("rate", "must be 100 kbit/s to 1 Tbit/s"));
         }
         if !(1..=100_000).contains(&self.queue_packets) {
-            return Err(invalid("queue", "must be 1 to 100000 packets"));
+            return Err(DpError::invalid("queue", "must be 1 to 100000 packets"));
         }
         let max = self.max_rate_bps as f64;
         self.loops
@@ -245,7 +244,7 @@ impl IngressSettings {
                     l.service
                 {
                     if rate_bps > max {
-                        return Err(invalid(
+                        return Err(DpError::invalid(
                             "loop",
                             format!("{}/{}: its rate is above --rate", l.prefix, l.len),
                         ));

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use aya::maps::{Array, LpmTrie, MapData};
 
-use super::{invalid, LoopSpec, HTB_MAJOR};
+use super::{LoopSpec, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
 use crate::error::DpError;
 use crate::htb::Tc;
@@ -122,7 +122,7 @@ pub(super) fn refuse_running(dev: &str, role: Role) -> Result<(), DpError> {
         let st = read_states(&d).ok().and_then(|s| s.first().copied());
         let running =
             st.is_some_and(|s| monotonic_ns().saturating_sub(s.updated_ns) < 1_000_000_000);
-        return Err(invalid(
+        return Err(DpError::invalid(
             "dev",
             format!(
                 "a {} daemon {} on {dev}{}; {}",
