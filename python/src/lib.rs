@@ -10,7 +10,7 @@ use std::path::Path;
 use csfq_papers::experiments::{find, EXPERIMENTS};
 use csfq_papers::{analyze_seeds, run_experiments, Progress, DEFAULT_SEEDS};
 use csfq_sim::net::References;
-use csfq_sim::{DisciplineKind, Refused, ScenarioFile, Simulation, Topology};
+use csfq_sim::{DisciplineKind, Refused, Scenario, ScenarioFile, Simulation, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -76,7 +76,7 @@ fn load(
     file: &str,
     d: Option<&str>,
     seed: Option<u64>,
-) -> PyResult<ScenarioFile> {
+) -> PyResult<Scenario> {
     let d = discipline(d)?;
     let s = ScenarioFile::parse(text, Path::new(file)).map_err(|e| scenario_error(py, &e))?;
     Ok(s.with_run_options(seed, d))
@@ -260,7 +260,7 @@ fn check(py: Python<'_>, text: &str, file: &str) -> PyResult<String> {
     let s = load(py, text, file, None, None)?;
     py.detach(move || {
         Topology::build(&s).map_err(sim_error)?;
-        toml::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
+        toml::to_string(&*s).map_err(|e| SimulationError::new_err(e.to_string()))
     })
 }
 

@@ -9,9 +9,9 @@ use anyhow::{bail, Context, Result};
 use csfq_papers::experiments::find;
 use csfq_sim::config::{FlowSpec, LinkSpec, ScenarioBuilder};
 use csfq_sim::net::{human_duration, millions};
-use csfq_sim::{DisciplineKind, Refused, ScenarioFile, SimReport, Simulation};
+use csfq_sim::{DisciplineKind, Refused, Scenario, SimReport, Simulation};
 
-fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
+fn fastest(s: &Scenario, repeat: u32) -> Result<(Duration, SimReport)> {
     let mut best: Option<(Duration, SimReport)> = None;
     for _ in 0..repeat {
         let sim = Simulation::new(s)?;
@@ -26,7 +26,7 @@ fn fastest(s: &ScenarioFile, repeat: u32) -> Result<(Duration, SimReport)> {
 }
 
 /// The scale scenario: one UDP at 1 Gbps and 999 TCP flows over a 1 Gbps link, 10 s.
-pub fn large_scenario(d: DisciplineKind) -> ScenarioFile {
+pub fn large_scenario(d: DisciplineKind) -> Scenario {
     ScenarioBuilder::udp_and_tcps("udp1-tcp999-1g", 10.0, d, 1000.0, 999)
         .with(|s| s.description = "1 UDP at 1 Gbps and 999 TCP flows over a 1 Gbps link".into())
         .build()
@@ -35,9 +35,9 @@ pub fn large_scenario(d: DisciplineKind) -> ScenarioFile {
 
 /// `csfq bench`.
 pub fn bench(repeat: u32, large: bool) -> Result<()> {
-    let mut cases: Vec<(String, ScenarioFile)> = Vec::new();
+    let mut cases: Vec<(String, Scenario)> = Vec::new();
     for id in ["csfq-fig3b", "csfq-fig3a"] {
-        let base = find(id).expect("shipped experiment").scenario();
+        let base = find(id).expect("shipped experiment").scenario().check()?;
         for d in DisciplineKind::ALL {
             cases.push((format!("{id}/{d}"), base.with_discipline(d)));
         }
@@ -130,7 +130,7 @@ fn first_segments_taken(gbps: f64) -> f64 {
 /// The scale scenario: `flows` TCP flows from `r1` to `r2` over one link of `gbps` with a
 /// 10 ms delay and a buffer of 10 ms at the link's rate; each flow's hosts hang off the
 /// routers by 10 Gbps, 1 ms access links (a round-trip time of 24 ms).
-pub fn scale_scenario(sc: Scale, d: DisciplineKind) -> Result<ScenarioFile> {
+pub fn scale_scenario(sc: Scale, d: DisciplineKind) -> Result<Scenario> {
     let buffer = buffer_bytes(sc.gbps);
     let buffer = u32::try_from(buffer as u64)
         .with_context(|| format!("a buffer of {buffer} bytes (10 ms at {} Gbps)", sc.gbps))?;

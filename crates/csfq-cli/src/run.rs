@@ -8,10 +8,10 @@ use csfq_algo::Nanos;
 use csfq_sim::net::References;
 use csfq_sim::observe::pcap::PcapTrace;
 use csfq_sim::observe::trace::TraceEnd;
-use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation, Topology};
+use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, SimReport, Simulation, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 
-fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<ScenarioFile> {
+fn load(path: &Path, seed: Option<u64>, d: Option<DisciplineKind>) -> Result<Scenario> {
     Ok(ScenarioFile::load(path)?.with_run_options(seed, d))
 }
 
@@ -56,7 +56,7 @@ fn catch_interrupts() {
 impl TraceRequest {
     /// The ports of links named on the command line (deduplicated, in order).
     pub fn of_links(
-        s: &ScenarioFile,
+        s: &Scenario,
         links: &[String],
         path: PathBuf,
         limit_bytes: u64,
@@ -80,7 +80,7 @@ impl TraceRequest {
 /// Builds a scenario's simulation if [`Simulation::admit`] admits it (it would fit in
 /// memory, and take no more than a day unless `long`); says what a run of more than a
 /// minute is expected to take.
-pub fn build(s: &ScenarioFile, long: bool) -> Result<Simulation> {
+pub fn build(s: &Scenario, long: bool) -> Result<Simulation> {
     let csfq_sim::Admitted { sim, estimate } = Simulation::admit(s, long)?;
     if let Some(expected) = estimate.expected() {
         eprintln!("note: {expected}");
@@ -94,7 +94,7 @@ pub fn build(s: &ScenarioFile, long: bool) -> Result<Simulation> {
 /// [`Interrupted`].
 pub fn simulate_with_progress(
     mut sim: Simulation,
-    s: &ScenarioFile,
+    s: &Scenario,
     trace: Option<&TraceRequest>,
 ) -> Result<(SimReport, References, std::time::Duration, Option<TraceEnd>)> {
     if let Some(t) = trace {

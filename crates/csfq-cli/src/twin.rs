@@ -15,7 +15,7 @@
 
 use anyhow::{bail, Result};
 use csfq_dp::{CoreSettings, EdgeSettings};
-use csfq_sim::config::{CongestionControl, FlowSpec, LinkSpec, ScenarioBuilder, ScenarioFile};
+use csfq_sim::config::{CongestionControl, FlowSpec, LinkSpec, Scenario, ScenarioBuilder};
 use csfq_sim::{DisciplineKind, Simulation};
 use serde::Serialize;
 
@@ -63,7 +63,7 @@ impl TwinSetup {
     }
 
     /// The scenario of seed `seed`.
-    pub fn scenario(&self, seed: u64) -> Result<ScenarioFile> {
+    pub fn scenario(&self, seed: u64) -> Result<Scenario> {
         let (core, edge) = (self.core(), EdgeSettings::default());
         let mbps = self.rate_bps as f64 / 1e6;
         // The hosts' side of the routers: veth, far faster than the shaper.
@@ -372,8 +372,7 @@ mod tests {
         assert!(p.udp_share.max < 1.5, "{p:?}");
         assert!(p.tcp_min_share.min > 0.5, "{p:?}");
         assert!(p.link_use.mean > 0.9, "{p:?}");
-        let mut fifo = t.scenario(1).unwrap();
-        fifo.discipline = DisciplineKind::Fifo;
+        let fifo = t.scenario(1).unwrap().with_discipline(DisciplineKind::Fifo);
         let r = Simulation::new(&fifo).unwrap().run();
         assert!(
             r.flows[0].throughput_mbps > 1.5 * 2.0,

@@ -17,7 +17,7 @@
 //! The `csfq` command writes what this computes (tables, CSV, JSON, SVG, the report); the
 //! Python package reads it.
 
-use csfq_sim::{BuildError, DisciplineKind, SimReport, Simulation};
+use csfq_sim::{BuildError, DisciplineKind, ScenarioError, SimReport, Simulation};
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -157,7 +157,7 @@ pub fn run_experiments(
     es: &[&Experiment],
     seeds: &[u64],
     progress: &Progress,
-) -> Result<Vec<Vec<RunResult>>, BuildError> {
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     let plans: Vec<Plan> = es
         .iter()
         .map(|&experiment| Plan {
@@ -187,6 +187,18 @@ pub trait RunStore: Sync {
     fn put(&self, key: u64, run: &RunResult);
 }
 
+/// Why a run of an experiment could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The run's scenario, as the experiment and its setting made it, is one no file could
+    /// hold (the experiments' variants are tested to be valid: `tests/variants.rs`).
+    #[error("an experiment's run is not a valid scenario: {0}")]
+    Invalid(#[from] ScenarioError),
+    /// Its network could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
 /// Keeps nothing.
 pub struct NoStore;
 
@@ -214,7 +226,7 @@ pub fn run_plans(
     plans: &[Plan],
     seeds: &[u64],
     progress: &Progress,
-) -> Result<Vec<Vec<RunResult>>, BuildError> {
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     run_plans_stored(plans, seeds, progress, &NoStore)
 }
 
@@ -225,7 +237,7 @@ pub fn run_plans_stored(
     seeds: &[u64],
     progress: &Progress,
     store: &dyn RunStore,
-) -> Result<Vec<Vec<RunResult>>, BuildError> {
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     let mut runs = Vec::new();
     for (i, p) in plans.iter().enumerate() {
         for &d in p.experiment.disciplines {
@@ -251,7 +263,7 @@ pub fn run_plans_stored(
         cost(&b.2).total_cmp(&cost(&a.2))
     });
     progress.start(runs.len());
-    let done: Result<Vec<(usize, RunResult)>, BuildError> = runs
+    let done: Result<Vec<(usize, RunResult)>, RunError> = runs
         .into_par_iter()
         .map(|(i, d, r)| {
             let key = run_key(d, &r);
@@ -259,7 +271,7 @@ pub fn run_plans_stored(
                 progress.done_one();
                 return Ok((i, kept));
             }
-            let sim = Simulation::new(&r.scenario)?;
+            let sim = Simulation::new(&r.scenario.check()?)?;
             let fair = sim.topology().max_min_allocation();
             let report = sim.run();
             let run = RunResult {

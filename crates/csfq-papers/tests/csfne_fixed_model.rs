@@ -11,7 +11,7 @@ const SEEDS: u64 = 4;
 fn run(id: &str, d: DisciplineKind, seed: u64) -> SimReport {
     let mut s = find(id).unwrap().scenario().with_discipline(d);
     s.seed = seed;
-    Simulation::new(&s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 /// Mean and standard error of the mean.

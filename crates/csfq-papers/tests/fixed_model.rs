@@ -8,7 +8,7 @@ use csfq_sim::{DisciplineKind, SimReport, Simulation};
 fn run(id: &str, d: DisciplineKind, seed: u64) -> SimReport {
     let mut s = find(id).unwrap().scenario().with_discipline(d);
     s.seed = seed;
-    Simulation::new(&s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 fn mean_alpha(r: &SimReport) -> f64 {

@@ -11,7 +11,7 @@ use std::path::Path;
 use DisciplineKind::*;
 
 fn run(s: &ScenarioFile) -> SimReport {
-    Simulation::new(s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 fn mean_fct(r: &SimReport) -> f64 {
@@ -65,7 +65,7 @@ fn drr_is_max_min_fair_across_three_bottlenecks() {
     for seed in 1..=8 {
         let mut s = base.clone();
         s.seed = seed;
-        let sim = Simulation::new(&s).unwrap();
+        let sim = Simulation::new(&s.check().unwrap()).unwrap();
         let fair = sim.topology().max_min_allocation();
         let mut shares: Vec<f64> = fair.iter().map(|a| a / 1e6).collect();
         shares.sort_by(f64::total_cmp);
@@ -166,7 +166,7 @@ fn bad_may_parameters_point_at_their_line() {
 #[test]
 fn heterogeneous_delays_and_periodic_transfers() {
     let s = find("may-fig5").unwrap().scenario();
-    let t = csfq_sim::Topology::build(&s).unwrap();
+    let t = csfq_sim::Topology::build(&s.check().unwrap()).unwrap();
     let rtt = |f: usize| {
         let d: u64 = t
             .fwd_ports(f)
@@ -178,7 +178,7 @@ fn heterogeneous_delays_and_periodic_transfers() {
     assert!((rtt(0) - 40.0).abs() < 1e-6);
     assert!((rtt(99) - 440.0).abs() < 1e-6);
     let s = find("may-fig9").unwrap().scenario();
-    let t = csfq_sim::Topology::build(&s).unwrap();
+    let t = csfq_sim::Topology::build(&s.check().unwrap()).unwrap();
     let web: Vec<_> = t.flows.iter().filter(|f| f.size_pkts.is_some()).collect();
     assert_eq!(web.len(), 250);
     for (j, f) in web.iter().enumerate() {

@@ -9,7 +9,7 @@ use csfq_sim::observe::report::FlowReport;
 use csfq_sim::{ScenarioFile, SimReport, Simulation};
 
 fn run(s: &ScenarioFile) -> SimReport {
-    Simulation::new(s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 /// A flow's mean throughput over the samples from `from_s` on, Mbit/s.
@@ -48,7 +48,7 @@ fn loops_hold_a_udp_to_its_share_at_its_own_ingress() {
 #[test]
 fn the_long_loop_lies_between_proportional_and_min_delay_fairness() {
     let s = linear(3);
-    let topo = csfq_sim::Topology::build(&s).unwrap();
+    let topo = csfq_sim::Topology::build(&s.check().unwrap()).unwrap();
     let pf = linear_network_proportional(100.0, 3, 4);
     let md = linear_network_min_delay(100.0, 3, 4);
     assert!((topo.alpha_fair_allocation(1.0)[0] / 1e6 / pf - 1.0).abs() < 1e-9);

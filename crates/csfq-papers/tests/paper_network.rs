@@ -71,7 +71,7 @@ fn fig7_rlm_and_tcp_share_fairly_under_csfq_and_drr() {
     let half = |d, seed| -> Vec<f64> {
         let mut s = find("csfq-fig7").unwrap().scenario().with_discipline(d);
         s.seed = seed;
-        let r = Simulation::new(&s).unwrap().run();
+        let r = Simulation::new(&s.check().unwrap()).unwrap().run();
         r.flows
             .iter()
             .map(|f| mean(&f.series_mbps[f.series_mbps.len() / 2..]))
@@ -127,7 +127,7 @@ fn table2_short_transfers() {
         for seed in 1..=3 {
             let mut s = find("csfq-table2").unwrap().scenario().with_discipline(d);
             s.seed = seed;
-            let r = Simulation::new(&s).unwrap().run();
+            let r = Simulation::new(&s.check().unwrap()).unwrap().run();
             let web: Vec<_> = r.flows.iter().filter(|f| f.kind == "web").collect();
             assert_eq!(web.len(), 60);
             assert!(
@@ -233,7 +233,7 @@ fn table4_relabeling() {
                 f.rate_mbps = None;
             }
             s.seed = seed;
-            let r = Simulation::new(&s).unwrap().run();
+            let r = Simulation::new(&s.check().unwrap()).unwrap().run();
             r.flows.iter().map(|f| f.throughput_mbps).collect()
         })
         .collect();
@@ -258,8 +258,10 @@ fn table4_relabeling() {
 fn weighted_scenarios_match_weighted_water_filling() {
     for id in ["weighted-1link", "weighted-2links"] {
         let s = find(id).unwrap().scenario();
-        let fair = Topology::build(&s).unwrap().max_min_allocation();
-        let r = Simulation::new(&s).unwrap().run();
+        let fair = Topology::build(&s.check().unwrap())
+            .unwrap()
+            .max_min_allocation();
+        let r = Simulation::new(&s.check().unwrap()).unwrap().run();
         for (f, a) in r.flows.iter().zip(&fair) {
             let dev = f.throughput_mbps * 1e6 / a - 1.0;
             assert!(

@@ -8,7 +8,7 @@ use csfq_sim::{DisciplineKind, SimReport, Simulation, Topology};
 fn run(id: &str, d: DisciplineKind, seed: u64) -> SimReport {
     let mut s = find(id).unwrap().scenario().with_discipline(d);
     s.seed = seed;
-    Simulation::new(&s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 const FAIR: f64 = 0.3125; // 10 Mbps / 32 flows
@@ -139,19 +139,19 @@ fn fig4_csfq_protects_tcp_for_every_n() {
     let base = find("csfq-fig4").unwrap().scenario();
     for n in 2..=32 {
         let s = fig4_with(&base.with_discipline(DisciplineKind::Csfq), n);
-        let r = Simulation::new(&s).unwrap().run();
+        let r = Simulation::new(&s.check().unwrap()).unwrap().run();
         let norm = r.flows[0].throughput_mbps / (10.0 / n as f64);
         assert!(norm > 0.5, "N = {n}: TCP at {norm:.2} of its fair share");
     }
     for n in [2, 8, 14, 20] {
         let s = fig4_with(&base.with_discipline(DisciplineKind::Drr), n);
-        let r = Simulation::new(&s).unwrap().run();
+        let r = Simulation::new(&s.check().unwrap()).unwrap().run();
         let norm = r.flows[0].throughput_mbps / (10.0 / n as f64);
         assert!(norm > 0.9, "DRR N = {n}: {norm:.2}");
     }
     for d in [DisciplineKind::Fifo, DisciplineKind::Red] {
         let s = fig4_with(&base.with_discipline(d), 32);
-        let r = Simulation::new(&s).unwrap().run();
+        let r = Simulation::new(&s.check().unwrap()).unwrap().run();
         assert!(r.flows[0].throughput_mbps / (10.0 / 32.0) < 0.3, "{d}");
     }
 }
@@ -161,8 +161,10 @@ fn fig4_csfq_protects_tcp_for_every_n() {
 #[test]
 fn csfq_approaches_water_filling_on_udp_scenario() {
     let s = find("csfq-fig3a").unwrap().scenario();
-    let fair = Topology::build(&s).unwrap().max_min_allocation();
-    let r = Simulation::new(&s).unwrap().run();
+    let fair = Topology::build(&s.check().unwrap())
+        .unwrap()
+        .max_min_allocation();
+    let r = Simulation::new(&s.check().unwrap()).unwrap().run();
     let err: f64 = r
         .flows
         .iter()

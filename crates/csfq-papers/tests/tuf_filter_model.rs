@@ -18,7 +18,7 @@ fn run(id: &str, d: DisciplineKind, seed: u64, n: Option<u32>) -> SimReport {
     }
     .with_discipline(d);
     s.seed = seed;
-    Simulation::new(&s).unwrap().run()
+    Simulation::new(&s.check().unwrap()).unwrap().run()
 }
 
 /// Mean and standard error of the mean.

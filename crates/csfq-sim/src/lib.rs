@@ -2,8 +2,10 @@
 //!
 //! The crate reads top-down, each layer using only those below it:
 //!
-//! - [`config`]: a scenario file (TOML) parsed and validated: routers, links, disciplines,
-//!   flows, loops; every fault reported with file, line and field;
+//! - [`config`]: a scenario file (TOML) parsed and checked into a [`Scenario`]: routers,
+//!   links, disciplines, flows, loops; every fault reported with file, line and field. A
+//!   `Scenario` is the only form of a scenario the layers below take, so nothing builds or
+//!   runs one that was not checked;
 //! - [`net`]: the network it describes, built once as a typed plan ([`Topology`]): nodes,
 //!   ports, each flow's route, the overlay loops, and the reference allocations (max-min,
 //!   per hop) results are judged by;
@@ -29,7 +31,7 @@ pub mod packet;
 pub mod rng;
 pub(crate) mod routes;
 
-pub use config::{DisciplineKind, ScenarioError, ScenarioFile};
+pub use config::{DisciplineKind, Scenario, ScenarioError, ScenarioFile};
 pub use engine::{Admitted, MemoryUse, Refused, Simulation};
 pub use net::{BuildError, Topology};
 pub use observe::report::SimReport;

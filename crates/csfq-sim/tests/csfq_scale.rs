@@ -9,20 +9,19 @@ use std::path::Path;
 use csfq_algo::maxmin::{fair_share, jain_index};
 use csfq_sim::config::EstimatorKind;
 use csfq_sim::observe::report::LinkReport;
-use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
+use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, SimReport, Simulation};
 
-fn scenario(name: &str) -> ScenarioFile {
+fn scenario(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scenarios/{name}.toml"));
     ScenarioFile::load(&path).expect("shipped scenario")
 }
 
-fn run(s: &ScenarioFile) -> SimReport {
+fn run(s: &Scenario) -> SimReport {
     Simulation::new(s).expect("valid").run()
 }
 
-fn with_estimator(mut s: ScenarioFile, e: EstimatorKind) -> ScenarioFile {
-    s.csfq.estimator = e;
-    s
+fn with_estimator(s: Scenario, e: EstimatorKind) -> Scenario {
+    s.variant(|s| s.csfq.estimator = e).unwrap()
 }
 
 fn bottleneck(r: &SimReport) -> &LinkReport {

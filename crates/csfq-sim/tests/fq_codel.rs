@@ -7,9 +7,9 @@ use std::path::Path;
 use csfq_algo::fq_codel::bucket_index;
 use csfq_algo::maxmin::{fair_share, jain_index};
 use csfq_algo::packet::FlowId;
-use csfq_sim::{DisciplineKind, ScenarioFile, Simulation};
+use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, Simulation};
 
-fn scenario(name: &str) -> ScenarioFile {
+fn scenario(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scenarios/{name}.toml"));
     ScenarioFile::load(&path)
         .expect("shipped scenario")
@@ -18,7 +18,7 @@ fn scenario(name: &str) -> ScenarioFile {
 
 /// The buckets of a scenario's flows, as the discipline hashes them (perturbation: the
 /// scenario's seed).
-fn buckets(s: &ScenarioFile, n: usize) -> Vec<usize> {
+fn buckets(s: &Scenario, n: usize) -> Vec<usize> {
     (0..n)
         .map(|f| bucket_index(FlowId(f as u32), s.seed, s.fq_codel.flows))
         .collect()
@@ -35,8 +35,9 @@ fn buckets(s: &ScenarioFile, n: usize) -> Vec<usize> {
 #[test]
 fn buckets_share_max_min_on_csfq_fig3a() {
     for flows in [1024, 8] {
-        let mut s = scenario("csfq-fig3a");
-        s.fq_codel.flows = flows;
+        let s = scenario("csfq-fig3a")
+            .variant(|s| s.fq_codel.flows = flows)
+            .unwrap();
         let b = buckets(&s, 32);
         let r = Simulation::new(&s).unwrap().run();
         let mut demand = vec![0.0; flows as usize];

@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use csfq_sim::config::DisciplineKind;
-use csfq_sim::{ScenarioFile, Simulation};
+use csfq_sim::{Scenario, ScenarioFile, Simulation};
 
-fn abilene() -> ScenarioFile {
+fn abilene() -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/abilene.toml");
     ScenarioFile::load(&path).unwrap()
 }
@@ -48,8 +48,9 @@ fn abilene_is_read_as_the_file_says() {
 
 #[test]
 fn drr_gives_every_flow_its_share_on_abilene() {
-    let mut s = abilene();
-    s.discipline = DisciplineKind::Drr;
+    let s = abilene()
+        .variant(|s| s.discipline = DisciplineKind::Drr)
+        .unwrap();
     let sim = Simulation::new(&s).unwrap();
     let reference = sim.topology().reference_allocation();
     let r = sim.run();

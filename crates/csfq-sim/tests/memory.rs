@@ -7,11 +7,11 @@
 
 use csfq_algo::Nanos;
 use csfq_sim::config::ScenarioBuilder;
-use csfq_sim::{DisciplineKind, MemoryUse, ScenarioFile, Simulation};
+use csfq_sim::{DisciplineKind, MemoryUse, Scenario, ScenarioFile, Simulation};
 
 /// One UDP at the link rate and 99 TCP flows over a 100 Mbit/s link with a 1 MB buffer,
 /// each flow with private 1 Gbit/s access links (ports that rarely queue anything).
-fn scenario(d: DisciplineKind) -> ScenarioFile {
+fn scenario(d: DisciplineKind) -> Scenario {
     ScenarioBuilder::udp_and_tcps("memory", 8.0, d, 100.0, 99)
         .with(|s| s.sample_interval = Some(1000.0))
         .build()
@@ -56,7 +56,7 @@ fn memory_is_bounded_by_what_is_queued_not_by_run_length() {
 
 /// 100 000 TCP flows on a chain of four routers, in four groups: r0->r1 (40 000),
 /// r1->r2 (30 000), r2->r3 (20 000) and r0->r3 (10 000, across all three links).
-fn hundred_thousand(d: DisciplineKind) -> ScenarioFile {
+fn hundred_thousand(d: DisciplineKind) -> Scenario {
     let mut text = format!(
         r#"
 name = "memory-100k"

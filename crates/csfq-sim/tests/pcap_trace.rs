@@ -7,7 +7,7 @@ use std::path::Path;
 use csfq_algo::label_codec::LabelCodec;
 use csfq_sim::observe::pcap::{host_address, PcapTrace};
 use csfq_sim::observe::trace::link_ports;
-use csfq_sim::{ScenarioFile, Simulation};
+use csfq_sim::{Scenario, ScenarioFile, Simulation};
 use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
@@ -66,17 +66,18 @@ fn read(path: &Path, flows: usize) -> (Vec<String>, Vec<Record>) {
     (names, out)
 }
 
-fn scenario(name: &str, duration_s: f64) -> ScenarioFile {
+fn scenario(name: &str, duration_s: f64) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
         .join(name);
-    let mut s = ScenarioFile::load(&path).unwrap();
-    s.duration_s = duration_s;
-    s
+    ScenarioFile::load(&path)
+        .unwrap()
+        .variant(|s| s.duration_s = duration_s)
+        .unwrap()
 }
 
 fn traced_run(
-    s: &ScenarioFile,
+    s: &Scenario,
     link: &str,
     file: &str,
 ) -> (csfq_sim::SimReport, Vec<String>, Vec<Record>) {

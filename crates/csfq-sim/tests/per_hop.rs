@@ -13,14 +13,14 @@
 //! 60 s (histogram estimator; the fixed-point model 3.4%).
 
 use csfq_sim::config::EstimatorKind;
-use csfq_sim::{DisciplineKind, ScenarioFile, Simulation, Topology};
+use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, Simulation, Topology};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// A random chain of CBR flows (TOML, parsed as a user's file would be).
-fn chain(seed: u64, weighted: bool) -> ScenarioFile {
+fn chain(seed: u64, weighted: bool) -> Scenario {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let links = rng.random_range(2..=5usize);
     let flows = rng.random_range(6..=14usize);
@@ -61,7 +61,7 @@ fn chain(seed: u64, weighted: bool) -> ScenarioFile {
 }
 
 /// Each flow's mean throughput over the second half of the run, bits/s.
-fn second_half_bps(s: &ScenarioFile) -> Vec<f64> {
+fn second_half_bps(s: &Scenario) -> Vec<f64> {
     let r = Simulation::new(s).unwrap().run();
     r.flows
         .iter()
@@ -81,9 +81,9 @@ fn csfq_and_drr_land_on_the_per_hop_allocation_of_random_cbr_chains() {
             let topo = Topology::build(&s).unwrap();
             let hop = topo.per_hop_allocation().expect("a chain settles");
             let e2e = topo.max_min_allocation();
-            let paper = |mut s: ScenarioFile| {
-                s.csfq.estimator = EstimatorKind::Paper;
-                s
+            let paper = |s: Scenario| {
+                s.variant(|s| s.csfq.estimator = EstimatorKind::Paper)
+                    .unwrap()
             };
             let runs = [
                 ("csfq", s.with_discipline(DisciplineKind::Csfq), 0.05),

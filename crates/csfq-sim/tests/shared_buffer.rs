@@ -10,14 +10,14 @@
 use std::path::Path;
 
 use csfq_algo::maxmin::fair_share;
-use csfq_sim::{DisciplineKind, ScenarioFile, SimReport, Simulation};
+use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, SimReport, Simulation};
 use proptest::prelude::*;
 
 const LINK_MBPS: f64 = 10.0;
 const DURATION_S: f64 = 20.0;
 
 /// One 10 Mbps link with a 64 KB buffer and one UDP flow per `(rate Mbit/s, bytes)`.
-fn one_link(flows: &[(f64, u32)], d: DisciplineKind, seed: u64) -> ScenarioFile {
+fn one_link(flows: &[(f64, u32)], d: DisciplineKind, seed: u64) -> Scenario {
     let mut toml = format!(
         "name = \"mixed-sizes\"\nduration_s = {DURATION_S}\nseed = {seed}\ndiscipline = \"{}\"\n\
          routers = [\"r1\", \"r2\"]\n\n[[link]]\nbetween = [\"r1\", \"r2\"]\nrate_mbps = {LINK_MBPS}\n\

@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
-use csfq_sim::{ScenarioFile, Simulation, Topology};
+use csfq_sim::{Scenario, ScenarioFile, Simulation, Topology};
 
-fn scenario(text: &str) -> ScenarioFile {
+fn scenario(text: &str) -> Scenario {
     ScenarioFile::parse(text, Path::new("test.toml")).unwrap()
 }
 
-fn tcp_dumbbell(n: u32, discipline: &str, tcp: &str) -> ScenarioFile {
+fn tcp_dumbbell(n: u32, discipline: &str, tcp: &str) -> Scenario {
     scenario(&format!(
         r#"
 name = "tcp"

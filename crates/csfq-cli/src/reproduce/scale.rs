@@ -123,10 +123,7 @@ fn load(id: &str) -> Result<ScenarioFile> {
         "csfq-fig3a" => include_str!("../../../../scenarios/csfq-fig3a.toml"),
         _ => include_str!("../../../../scenarios/csfq-fig3b.toml"),
     };
-    Ok(ScenarioFile::parse(
-        text,
-        &PathBuf::from(format!("scenarios/{id}.toml")),
-    )?)
+    Ok(ScenarioFile::parse(text, &PathBuf::from(format!("scenarios/{id}.toml")))?.into_file())
 }
 
 /// The bottleneck: every scenario here has it from r1 to r2.
@@ -231,7 +228,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
     let results: Vec<(usize, Scheme, SimReport, f64, Queueing)> = jobs
         .into_par_iter()
         .map(|(c, scheme)| {
-            let s = scheme.apply(&scenarios[c]);
+            let s = scheme.apply(&scenarios[c]).check()?;
             let started = std::time::Instant::now();
             let mut sim = Simulation::new(&s)?;
             sim.run_until(sim.end());

@@ -140,7 +140,7 @@ mod tests {
         for e in EXPERIMENTS {
             for d in e.disciplines {
                 for r in e.runs(*d) {
-                    csfq_sim::Topology::build(&r.scenario).unwrap();
+                    csfq_sim::Topology::build(&r.scenario.check().unwrap()).unwrap();
                 }
             }
         }
@@ -159,9 +159,10 @@ mod tests {
     #[test]
     fn chain_oracle_gives_every_flow_a_share_of_10_over_11() {
         for k in [1, 4, 10] {
-            let fair = csfq_sim::Topology::build(&chain(k, FlowKind::Udp, Cross::Cbr))
-                .unwrap()
-                .max_min_allocation();
+            let fair =
+                csfq_sim::Topology::build(&chain(k, FlowKind::Udp, Cross::Cbr).check().unwrap())
+                    .unwrap()
+                    .max_min_allocation();
             for a in fair {
                 // UDP-0 sends 0.909 Mbps, just under 10/11: the cross flows share the rest.
                 assert!((a - 10e6 / 11.0).abs() < 100.0, "{a}");

@@ -512,7 +512,8 @@ mod tests {
                             let mut other = ours.clone();
                             (u.apply)(&mut other, v);
                             let report = |s: &ScenarioFile| {
-                                csfq_sim::Simulation::new(s)
+                                let s = s.check().unwrap_or_else(|err| panic!("{}: {err}", e.id));
+                                csfq_sim::Simulation::new(&s)
                                     .unwrap_or_else(|err| panic!("{}: {err}", e.id))
                                     .run()
                             };

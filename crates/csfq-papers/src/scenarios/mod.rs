@@ -60,7 +60,8 @@ pub const WEIGHTED_2LINKS: &str = include_str!("../../../../scenarios/weighted-2
 /// estimator, and 100 ms where the scenario states no constants).
 pub fn shipped(id: &str, text: &str) -> ScenarioFile {
     let mut s = ScenarioFile::parse(text, Path::new(&format!("scenarios/{id}.toml")))
-        .expect("shipped scenarios are valid");
+        .expect("shipped scenarios are valid")
+        .into_file();
     s.csfq = s.csfq.paper();
     s
 }
@@ -181,7 +182,7 @@ pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
         };
         b = b.flow(flow.count(10).access(100.0, 1.0));
     }
-    let mut s = b.build().expect("generated chain is valid");
+    let mut s = b.build().expect("generated chain is valid").into_file();
     s.csfq = s.csfq.paper(); // the papers' experiments
     s
 }

@@ -18,7 +18,9 @@ pub const DUMBBELL_FLOWS: [u32; 5] = [10, 50, 100, 250, 500];
 pub const LEASED_SHARES: [f64; 5] = [0.2, 0.4, 0.5, 0.6, 0.8];
 
 fn built(b: ScenarioBuilder) -> ScenarioFile {
-    b.build().expect("generated overlay scenarios are valid")
+    b.build()
+        .expect("generated overlay scenarios are valid")
+        .into_file()
 }
 
 /// Fig. 5/6: routers r0..rM in a line of 100 Mbps, 5 ms links with 1 MB buffers; on each

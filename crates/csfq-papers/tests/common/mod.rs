@@ -9,7 +9,12 @@ pub fn runs(id: &str, d: DisciplineKind) -> Vec<(f64, SimReport)> {
         .unwrap()
         .runs(d)
         .into_iter()
-        .map(|r| (r.x, Simulation::new(&r.scenario).unwrap().run()))
+        .map(|r| {
+            (
+                r.x,
+                Simulation::new(&r.scenario.check().unwrap()).unwrap().run(),
+            )
+        })
         .collect()
 }
 

@@ -26,11 +26,11 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::{
-    AccessSpec, DisciplineKind, FlowKind, FlowSpec, LinkSpec, LoopSpec, ScenarioError,
+    AccessSpec, DisciplineKind, FlowKind, FlowSpec, LinkSpec, LoopSpec, Scenario, ScenarioError,
     ScenarioFile, ServiceKind,
 };
 
-/// Builds a [`ScenarioFile`] from values; see the module's example.
+/// Builds a [`Scenario`] from values; see the module's example.
 #[derive(Debug, Clone)]
 pub struct ScenarioBuilder {
     file: ScenarioFile,
@@ -125,7 +125,7 @@ impl ScenarioBuilder {
     }
 
     /// The scenario, checked as a file would be.
-    pub fn build(self) -> Result<ScenarioFile, ScenarioError> {
+    pub fn build(self) -> Result<Scenario, ScenarioError> {
         let name = format!("<built scenario {}>", self.file.name);
         ScenarioFile::parse(&self.file.to_toml(), Path::new(&name))
     }

@@ -17,6 +17,7 @@ mod memory;
 pub mod overlay;
 mod params;
 mod parse;
+mod scenario;
 mod validate;
 mod validate_flows;
 mod validate_tables;
@@ -26,6 +27,7 @@ pub use memory::{available_memory, QueueBound, TooLarge};
 pub use overlay::{LoopSpec, OverlayConfig, ServiceKind};
 pub use params::*;
 pub use parse::ScenarioError;
+pub use scenario::Scenario;
 
 /// The relative errors a scenario's `delay_precision` may ask for (the finest costs 512
 /// histogram buckets an octave).

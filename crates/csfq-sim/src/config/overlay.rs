@@ -323,7 +323,7 @@ pub(crate) fn validate(s: &ScenarioFile) -> Result<(), LoopIssue> {
 mod tests {
     use std::path::Path;
 
-    use crate::config::{ScenarioError, ScenarioFile};
+    use crate::config::{Scenario, ScenarioError, ScenarioFile};
 
     const GOOD: &str = r#"name = "t"
 duration_s = 1.0
@@ -351,7 +351,7 @@ rate_mbps = 1
 loop = "l"
 "#;
 
-    fn parse(s: &str) -> Result<ScenarioFile, ScenarioError> {
+    fn parse(s: &str) -> Result<Scenario, ScenarioError> {
         ScenarioFile::parse(s, Path::new("t.toml"))
     }
 

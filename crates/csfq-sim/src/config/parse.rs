@@ -67,8 +67,8 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 }
 
 impl ScenarioFile {
-    /// Parses scenario text; `file` names it in errors.
-    pub fn parse(text: &str, file: &Path) -> Result<Self, ScenarioError> {
+    /// Parses and checks scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
         let parsed: ScenarioFile = toml::from_str(text).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             let (line, column) = line_col(text, offset);
@@ -128,12 +128,12 @@ impl ScenarioFile {
                 .extend(t.links.into_iter().map(|l| Spanned::new(span.clone(), l)));
         }
         parsed.validate(text, file)?;
-        Ok(parsed)
+        Ok(Scenario::checked(parsed))
     }
 
     /// Reads and parses a scenario file of at most [`MAX_FILE_BYTES`] (read no further, so
     /// `/dev/zero` or a runaway pipe is an error, not an exhausted memory).
-    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         Self::parse(&Self::read_text(path)?, path)
     }
 
@@ -208,25 +208,6 @@ impl ScenarioFile {
         toml::to_string(self).expect("a scenario always serializes")
     }
 
-    /// Checks a scenario changed in code as its file would be checked: the same message,
-    /// naming the line of the TOML it stands for, for a value no file could hold.
-    pub fn check(&self) -> Result<(), ScenarioError> {
-        let name = format!("<{} as changed>", self.name);
-        ScenarioFile::parse(&self.to_toml(), Path::new(&name)).map(|_| ())
-    }
-
-    /// The scenario with a run's overrides: another seed, every link on one discipline.
-    pub fn with_run_options(self, seed: Option<u64>, d: Option<DisciplineKind>) -> Self {
-        let mut s = match d {
-            Some(d) => self.with_discipline(d),
-            None => self,
-        };
-        if let Some(seed) = seed {
-            s.seed = seed;
-        }
-        s
-    }
-
     /// The same scenario with every link's discipline set to `d`.
     pub fn with_discipline(&self, d: DisciplineKind) -> Self {
         let mut s = self.clone();
@@ -235,5 +216,12 @@ impl ScenarioFile {
             l.get_mut().discipline = None;
         }
         s
+    }
+
+    /// Checks a scenario changed in code as its file would be checked: the same message,
+    /// naming the line of the TOML it stands for, for a value no file could hold.
+    pub fn check(&self) -> Result<Scenario, ScenarioError> {
+        let name = format!("<{} as changed>", self.name);
+        ScenarioFile::parse(&self.to_toml(), Path::new(&name))
     }
 }

@@ -20,7 +20,7 @@ to = "b"
 rate_mbps = 1
 "#;
 
-fn parse(s: &str) -> Result<ScenarioFile, ScenarioError> {
+fn parse(s: &str) -> Result<Scenario, ScenarioError> {
     ScenarioFile::parse(s, Path::new("t.toml"))
 }
 

@@ -5,7 +5,7 @@
 //! run. Refused, nothing has run and nothing is written. `csfq bench --scale`, whose runs
 //! are child processes, runs the same checks through [`Simulation::guard`].
 
-use crate::config::{ScenarioFile, TooLarge};
+use crate::config::{Scenario, TooLarge};
 use crate::net::{BuildError, TooLong, Topology, WorkEstimate};
 
 use super::Simulation;
@@ -37,7 +37,7 @@ pub struct Admitted {
 impl Simulation {
     /// Builds `s`'s simulation if the guard admits it (see the module's comment); `long`
     /// lifts the one-day limit, not the memory one.
-    pub fn admit(s: &ScenarioFile, long: bool) -> Result<Admitted, Refused> {
+    pub fn admit(s: &Scenario, long: bool) -> Result<Admitted, Refused> {
         let (topo, estimate) = guard(s, long)?;
         Ok(Admitted {
             sim: Simulation::on(topo, s),
@@ -48,13 +48,13 @@ impl Simulation {
     /// The guard alone, for a front-end that runs `s` elsewhere (`csfq bench --scale`
     /// runs it in child processes): the work it is expected to take if it is admitted,
     /// nothing built but its network.
-    pub fn guard(s: &ScenarioFile, long: bool) -> Result<WorkEstimate, Refused> {
+    pub fn guard(s: &Scenario, long: bool) -> Result<WorkEstimate, Refused> {
         guard(s, long).map(|(_, estimate)| estimate)
     }
 }
 
 /// The guard's three checks, in their order: memory, the network, a day's work.
-fn guard(s: &ScenarioFile, long: bool) -> Result<(Topology, WorkEstimate), Refused> {
+fn guard(s: &Scenario, long: bool) -> Result<(Topology, WorkEstimate), Refused> {
     s.check_fits_this_machine()?;
     let topo = Topology::build(s)?;
     let estimate = topo.work_estimate_of(s);

@@ -32,7 +32,7 @@ mod report;
 
 use csfq_algo::Nanos;
 
-use crate::config::{DisciplineKind, ScenarioFile};
+use crate::config::{DisciplineKind, Scenario};
 use crate::discipline::Discipline;
 use crate::events::{Action, EventKind, Events};
 use crate::hosts::tcp::TcpParams;
@@ -89,13 +89,13 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Builds a simulation of a validated scenario.
-    pub fn new(s: &ScenarioFile) -> Result<Self, BuildError> {
+    /// Builds a simulation of a checked scenario.
+    pub fn new(s: &Scenario) -> Result<Self, BuildError> {
         Ok(Self::on(Topology::build(s)?, s))
     }
 
     /// Builds the simulation of `s` on its network `topo`, already built.
-    fn on(topo: Topology, s: &ScenarioFile) -> Self {
+    fn on(topo: Topology, s: &Scenario) -> Self {
         let ports = Ports::build(&topo, s);
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
         // Flows' histograms at twice the links' relative error (validated: each has a

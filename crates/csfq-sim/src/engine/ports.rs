@@ -12,7 +12,7 @@
 use csfq_algo::{Dropped, FlowId, Nanos};
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{DisciplineKind, ScenarioFile};
+use crate::config::{DisciplineKind, Scenario};
 use crate::discipline::Discipline;
 use crate::events::{EventKind, Events};
 use crate::net::{PortDef, Topology};
@@ -152,7 +152,7 @@ pub(super) struct Ports {
 impl Ports {
     /// The ports of `topo` with their disciplines, and the flows' weights set at their
     /// edges and schedulers.
-    pub(super) fn build(topo: &Topology, s: &ScenarioFile) -> Self {
+    pub(super) fn build(topo: &Topology, s: &Scenario) -> Self {
         let tables = s.discipline_tables();
         let mut rngs = vec![stream(s.seed, Stream::Port, u64::MAX)];
         let mut ports: Vec<Port> = topo

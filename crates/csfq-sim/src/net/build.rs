@@ -1,4 +1,4 @@
-//! From a validated scenario file to the [`Topology`]: ports for links and access links,
+//! From a checked [`crate::Scenario`] to the [`Topology`]: ports for links and access links,
 //! the flows of each `[[flow]]` table (web transfers drawn from the table's own stream),
 //! their routes, and the per-port flow numbering the disciplines index by.
 
@@ -12,15 +12,15 @@ use super::{
     Topology,
 };
 use crate::config::{
-    Arrivals, DisciplineKind, FlowKind, FlowSpec, ScenarioFile, RLM_DEFAULT_BASE_KBPS,
+    Arrivals, DisciplineKind, FlowKind, FlowSpec, Scenario, RLM_DEFAULT_BASE_KBPS,
     RLM_DEFAULT_LAYERS,
 };
 use crate::rng::{stream, Stream};
 use crate::routes::RouterRoutes;
 
 impl Topology {
-    /// Builds the network of a validated scenario.
-    pub fn build(s: &ScenarioFile) -> Result<Self, BuildError> {
+    /// Builds the network of a checked scenario.
+    pub fn build(s: &Scenario) -> Result<Self, BuildError> {
         let mut nodes: Vec<Node> = s.routers.iter().map(|n| Node::Router(n.clone())).collect();
         let routers = s.router_index();
         let index = |name: &str| routers[name];
@@ -378,7 +378,7 @@ mod tests {
                     "[[flow]]\nkind = \"udp\"\nfrom = \"r{a}\"\nto = \"r{b}\"\nrate_mbps = 1\n{access}"
                 );
             }
-            let s = ScenarioFile::parse(&text, std::path::Path::new("r.toml")).unwrap();
+            let s = crate::ScenarioFile::parse(&text, std::path::Path::new("r.toml")).unwrap();
             let t = Topology::build(&s).unwrap();
             for f in 0..t.flows.len() {
                 let fwd: Vec<usize> = t.fwd_ports(f).collect();

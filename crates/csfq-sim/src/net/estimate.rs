@@ -16,7 +16,7 @@
 use csfq_algo::maxmin::{water_fill, MaxMinFlow};
 
 use super::{OpenLoopDef, Topology};
-use crate::config::{ScenarioFile, TcpConfig};
+use crate::config::{Scenario, TcpConfig};
 
 /// Events per packet and hop: the `Arrive` at the end of the hop, and a `TxDone` for the
 /// packets that waited at a port whose discipline decides when it sends (DRR, FQ-CoDel,
@@ -102,7 +102,7 @@ impl WorkEstimate {
 impl Topology {
     /// The work of running this network as scenario `s` runs it (its TCP settings,
     /// duration and sampling).
-    pub fn work_estimate_of(&self, s: &ScenarioFile) -> WorkEstimate {
+    pub fn work_estimate_of(&self, s: &Scenario) -> WorkEstimate {
         self.work_estimate(
             TcpSizes::from(&s.tcp),
             s.duration_s,

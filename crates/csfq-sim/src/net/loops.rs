@@ -7,7 +7,7 @@ use csfq_algo::Nanos;
 
 use super::PortDef;
 use crate::config::overlay::{router_route, ServiceKind};
-use crate::config::{DisciplineKind, ScenarioFile};
+use crate::config::{DisciplineKind, Scenario};
 
 /// Where a flow's data path meets its loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub struct LoopDef {
 }
 
 /// The loops of a validated scenario over its router ports (the first `2 x links` ports).
-pub(super) fn build_loops(s: &ScenarioFile, ports: &[PortDef]) -> Vec<LoopDef> {
+pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Vec<LoopDef> {
     let links: Vec<_> = s.links.iter().map(|l| l.get_ref()).collect();
     let routers = s.router_index();
     let index = |name: &str| routers[name];

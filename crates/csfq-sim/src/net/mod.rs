@@ -1,8 +1,9 @@
 //! The network a scenario describes, built once before the run: routers, hosts, directed
 //! ports, each flow's expanded definition with its shortest path (fewest hops; ties go to
 //! the link listed first, so routes are deterministic), and the overlay loops. Everything
-//! here is typed and in simulator units (`Nanos`, bits/s); the engine reads this plan and
-//! never the scenario file.
+//! here is typed and in simulator units (`Nanos`, bits/s). The engine reads this plan, and
+//! of the checked [`crate::Scenario`] only what is not the network's: the disciplines'
+//! tables, TCP's, the run's length, sampling and seed.
 //!
 //! [`Topology::build`] is in `build`; loops are planned in `loops`.
 
@@ -216,8 +217,9 @@ pub enum BuildError {
         /// Egress router.
         egress: String,
     },
-    /// A field validation requires is absent: the scenario was not validated.
-    #[error("flow {flow}: `{field}` is required (was the scenario validated?)")]
+    /// A field the checks require is absent. A [`crate::Scenario`] has passed them, so
+    /// this is a gap between the checks and the build: an error, not a panic.
+    #[error("flow {flow}: `{field}` is required (a gap between the checks and the build)")]
     Unvalidated {
         /// Flow index.
         flow: usize,

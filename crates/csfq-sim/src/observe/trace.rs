@@ -6,7 +6,7 @@
 
 use csfq_algo::{DropReason, Nanos};
 
-use crate::config::ScenarioFile;
+use crate::config::Scenario;
 use crate::packet::SimPacket;
 
 /// Receives the packets of traced ports, in simulated-time order.
@@ -65,7 +65,7 @@ pub enum UnknownLink {
 
 /// The two ports (both directions) of a scenario's link, named by its index in the file
 /// (`0` for the first `[[link]]`) or by its routers, `A-B` in either order.
-pub fn link_ports(s: &ScenarioFile, name: &str) -> Result<[usize; 2], UnknownLink> {
+pub fn link_ports(s: &Scenario, name: &str) -> Result<[usize; 2], UnknownLink> {
     let links: Vec<_> = s.links.iter().map(|l| &l.get_ref().between).collect();
     let by_index = name.parse::<usize>().ok().filter(|&i| i < links.len());
     let show = |i: usize| format!("{i} ({}-{})", links[i][0], links[i][1]);
@@ -104,6 +104,7 @@ pub fn link_ports(s: &ScenarioFile, name: &str) -> Result<[usize; 2], UnknownLin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ScenarioFile;
 
     #[test]
     fn links_are_found_by_index_or_by_routers() {

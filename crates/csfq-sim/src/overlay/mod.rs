@@ -16,7 +16,7 @@ use csfq_algo::overlay::{Control, Egress, Feedback, Ingress};
 use csfq_algo::{Dropped, FlowId, Nanos};
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::ScenarioFile;
+use crate::config::Scenario;
 use crate::discipline::Discipline;
 use crate::events::{Action, EventKind};
 use crate::net::{LoopDef, Topology};
@@ -61,7 +61,7 @@ pub(crate) struct Loops {
 
 impl Loops {
     /// The loops of `topo`, their shaper queues configured as the scenario says.
-    pub(crate) fn build(topo: &Topology, s: &ScenarioFile) -> Self {
+    pub(crate) fn build(topo: &Topology, s: &Scenario) -> Self {
         let tables = s.discipline_tables();
         let loops = topo
             .loops
