@@ -122,8 +122,8 @@ const GAUGES: [Gauge; 29] = [
         value: |s| {
             s.core
                 .as_ref()
-                .filter(|c| !c.trusted_now.is_empty())
-                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+                .filter(|c| !c.site.trusted_now.is_empty())
+                .map(|c| c.site.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
         },
     },
     Gauge {
@@ -187,8 +187,8 @@ const GAUGES: [Gauge; 29] = [
         value: |s| {
             s.csfne
                 .as_ref()
-                .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
-                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+                .filter(|c| c.site.trusted_ifindexes.is_some() && !c.site.trusted_now.is_empty())
+                .map(|c| c.site.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
         },
     },
     Gauge {
@@ -217,8 +217,8 @@ const GAUGES: [Gauge; 29] = [
         value: |s| {
             s.tuf
                 .as_ref()
-                .filter(|c| c.trusted_ifindexes.is_some() && !c.trusted_now.is_empty())
-                .map(|c| c.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
+                .filter(|c| c.site.trusted_ifindexes.is_some() && !c.site.trusted_now.is_empty())
+                .map(|c| c.site.trusted_now.iter().filter(|t| t.1.is_none()).count() as f64)
         },
     },
     Gauge {
@@ -613,10 +613,12 @@ mod tests {
                     congested: true,
                     queue_bytes: 4096,
                     limit_bytes: 65536,
-                    shaper_now: None,
-                    trusted_ifindexes: Some(vec![2]),
-                    drop_unparsed: false,
-                    trusted_now: Vec::new(),
+                    site: csfq_dp::CoreSite {
+                        shaper_now: None,
+                        trusted_ifindexes: Some(vec![2]),
+                        trusted_now: Vec::new(),
+                        drop_unparsed: false,
+                    },
                 }),
                 ..InterfaceStats::empty("netns-c1", "c1", Role::Core)
             },
@@ -675,10 +677,12 @@ mod tests {
                     ring_queued: 14,
                     admitted: 1000,
                     clock: "fine",
-                    shaper_now: None,
-                    trusted_ifindexes: None,
-                    drop_unparsed: false,
-                    trusted_now: Vec::new(),
+                    site: csfq_dp::CoreSite {
+                        shaper_now: None,
+                        trusted_ifindexes: None,
+                        trusted_now: Vec::new(),
+                        drop_unparsed: false,
+                    },
                 }),
                 ..InterfaceStats::empty("netns-f1", "f1", Role::Csfne)
             },
@@ -694,10 +698,12 @@ mod tests {
                     queue_bytes: 3000,
                     limit_bytes: 65_536,
                     clock: "fine",
-                    shaper_now: None,
-                    trusted_ifindexes: None,
-                    drop_unparsed: false,
-                    trusted_now: Vec::new(),
+                    site: csfq_dp::CoreSite {
+                        shaper_now: None,
+                        trusted_ifindexes: None,
+                        trusted_now: Vec::new(),
+                        drop_unparsed: false,
+                    },
                 }),
                 ..InterfaceStats::empty("netns-t1", "t1", Role::Tuf)
             },
@@ -774,8 +780,8 @@ mod tests {
         fn missing() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
             let mut v = two_programs()?;
             let core = v[1].core.as_mut().unwrap();
-            core.trusted_ifindexes = Some(vec![2, 3]);
-            core.trusted_now = vec![(2, None), (3, Some("c3".into()))];
+            core.site.trusted_ifindexes = Some(vec![2, 3]);
+            core.site.trusted_now = vec![(2, None), (3, Some("c3".into()))];
             Ok(v)
         }
         let line =
@@ -799,13 +805,13 @@ mod tests {
         let gone = || (Some(vec![2]), vec![(2, None)]);
         for s in &mut v {
             if let Some(c) = s.core.as_mut() {
-                (c.trusted_ifindexes, c.trusted_now) = gone();
+                (c.site.trusted_ifindexes, c.site.trusted_now) = gone();
             }
             if let Some(c) = s.csfne.as_mut() {
-                (c.trusted_ifindexes, c.trusted_now) = gone();
+                (c.site.trusted_ifindexes, c.site.trusted_now) = gone();
             }
             if let Some(c) = s.tuf.as_mut() {
-                (c.trusted_ifindexes, c.trusted_now) = gone();
+                (c.site.trusted_ifindexes, c.site.trusted_now) = gone();
             }
         }
         Ok(v)

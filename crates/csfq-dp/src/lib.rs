@@ -74,8 +74,8 @@ pub use programs::{
     MaySettings, TufSettings, TufSourceSettings, Unlabelable, WeightClass,
 };
 pub use report::{
-    CoreStats, CountJson, CsfneStats, EdgeStats, InterfaceStats, LoopStats, MayStats, ShaperNow,
-    TufSourceSocket, TufSourceStats, TufStats,
+    CoreSite, CoreStats, CountJson, CsfneStats, EdgeStats, InterfaceStats, LoopStats, MayStats,
+    ShaperNow, TufSourceSocket, TufSourceStats, TufStats,
 };
 pub use role::Role;
 pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};

@@ -127,14 +127,9 @@ pub struct CsfneStats {
     pub admitted: u64,
     /// The clock it reads: `fine` or `coarse`.
     pub clock: &'static str,
-    /// The shaper on the interface now, as for the CSFQ core.
-    pub shaper_now: Option<ShaperNow>,
-    /// The interfaces whose packets' labels count (`None`: every interface's).
-    pub trusted_ifindexes: Option<Vec<u32>>,
-    /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
-    pub trusted_now: Vec<(u32, Option<String>)>,
-    /// Frames it cannot parse are dropped (`--unparsed drop`), not priced as unlabeled.
-    pub drop_unparsed: bool,
+    /// Its shaper, trust and unparsed frames, as for the CSFQ core.
+    #[serde(flatten)]
+    pub site: CoreSite,
 }
 
 /// The TUF core's state, as of its last window.
@@ -159,14 +154,9 @@ pub struct TufStats {
     pub limit_bytes: u64,
     /// The clock it reads: `fine` or `coarse`.
     pub clock: &'static str,
-    /// The shaper on the interface now, as for the CSFQ core.
-    pub shaper_now: Option<ShaperNow>,
-    /// The interfaces whose packets' tags count (`None`: every interface's).
-    pub trusted_ifindexes: Option<Vec<u32>>,
-    /// Each trusted ifindex's interface now, by name, as for the CSFQ core.
-    pub trusted_now: Vec<(u32, Option<String>)>,
-    /// Frames it cannot parse are dropped (`--unparsed drop`), not priced as unlabeled.
-    pub drop_unparsed: bool,
+    /// Its shaper, trust (of tags) and unparsed frames, as for the CSFQ core.
+    #[serde(flatten)]
+    pub site: CoreSite,
 }
 
 /// The TUF source tagger's settings, and the sockets it has tagged.
@@ -278,6 +268,16 @@ pub struct CoreStats {
     pub queue_bytes: u64,
     /// The virtual queue's limit, bytes: the shaper's, read at attach unless given.
     pub limit_bytes: u64,
+    /// Its shaper, whose labels it trusts, and what it does with frames it cannot parse.
+    #[serde(flatten)]
+    pub site: CoreSite,
+}
+
+/// What each core (CSFQ's, CS-FNE's, TUF's) reports of its place: the shaper it sits in
+/// front of, whose labels (or tags) it believes, and what it does with frames it cannot
+/// parse. Flattened into each core's stats: its fields are theirs in JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreSite {
     /// The shaper on the interface as it is now (read where this process runs in the
     /// core's namespace; `None` elsewhere): a rate or limit that differs from the core's
     /// means the shaper changed since the attach, or was overridden.

@@ -25,15 +25,13 @@ pub(crate) fn print_shaper_and_trust(
     role: &str,
     dev: &str,
     (rate_bps, limit_bytes): (u64, u64),
-    shaper_now: Option<&csfq_dp::ShaperNow>,
-    trusted: Option<&[u32]>,
-    trusted_now: &[(u32, Option<String>)],
-    drop_unparsed: bool,
+    site: &csfq_dp::CoreSite,
 ) {
-    if drop_unparsed {
+    let (trusted, trusted_now) = (site.trusted_ifindexes.as_deref(), &site.trusted_now);
+    if site.drop_unparsed {
         println!("  frames it cannot parse are dropped (--unparsed drop; ARP spared)");
     }
-    if let Some(now) = shaper_now {
+    if let Some(now) = &site.shaper_now {
         let rate_differs = now.rate_bps.is_some_and(|r| r != rate_bps);
         let limit_differs = now.limit_bytes.is_some_and(|l| l != limit_bytes);
         if rate_differs || limit_differs {
@@ -216,10 +214,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 "core",
                 &s.interface,
                 (c.capacity_bps, c.limit_bytes),
-                c.shaper_now.as_ref(),
-                c.trusted_ifindexes.as_deref(),
-                &c.trusted_now,
-                c.drop_unparsed,
+                &c.site,
             );
         }
         if let Some(c) = &s.tuf {
@@ -228,10 +223,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 "tuf",
                 &s.interface,
                 (c.capacity_bps, c.limit_bytes),
-                c.shaper_now.as_ref(),
-                c.trusted_ifindexes.as_deref(),
-                &c.trusted_now,
-                c.drop_unparsed,
+                &c.site,
             );
         }
         if let Some(c) = &s.tuf_source {
@@ -243,10 +235,7 @@ fn print_stats(st: &[InterfaceStats]) {
                 "csfne",
                 &s.interface,
                 (c.capacity_bps, c.limit_bytes),
-                c.shaper_now.as_ref(),
-                c.trusted_ifindexes.as_deref(),
-                &c.trusted_now,
-                c.drop_unparsed,
+                &c.site,
             );
         }
         if let Some(m) = &s.may {

@@ -9,7 +9,7 @@ use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
-use crate::report::{CoreStats, InterfaceStats, ShaperNow};
+use crate::report::{CoreSite, CoreStats, InterfaceStats, ShaperNow};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
 use crate::sys::{ifindex, ifname, monotonic_ns};
@@ -106,37 +106,29 @@ pub(crate) fn vq_bytes_at(finish_ns: u64, now_ns: u64, rate_bps: u64) -> u64 {
     }
 }
 
-/// Each trusted ifindex and its interface's name now (`None`: no interface has it).
-pub(crate) type TrustedNow = Vec<(u32, Option<String>)>;
-
-/// The trusted interfaces' indexes of a configuration, and (where this process runs in the
-/// program's namespace) each one's interface now, by name.
-pub(crate) fn trusted_of(
-    p: &Pinned<'_>,
-    trust: u32,
-    trusted: &[u32],
-) -> (Option<Vec<u32>>, TrustedNow) {
+/// A core's place as its configuration (`trust`, `trusted`, `drop_unparsed`) and the
+/// system now give it: the trusted interfaces' indexes and, where this process runs in the
+/// program's namespace, each one's interface now by name and the shaper on its interface.
+pub(crate) fn site_of(p: &Pinned<'_>, trust: u32, trusted: &[u32], drop_unparsed: u32) -> CoreSite {
     let listed = || trusted.iter().copied().take_while(|&i| i != 0);
-    (
-        (trust == TRUST_LISTED).then(|| listed().collect()),
-        if trust == TRUST_LISTED && p.here() {
+    CoreSite {
+        shaper_now: p
+            .here()
+            .then(|| crate::shaper::read_shaper(p.dev).ok())
+            .flatten()
+            .map(|s| ShaperNow {
+                what: s.what,
+                rate_bps: s.rate_bps,
+                limit_bytes: s.limit_bytes,
+            }),
+        trusted_ifindexes: (trust == TRUST_LISTED).then(|| listed().collect()),
+        trusted_now: if trust == TRUST_LISTED && p.here() {
             listed().map(|i| (i, ifname(i))).collect()
         } else {
             Vec::new()
         },
-    )
-}
-
-/// The shaper on the program's interface now, where this process runs in its namespace.
-pub(crate) fn shaper_now(p: &Pinned<'_>) -> Option<ShaperNow> {
-    p.here()
-        .then(|| crate::shaper::read_shaper(p.dev).ok())
-        .flatten()
-        .map(|s| ShaperNow {
-            what: s.what,
-            rate_bps: s.rate_bps,
-            limit_bytes: s.limit_bytes,
-        })
+        drop_unparsed: drop_unparsed != 0,
+    }
 }
 
 impl CoreSettings {
@@ -263,7 +255,6 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         now.saturating_sub(s.vq_finish_ns)
     };
     let (arrival_bps, accepted_bps, alpha_bps, congested) = as_of_idle(&s, &c, idle_ns);
-    let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
     stats.core = Some(CoreStats {
         capacity_bps: c.capacity_bps,
         arrival_bps,
@@ -274,10 +265,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         congested,
         queue_bytes,
         limit_bytes: u64::from(c.limit_bytes),
-        shaper_now: shaper_now(p),
-        trusted_ifindexes,
-        drop_unparsed: c.drop_unparsed != 0,
-        trusted_now,
+        site: site_of(p, c.trust, &c.trusted, c.drop_unparsed),
     });
     Ok(())
 }

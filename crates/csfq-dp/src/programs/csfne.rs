@@ -10,7 +10,7 @@ use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
-use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
+use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
 use crate::report::{CsfneStats, InterfaceStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
@@ -187,7 +187,6 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
             .collect(),
     };
     let params = c.params();
-    let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
     stats.csfne = Some(CsfneStats {
         capacity_bps: c.capacity_bps,
         hit_bps: s.hit.rate_bps,
@@ -202,10 +201,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         ring_queued: model.queued(&params, now),
         admitted: s.admitted,
         clock: clock_name(c.clock),
-        shaper_now: shaper_now(p),
-        trusted_ifindexes,
-        drop_unparsed: c.drop_unparsed != 0,
-        trusted_now,
+        site: site_of(p, c.trust, &c.trusted, c.drop_unparsed),
     });
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::attach::{attach_bottleneck, AttachOutcome};
 use crate::error::DpError;
 use crate::pins::read_entry;
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
-use crate::programs::core::{shaper_now, trusted_of, vq_bytes_at, CoreTrust};
+use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
 use crate::report::{InterfaceStats, TufStats};
 use crate::role::Role;
 use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
@@ -116,7 +116,6 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
     // Without BPF_F_LOCK: the words read are each written whole, and the histograms are
     // not read.
     let s: TufStateRaw = read_entry(&p.path(TUF.pin_of("tuf_state")), 0, "the TUF state")?;
-    let (trusted_ifindexes, trusted_now) = trusted_of(p, c.trust, &c.trusted);
     let threshold = s.threshold();
     stats.tuf = Some(TufStats {
         capacity_bps: c.capacity_bps,
@@ -128,10 +127,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         queue_bytes: vq_bytes_at(s.vq_finish_ns, monotonic_ns(), c.capacity_bps),
         limit_bytes: u64::from(c.limit_bytes),
         clock: clock_name(c.clock),
-        shaper_now: shaper_now(p),
-        trusted_ifindexes,
-        drop_unparsed: c.drop_unparsed != 0,
-        trusted_now,
+        site: site_of(p, c.trust, &c.trusted, c.drop_unparsed),
     });
     Ok(())
 }
