@@ -36,6 +36,22 @@
 //! - **A full table** (`table_capacity` entries; the paper sizes 16K entries per Mbit of
 //!   SRAM) refuses the insert: the sampled packet is treated as in line 13 (dropped if the
 //!   utilization exceeds `u0`) but its flow stays untracked, and the refusal is counted.
+//! - **`v`'s ceiling** (an addition to the paper's controller, on by default:
+//!   [`MayCeiling::Heaviest`]): at each update `v` is kept at or below `1 / delta_max`,
+//!   where `delta_max` is the largest `delta` among the arrivals of the interval that ends.
+//!   MAY drops each flow in proportion to its `delta`, so at `v = 1/delta_max` the flow
+//!   with the most past drops loses every packet; a larger `v` adds no drop to it and only
+//!   drops flows with fewer past drops, the opposite of MAY's rule. The paper's integral
+//!   controller (`v += kappa (utilization - u0)`) winds up past that point whenever an
+//!   unresponsive flow offers several times the link: its first intervals, before its
+//!   `delta` has grown, measure a utilization near its rate over `C`, `v` climbs by
+//!   `kappa` times that per interval (to about 0.8 in two intervals at 5x), and once the
+//!   flow is shut off `v` comes down by `kappa (u0 - utilization)` per interval, some
+//!   fifteen intervals in which every responsive flow in `H` is dropped with probability
+//!   `v delta` (measured in the simulator, `csfq-sim/tests/may_ceiling.rs`: 4 TCPs and a
+//!   UDP at 5x a 20 Mbit/s link leave it 16-48% used over seconds 10-18; with the
+//!   ceiling, full).
+//!   [`MayCeiling::None`] is the paper's controller, which the reproductions run.
 //! - **Buffer overflow** drops the arrival (drop-tail) and, like the pseudocode, does not
 //!   count as a MAY drop by default; with `overflow_in_nd` an overflow of a flow in `H`
 //!   adds to its `ND` and stamps `TS` as a MAY drop does, the prose's reading ("the number
@@ -84,6 +100,19 @@ pub struct MayParams {
     pub overflow_in_nd: bool,
     /// What the utilization counts (Eq. 3's rate into the queue by default).
     pub utilization: MayUtilization,
+    /// Whether `v` is kept at or below `1 / delta_max` (see the module's notes).
+    pub ceiling: MayCeiling,
+}
+
+/// Whether MAY's `v` has a ceiling (see the module's notes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MayCeiling {
+    /// `v <= 1 / delta_max`, `delta_max` the largest `delta` of the interval's arrivals:
+    /// no `v` above the one that drops every packet of the flow with the most past drops.
+    #[default]
+    Heaviest,
+    /// The paper's controller: `v` only kept at or above 0.
+    None,
 }
 
 /// What MAY's congestion indicator, the utilization, counts over an interval.
@@ -114,6 +143,7 @@ impl MayParams {
             packet_bytes: 1000,
             overflow_in_nd: false,
             utilization: MayUtilization::Passed,
+            ceiling: MayCeiling::Heaviest,
         }
     }
 
@@ -198,6 +228,8 @@ pub struct May<P> {
     /// Bytes arrived at the queue since `last_update`, dropped ones included.
     arrived_bytes: u64,
     utilization: f64,
+    /// The largest `delta` an arrival of the current interval found in its entry.
+    delta_max: f64,
     stats: MayStats,
 }
 
@@ -213,6 +245,7 @@ impl<P: Packet> May<P> {
             last_update: Nanos::ZERO,
             arrived_bytes: 0,
             utilization: 0.0,
+            delta_max: 0.0,
             stats: MayStats::default(),
             params,
         })
@@ -263,6 +296,7 @@ impl<P: Packet> May<P> {
         match self.table.entry(flow) {
             MapEntry::Occupied(mut e) => {
                 let e = e.get_mut();
+                self.delta_max = self.delta_max.max(e.delta);
                 let p = self.v * e.delta;
                 if p > 0.0 && (p >= 1.0 || rng.random::<f64>() < p) {
                     e.nd += 1;
@@ -301,6 +335,10 @@ impl<P: Packet> May<P> {
         self.utilization = self.arrived_bytes as f64 * 8.0 / sendable_bits;
         let p = self.params;
         self.v = (self.v + p.gain * (self.utilization - p.target_utilization)).max(0.0);
+        if p.ceiling == MayCeiling::Heaviest && self.delta_max > 0.0 {
+            self.v = self.v.min(1.0 / self.delta_max);
+        }
+        self.delta_max = 0.0;
         let before = self.table.len();
         self.table.retain(|_, e| {
             if now.saturating_sub(e.ts) > p.timeout {
@@ -597,6 +635,43 @@ mod tests {
         assert_eq!(m.stats().inserts, 1);
     }
 
+    /// `v`'s ceiling by hand: flow 3 is in `H` with `delta = 4` and `v = 0.24` (drop
+    /// probability 0.96; the draws, 0.97, pass every packet), and over 1 s it sends 1250
+    /// packets and flow 4 (never sampled: `q0 = 1/4`, below the draws) 2500, so the utilization is
+    /// 3750 * 8000 / 10e6 = 3.0 and the controller's `v` is 0.24 + 0.1 * (3 - 0.98) =
+    /// 0.442. With the ceiling it is held at 1/4, the `v` at which flow 3, the heaviest
+    /// the interval's arrivals found, loses every packet; the paper's controller keeps
+    /// 0.442.
+    #[test]
+    fn ceiling_holds_v_at_one_over_the_largest_delta() {
+        for (ceiling, v) in [(MayCeiling::Heaviest, 0.25), (MayCeiling::None, 0.442)] {
+            let mut m: May<TestPacket> = May::new(MayParams {
+                ceiling,
+                buffer_bytes: u32::MAX,
+                ..params()
+            })
+            .unwrap();
+            m.v = 0.24;
+            m.table.insert(
+                pkt(3).flow_hash_key(),
+                MayEntry {
+                    delta: 4.0,
+                    ts: Nanos::ZERO,
+                    nd: 0,
+                },
+            );
+            for i in 0..1250u64 {
+                let t = Nanos(i * 800_000);
+                assert!(m.enqueue(pkt(3), t, &mut always(0.97)).is_none());
+                assert!(m.enqueue(pkt(4), t, &mut always(0.97)).is_none());
+                assert!(m.enqueue(pkt(4), t, &mut always(0.97)).is_none());
+            }
+            m.enqueue(pkt(5), Nanos::from_millis(1000), &mut always(0.97));
+            assert!((m.utilization() - 3.0).abs() < 1e-12, "{}", m.utilization());
+            assert!((m.v() - v).abs() < 1e-12, "{ceiling:?}: v {}", m.v());
+        }
+    }
+
     /// Hand-computed run of the controller and the EWMA:
     /// - interval 1 (0..1 s): 1250 packets accepted -> utilization 1.0,
     ///   `v = 0.1 * (1.0 - 0.98) = 0.002`; flow 1 (inserted, `ND = 1`) gets
@@ -700,6 +775,8 @@ mod tests {
         ] {
             let mut m: May<TestPacket> = May::new(MayParams {
                 utilization: reading,
+                // The paper's controller: no ceiling (at delta 1 it would hold v at 1).
+                ceiling: MayCeiling::None,
                 ..params()
             })
             .unwrap();

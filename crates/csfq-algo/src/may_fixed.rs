@@ -40,7 +40,7 @@
 
 use std::collections::HashMap;
 
-use crate::may::{MayParamError, MayParams, MayUtilization};
+use crate::may::{MayCeiling, MayParamError, MayParams, MayUtilization};
 use crate::packet::FlowId;
 
 /// `v`'s ceiling, Q32: 16 (a flow with `delta` of 1/16 drop per interval already loses
@@ -85,8 +85,9 @@ pub struct FixedMayParams {
     /// (Eq. 3's reading, the default); 0: every arrival counts. (A 32-bit word, as the
     /// program reads it: see [`FixedMayParams::counts_passed_only`].)
     pub passed_only: u32,
-    /// Padding (0), making the layout's end explicit.
-    pub pad: u32,
+    /// Nonzero: `v` kept at or below `2^48 / delta_max` (Q32 over Q16: the `v` at which
+    /// the interval's largest `delta` is dropped with certainty; [`MayCeiling::Heaviest`]).
+    pub ceiling: u32,
 }
 
 fn q(x: f64, bits: u32) -> u64 {
@@ -122,7 +123,7 @@ impl FixedMayParams {
             keep_q32: q(1.0 - p.q_w, 32).min(ONE_Q32 - 1),
             sample_q32: q(1.0 / p.s0, 32).min(ONE_Q32),
             passed_only: u32::from(p.utilization == MayUtilization::Passed),
-            pad: 0,
+            ceiling: u32::from(p.ceiling == MayCeiling::Heaviest),
         })
     }
 
@@ -243,9 +244,23 @@ pub fn expired(e: &FixedMayEntry, s: &FixedMayState, p: &FixedMayParams) -> bool
     e.epoch < s.epoch && s.last_update_ns.saturating_sub(e.ts_ns) > p.timeout_ns
 }
 
+/// The ceiling on `v` (Q32) that `delta_max` (Q16, above 0) sets: the least `v` whose
+/// drop probability for `delta_max` is certain (`v delta_max >= 2^48`).
+pub fn ceiling_q32(delta_max_q16: u64) -> u64 {
+    (1u64 << 48).div_ceil(delta_max_q16)
+}
+
 /// Line 20 at `now`, over the `arrived` bytes of the interval that ends: the utilization
-/// (arrival rate over capacity) and `v += kappa (utilization - u0)`, kept in `[0, 16]`.
-pub fn end_interval(s: &mut FixedMayState, now: u64, arrived: u64, p: &FixedMayParams) {
+/// (arrival rate over capacity) and `v += kappa (utilization - u0)`, kept in `[0, 16]`
+/// and, with `ceiling`, at or below [`ceiling_q32`] of `delta_max` (the largest `delta`
+/// the interval's arrivals found in their entries, Q16; 0: none, no ceiling).
+pub fn end_interval(
+    s: &mut FixedMayState,
+    now: u64,
+    arrived: u64,
+    delta_max_q16: u64,
+    p: &FixedMayParams,
+) {
     let elapsed_us = (now.saturating_sub(s.last_update_ns) / 1000).min(ELAPSED_US_MAX);
     let sendable_bits = (p.capacity_bps / 1000) * elapsed_us / 1000;
     let bits_q16 = (arrived.min(ARRIVED_MAX) * 8) << 16;
@@ -254,6 +269,9 @@ pub fn end_interval(s: &mut FixedMayState, now: u64, arrived: u64, p: &FixedMayP
         .map_or(UTIL_MAX_Q16, |u| u.min(UTIL_MAX_Q16));
     let dv = p.gain_q16 as i64 * (s.util_q16 as i64 - p.u0_q16 as i64);
     s.v_q32 = (s.v_q32 as i64 + dv).clamp(0, V_MAX_Q32 as i64) as u64;
+    if p.ceiling != 0 && delta_max_q16 > 0 {
+        s.v_q32 = s.v_q32.min(ceiling_q32(delta_max_q16));
+    }
     s.epoch += 1;
     s.last_update_ns = now;
 }
@@ -267,6 +285,9 @@ pub struct FixedMay {
     /// The aggregate state.
     pub state: FixedMayState,
     table: HashMap<FlowId, FixedMayEntry>,
+    /// The largest `delta` an arrival of the current interval found in its entry, Q16
+    /// (the program keeps one per CPU: `may_delta_max`).
+    delta_max_q16: u64,
 }
 
 impl FixedMay {
@@ -276,6 +297,7 @@ impl FixedMay {
             params,
             state: FixedMayState::default(),
             table: HashMap::new(),
+            delta_max_q16: 0,
         }
     }
 
@@ -307,6 +329,7 @@ impl FixedMay {
             } else {
                 tracked = true;
                 fold(e, s.epoch, &p);
+                self.delta_max_q16 = self.delta_max_q16.max(e.delta_q16);
                 if draw < drop_probability_q32(s.v_q32, e.delta_q16) {
                     e.nd = e.nd.saturating_add(1);
                     e.ts_ns = now;
@@ -331,7 +354,8 @@ impl FixedMay {
         }
         if now.saturating_sub(self.state.last_update_ns) >= p.interval_ns {
             let arrived = std::mem::take(&mut self.state.arrived_bytes);
-            end_interval(&mut self.state, now, arrived, &p);
+            let delta_max = std::mem::take(&mut self.delta_max_q16);
+            end_interval(&mut self.state, now, arrived, delta_max, &p);
         }
         if !(p.counts_passed_only() && out.verdict != FixedMayVerdict::Forward) {
             self.state.arrived_bytes += u64::from(bytes);
@@ -343,7 +367,7 @@ impl FixedMay {
 /// Test vectors for the dataplane's MAY program: the model's outputs on fixed inputs, one
 /// CSV line each; `testdata/may-fixed-vectors.csv` holds this text. The first line after
 /// the comment gives the parameters (`mayparams,C,Delta,T0,u0,kappa,q_w,1-q_w,q0,
-/// passed_only`); each
+/// passed_only,ceiling`); each
 /// `may` line one packet: `now,flow,bytes,draw,verdict,inserted,expired,v,utilization,
 /// epoch,delta,ND` (the last two its flow's entry after it, `-` if it has none; verdict
 /// 0 forward, 1 history drop, 2 sample drop).
@@ -366,7 +390,7 @@ pub fn test_vectors() -> String {
     );
     writeln!(
         out,
-        "mayparams,{},{},{},{},{},{},{},{},{}",
+        "mayparams,{},{},{},{},{},{},{},{},{},{}",
         p.capacity_bps,
         p.interval_ns,
         p.timeout_ns,
@@ -375,7 +399,8 @@ pub fn test_vectors() -> String {
         p.q_w_q16,
         p.keep_q32,
         p.sample_q32,
-        p.passed_only
+        p.passed_only,
+        p.ceiling
     )
     .unwrap();
     let mut m = FixedMay::new(p);
@@ -574,15 +599,48 @@ mod tests {
             last_update_ns: 5_000_000,
             ..Default::default()
         };
-        end_interval(&mut s, 15_000_000, 25_000, &p);
+        end_interval(&mut s, 15_000_000, 25_000, 0, &p);
         assert_eq!(s.util_q16, 2 << 16);
         assert_eq!(s.v_q32, 6554 * (131_072 - 64225));
         assert_eq!((s.epoch, s.last_update_ns), (1, 15_000_000));
         // An idle interval takes kappa u0 off v; a second brings it to 0, never below.
-        end_interval(&mut s, 1_015_000_000, 0, &p);
+        end_interval(&mut s, 1_015_000_000, 0, 0, &p);
         assert_eq!((s.util_q16, s.v_q32), (0, 6554 * (66847 - 64225)));
-        end_interval(&mut s, 2_015_000_000, 0, &p);
+        end_interval(&mut s, 2_015_000_000, 0, 0, &p);
         assert_eq!(s.v_q32, 0);
+    }
+
+    /// `v`'s ceiling: after an interval whose arrivals found `delta` up to 4 (Q16 4 << 16),
+    /// `v` is at most 1/4 (Q32 2^30), the least at which 4 drops with certainty; without
+    /// `ceiling`, or with no entry seen (0), the controller's `v` stands.
+    #[test]
+    fn ceiling_by_hand() {
+        let p = params();
+        let start = FixedMayState {
+            v_q32: 1 << 31, // 0.5
+            last_update_ns: 5_000_000,
+            ..Default::default()
+        };
+        // 25 000 bytes in 10 ms at 10 Mbit/s: utilization 2, v rises past 0.5.
+        let mut s = start;
+        end_interval(&mut s, 15_000_000, 25_000, 4 << 16, &p);
+        assert_eq!(s.v_q32, 1 << 30);
+        assert_eq!(drop_probability_q32(s.v_q32, 4 << 16), ONE_Q32);
+        assert!(drop_probability_q32(s.v_q32 - 1, 4 << 16) < ONE_Q32);
+        for (ceiling, delta_max) in [(0, 4 << 16), (1, 0)] {
+            let mut s = start;
+            end_interval(
+                &mut s,
+                15_000_000,
+                25_000,
+                delta_max,
+                &FixedMayParams { ceiling, ..p },
+            );
+            assert_eq!(s.v_q32, (1 << 31) + 6554 * (131_072 - 64225));
+        }
+        // A delta of 3: 2^48 / 3 rounded up, so that 3 is still dropped with certainty.
+        assert_eq!(ceiling_q32(3 << 16), (1u64 << 32).div_ceil(3));
+        assert_eq!(drop_probability_q32(ceiling_q32(3 << 16), 3 << 16), ONE_Q32);
     }
 
     /// The program's arithmetic makes the same decisions as the floating-point MAY of the

@@ -633,6 +633,7 @@ mod tests {
                     utilization: 1.5,
                     target_utilization: 0.98,
                     utilization_counts: "arrivals",
+                    ceiling: true,
                     interval_ns: 1_000_000_000,
                     intervals: 12,
                     table_entries: 5,

@@ -206,7 +206,7 @@ struct csfq_may_params {
 	__u64 keep_q32;     /* 1 - q_w, below 2^32 */
 	__u64 sample_q32;   /* q0 = 1/S0, at most 2^32 */
 	__u32 passed_only;  /* nonzero: the utilization counts the bytes MAY passes only */
-	__u32 pad;
+	__u32 ceiling;      /* nonzero: v at most 2^48 / the interval's largest delta */
 };
 
 /* The MAY program's configuration: its parameters, and what the program reads besides. */

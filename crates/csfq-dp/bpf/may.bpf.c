@@ -10,7 +10,9 @@
  * q0 = 1/S0, and dropped if the utilization is above u0. Every Delta, v moves by
  * kappa (utilization - u0), the utilization being the arrival rate at the queue over C
  * (every byte that reaches this program, dropped or not), and each entry folds its
- * interval's drops into delta.
+ * interval's drops into delta. With the ceiling (the default; may.rs, "v's ceiling"), v
+ * is then kept at or below the v that drops every packet of the flow with the largest
+ * delta the interval's arrivals found.
  *
  * No packet walks the table: the update of v runs on the first packet at least Delta
  * after the last (under the state's lock, once per Delta) and counts an interval; an entry
@@ -150,9 +152,10 @@ static __always_inline void may_fold(struct csfq_may_entry *e, __u64 epoch, cons
 	e->epoch = epoch;
 }
 
-/* may_fixed.rs end_interval: line 20, under the state's lock. */
+/* may_fixed.rs end_interval: line 20, under the state's lock; delta_max (Q16) the largest
+ * delta the interval's arrivals found, 0 for none. */
 static __always_inline void may_end_interval(struct csfq_may_state *st, __u64 now, __u64 arrived,
-					     const struct csfq_may_params *p)
+					     __u64 delta_max, const struct csfq_may_params *p)
 {
 	__u64 elapsed = now > st->last_update_ns ? now - st->last_update_ns : 0;
 	__u64 elapsed_us = elapsed / 1000, sendable, bits_q16, util;
@@ -173,6 +176,9 @@ static __always_inline void may_end_interval(struct csfq_may_state *st, __u64 no
 		v = 0;
 	if (v > (__s64)V_MAX_Q32)
 		v = V_MAX_Q32;
+	/* may_fixed.rs ceiling_q32: 2^48 / delta_max, rounded up (delta_max <= 2^47) */
+	if (p->ceiling && delta_max && (__u64)v > ((1ULL << 48) + delta_max - 1) / delta_max)
+		v = ((1ULL << 48) + delta_max - 1) / delta_max;
 	st->v_q32 = v;
 	st->epoch += 1;
 	st->last_update_ns = now;
@@ -213,28 +219,86 @@ static __always_inline __u64 may_counted(void)
 	return sum;
 }
 
+/*
+ * The largest delta the arrivals of an interval found in their entries (FixedMay's
+ * delta_max_q16), one per CPU as the arrivals' bytes are, each stamped with the interval
+ * it belongs to: the CPU that ends interval E takes the largest of those stamped E.
+ */
+struct may_delta_max {
+	__u64 epoch;
+	__u64 delta_q16;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct may_delta_max);
+} may_delta_max SEC(".maps");
+
+/* An arrival of interval `epoch` found `delta` in its entry. */
+static __always_inline void may_saw_delta(__u64 epoch, __u64 delta)
+{
+	__u32 zero = 0;
+	struct may_delta_max *m = bpf_map_lookup_elem(&may_delta_max, &zero);
+
+	if (!m)
+		return;
+	if (m->epoch != epoch) {
+		m->epoch = epoch;
+		m->delta_q16 = delta;
+	} else if (delta > m->delta_q16) {
+		m->delta_q16 = delta;
+	}
+}
+
+/* bpf_loop over CPU ids: the largest of CPU `cpu`'s delta if stamped with the epoch asked
+ * for; stops past the last CPU. */
+static long max_cpu_delta(__u64 cpu, void *ctx)
+{
+	struct may_delta_max *want = ctx, *m;
+	__u32 zero = 0;
+
+	m = bpf_map_lookup_percpu_elem(&may_delta_max, &zero, (__u32)cpu);
+	if (!m)
+		return 1;
+	if (READ_ONCE(m->epoch) == want->epoch && READ_ONCE(m->delta_q16) > want->delta_q16)
+		want->delta_q16 = READ_ONCE(m->delta_q16);
+	return 0;
+}
+
+/* The largest delta the CPUs' arrivals of interval `epoch` found. */
+static __always_inline __u64 may_delta_max_of(__u64 epoch)
+{
+	struct may_delta_max want = { .epoch = epoch, .delta_q16 = 0 };
+
+	bpf_loop(CSFQ_MAX_CPUS, max_cpu_delta, &want, 0);
+	return want.delta_q16;
+}
+
 /* The end of FixedMay::on_arrival: the update when Delta has passed, then the bytes
  * (with passed_only, not those of a packet MAY drops). */
 static __always_inline void may_arrive(struct csfq_may_state *st, const struct csfq_may_params *p, __u64 now,
 				       __u32 bytes, int dropped)
 {
-	__u64 last = st->last_update_ns, counted, arrived, *mine;
+	__u64 last = st->last_update_ns, epoch = st->epoch, counted, arrived, delta_max, *mine;
 	__u32 zero = 0;
 
 	if ((now > last ? now - last : 0) >= p->interval_ns) {
 		/* Summed before the lock, under which no helper may run: what the other CPUs
 		 * add from here on belongs to the next interval. */
 		counted = may_counted();
+		delta_max = p->ceiling ? may_delta_max_of(epoch) : 0;
 		bpf_spin_lock(&st->lock);
 		/* another CPU may have ended the interval meanwhile */
 		last = st->last_update_ns;
-		if ((now > last ? now - last : 0) >= p->interval_ns) {
+		if ((now > last ? now - last : 0) >= p->interval_ns && st->epoch == epoch) {
 			/* A CPU that summed before the last end and ends this interval finds a
 			 * smaller sum than that end's: its interval counts nothing more. */
 			arrived = counted > st->counted_bytes ? counted - st->counted_bytes : 0;
 			if (counted > st->counted_bytes)
 				st->counted_bytes = counted;
-			may_end_interval(st, now, arrived, p);
+			may_end_interval(st, now, arrived, delta_max, p);
 		}
 		bpf_spin_unlock(&st->lock);
 	}
@@ -295,6 +359,8 @@ __noinline int may_decide(struct csfq_flow_key *key, __u64 now)
 		found = 0;
 	} else if (found) {
 		may_fold(e, epoch, p);
+		if (p->ceiling)
+			may_saw_delta(epoch, e->delta_q16);
 		prob = may_drop_probability(st->v_q32, e->delta_q16);
 		if (prob && may_draw(c) < prob) {
 			if (e->nd != 0xffffffffU)

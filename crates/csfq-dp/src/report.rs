@@ -80,6 +80,9 @@ pub struct MayStats {
     /// What the utilization counts: `passed` (the bytes MAY passes on, Eq. 3's rate into
     /// the queue, the default) or `arrivals` (every byte, MAY's drops included).
     pub utilization_counts: &'static str,
+    /// `v` is kept at or below the `v` that drops every packet of the flow with the
+    /// largest `delta` (the default), not the paper's controller alone.
+    pub ceiling: bool,
     /// `Delta`, ns.
     pub interval_ns: u64,
     /// Intervals ended since the attach.

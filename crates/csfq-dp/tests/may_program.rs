@@ -33,7 +33,7 @@ fn config_from_vectors() -> MayConfigRaw {
             keep_q32: p[6],
             sample_q32: p[7],
             passed_only: p[8] as u32,
-            pad: 0,
+            ceiling: p[9] as u32,
         },
         test_mode: 1,
         ..Default::default()

@@ -222,6 +222,7 @@ impl Discipline {
                     packet_bytes: s.segment_bytes,
                     overflow_in_nd: m.overflow_in_nd,
                     utilization: m.utilization.into(),
+                    ceiling: m.ceiling.into(),
                     ..MayParams::new(rate_bps, buffer_bytes)
                 };
                 Discipline::May(Box::new(

@@ -56,6 +56,13 @@ pub(crate) enum MayCommand {
         /// dropped; README, "MAY on a real router").
         #[arg(long, default_value = "passed", value_parser = ["passed", "arrivals"])]
         utilization: String,
+        /// v's ceiling: `heaviest`, v kept at or below the v that drops every packet of
+        /// the flow with the largest delta (past drops) the interval's packets found, or
+        /// `none`, the paper's controller, which a flow at several times the link winds up
+        /// until every flow in the table is dropped for some fifteen intervals (README,
+        /// "MAY on a real router").
+        #[arg(long, default_value = "heaviest", value_parser = ["heaviest", "none"])]
+        ceiling: String,
         /// The clock MAY reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's tick
         /// counter: one tick's resolution, 1-4 ms, cheaper; Delta and T0 must then be at
         /// least a hundred ticks; README "The programs' clock").
@@ -77,6 +84,7 @@ pub(crate) fn run(cmd: MayCommand) -> Result<()> {
         timeout,
         s0,
         utilization,
+        ceiling,
         clock,
     } = cmd;
     let rate = match rate {
@@ -93,6 +101,7 @@ pub(crate) fn run(cmd: MayCommand) -> Result<()> {
         timeout_ns: timeout,
         s0,
         passed_only: utilization == "passed",
+        ceiling: ceiling == "heaviest",
         coarse_clock: clock == "coarse",
     };
     outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);

@@ -251,8 +251,11 @@ fn print_stats(st: &[InterfaceStats]) {
                 m.clock
             );
             println!(
-                "  table: {} entries of {} ({} lost a packet within T0)",
-                m.table_entries, m.table_size, m.table_live
+                "  table: {} entries of {} ({} lost a packet within T0)   v's ceiling {}",
+                m.table_entries,
+                m.table_size,
+                m.table_live,
+                if m.ceiling { "heaviest" } else { "none" }
             );
         }
         for l in s.loops.iter().flatten() {

@@ -189,7 +189,7 @@ fn mirrors_match_the_compiled_programs_btf() {
             keep_q32,
             sample_q32,
             passed_only,
-            pad
+            ceiling
         ]
     );
     mirror!(

@@ -82,6 +82,11 @@ pub struct MaySettings {
     /// Count only the bytes MAY passes in the utilization (the default: Eq. 3's rate into
     /// the queue); off, every arriving byte counts, MAY's own drops included.
     pub passed_only: bool,
+    /// Keep `v` at or below the `v` that drops every packet of the flow with the largest
+    /// `delta` the interval's arrivals found (the default; `csfq_algo::may`, "v's
+    /// ceiling"); off, the paper's controller, which winds up under a flow at several
+    /// times the link and then drops every flow in the table for some fifteen intervals.
+    pub ceiling: bool,
     /// Read the coarse clock (the kernel's tick counter, see [`crate::tick_ns`]) instead of the
     /// fine one. Each interval's length and each entry's age are then known to a tick, so
     /// it is refused unless `Delta` and `T0` are each at least a hundred ticks (the
@@ -103,6 +108,7 @@ impl MaySettings {
             timeout_ns: p.timeout.0,
             s0: p.s0,
             passed_only: p.utilization == csfq_algo::may::MayUtilization::Passed,
+            ceiling: p.ceiling == csfq_algo::may::MayCeiling::Heaviest,
             coarse_clock: false,
         }
     }
@@ -172,6 +178,7 @@ impl MaySettings {
         Ok(MayConfigRaw {
             params: csfq_algo::may_fixed::FixedMayParams {
                 passed_only: u32::from(self.passed_only),
+                ceiling: u32::from(self.ceiling),
                 ..fixed
             },
             clock,
@@ -228,6 +235,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
         } else {
             "arrivals"
         },
+        ceiling: c.ceiling != 0,
         interval_ns: c.interval_ns,
         intervals: s.epoch,
         table_entries: entries,

@@ -17,6 +17,7 @@ impl Experiment {
         let mut runs = self.generated_runs(d);
         for r in &mut runs {
             r.scenario.csfq = r.scenario.csfq.paper();
+            r.scenario.may = r.scenario.may.paper();
         }
         runs
     }

@@ -57,12 +57,14 @@ pub const WEIGHTED_1LINK: &str = include_str!("../../../../scenarios/weighted-1l
 pub const WEIGHTED_2LINKS: &str = include_str!("../../../../scenarios/weighted-2links.toml");
 
 /// A shipped scenario file as the experiments run it: CSFQ in it is the paper's (its
-/// estimator, and 100 ms where the scenario states no constants).
+/// estimator, and 100 ms where the scenario states no constants), and so is MAY (its
+/// controller, without `v`'s ceiling).
 pub fn shipped(id: &str, text: &str) -> ScenarioFile {
     let mut s = ScenarioFile::parse(text, Path::new(&format!("scenarios/{id}.toml")))
         .expect("shipped scenarios are valid")
         .into_file();
     s.csfq = s.csfq.paper();
+    s.may = s.may.paper();
     s
 }
 
@@ -183,6 +185,8 @@ pub fn chain(k: u32, main: FlowKind, cross: Cross) -> ScenarioFile {
         b = b.flow(flow.count(10).access(100.0, 1.0));
     }
     let mut s = b.build().expect("generated chain is valid").into_file();
-    s.csfq = s.csfq.paper(); // the papers' experiments
+    // the papers' experiments
+    s.csfq = s.csfq.paper();
+    s.may = s.may.paper();
     s
 }

@@ -276,6 +276,48 @@ pub struct MayConfig {
     /// queue, Eq. (3)'s rate after MAY's own drops; `arrivals`, every arriving byte.
     #[serde(skip_serializing_if = "MayUtilizationKind::is_default")]
     pub utilization: MayUtilizationKind,
+    /// `v`'s ceiling: `heaviest` (the default), `v` kept at or below the `v` that drops
+    /// every packet of the flow with the largest `delta` the interval's arrivals found;
+    /// `none`, the paper's controller alone (`csfq_algo::may`, "v's ceiling"). The
+    /// reproductions run `none` ([`MayConfig::paper`]).
+    #[serde(skip_serializing_if = "MayCeilingKind::is_default")]
+    pub ceiling: MayCeilingKind,
+}
+
+impl MayConfig {
+    /// The paper's MAY: its controller without `v`'s ceiling.
+    pub fn paper(self) -> Self {
+        MayConfig {
+            ceiling: MayCeilingKind::None,
+            ..self
+        }
+    }
+}
+
+/// Whether MAY's `v` has a ceiling (`[may] ceiling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MayCeilingKind {
+    /// At most the `v` that drops every packet of the interval's heaviest flow.
+    #[default]
+    Heaviest,
+    /// The paper's controller.
+    None,
+}
+
+impl MayCeilingKind {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl From<MayCeilingKind> for csfq_algo::may::MayCeiling {
+    fn from(k: MayCeilingKind) -> Self {
+        match k {
+            MayCeilingKind::Heaviest => Self::Heaviest,
+            MayCeilingKind::None => Self::None,
+        }
+    }
 }
 
 /// What MAY's utilization counts (`[may] utilization`).
@@ -316,6 +358,7 @@ impl Default for MayConfig {
             table_capacity: 1 << 17,
             overflow_in_nd: false,
             utilization: MayUtilizationKind::Passed,
+            ceiling: MayCeilingKind::Heaviest,
         }
     }
 }
