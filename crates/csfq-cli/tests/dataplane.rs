@@ -2693,9 +2693,10 @@ fn udp_beside_tcp(
 /// it no longer holds v up (with every arriving byte counted, the UDP's dropped packets
 /// kept v growing and MAY dropped every flow in its table: all four TCPs at 0.00 Mbit/s at
 /// 20 Mbit/s). The TCPs' goodputs, over seconds 10-18 (after MAY's warm-up, as the UDP is
-/// judged), are printed, not bounded: MAY does not meet "no TCP under half its share" there
-/// (0.50-6.09 Mbit/s against a share of 1.9 in two runs on the fine clock; README, "MAY on
-/// a real router", says why). Last, a UDP at half its share (MAY
+/// judged), are printed, not bounded here: with the paper's controller MAY did not meet "no
+/// TCP under half its share" (0.50-6.09 Mbit/s against a share of 1.9 in two runs on the
+/// fine clock; README, "MAY on a real router", says why); with `v`'s ceiling, the default
+/// since, the next test holds that floor. Last, a UDP at half its share (MAY
 /// samples it into the table at 1/S0 a packet and drops it only while its rate times v
 /// is above 1, Eq. 2) passes almost untouched: at least 90% of what it sends over the
 /// window arrives (by its sequence numbers; the simulator on the same setup, 64 KB buffer,
@@ -2825,6 +2826,73 @@ fn may_shuts_off_a_udp_flow_above_its_share() {
         100.0 * delivered,
         st["counters"]
     );
+}
+
+/// MAY with `v`'s ceiling (the default) beside a UDP at once and five times the 10 Mbit/s
+/// link: four kernel CUBIC TCPs, MAY on the fine clock, judged over seconds 10-18 of 20 as
+/// the test above judges the UDP. The UDP at most 1.25x its share, and each TCP at least
+/// half its share (the suite's floor for a TCP beside a hog). With the paper's controller
+/// (`--ceiling none`) at 5x, `v` winds up in the UDP's first intervals and every TCP in the
+/// table is dropped for some fifteen: the simulator on this graph leaves the link 16-48%
+/// used over those seconds (`csfq-sim/tests/may_ceiling.rs`); that run is printed here, not
+/// judged.
+#[test]
+fn may_keeps_the_tcps_served_beside_a_udp_at_once_and_five_times_the_link() {
+    if !runnable("may_keeps_the_tcps_served_beside_a_udp_at_once_and_five_times_the_link")
+        || missing_tool("python3")
+    {
+        return;
+    }
+    let _heavy = cpu_heavy();
+    let (secs, from) = (20, 10);
+    for (times, ceiling) in [(1.0, "heaviest"), (5.0, "heaviest"), (5.0, "none")] {
+        let mut net = Net::new(match (times == 1.0, ceiling) {
+            (true, _) => "m",
+            (false, "heaviest") => "q",
+            _ => "w",
+        });
+        net.tcp_cc = Some("cubic");
+        net.window = Some((from, secs - 2));
+        net.dp_ok(
+            "c",
+            &[
+                "may",
+                "attach",
+                "--dev",
+                "c1",
+                "--rate",
+                "10mbit",
+                "--ceiling",
+                ceiling,
+            ],
+        );
+        let (udp, tcp, count) =
+            udp_beside_tcp(&mut net, secs, from, 10.0 * times).expect("the flows ran");
+        let st = may_stats(&net);
+        eprintln!(
+            "MAY (ceiling {ceiling}), UDP at {times}x the link: UDP {:.2} Mbit/s from {from} s, \
+             TCPs {:?} Mbit/s, v {}; sent {count:?}",
+            udp / 1e6,
+            tcp.iter()
+                .map(|x| (x / 1e4).round() / 100.0)
+                .collect::<Vec<_>>(),
+            st["may"]["v"]
+        );
+        assert_eq!(st["may"]["ceiling"], ceiling == "heaviest", "{st}");
+        if ceiling == "none" {
+            continue;
+        }
+        assert!(
+            udp <= 1.25 * FAIR_GOODPUT,
+            "{times}x: MAY let the UDP have {udp} > 1.25 x its share"
+        );
+        for (i, t) in tcp.iter().enumerate() {
+            assert!(
+                *t >= 0.5 * FAIR_GOODPUT,
+                "{times}x: TCP {i} at {t} < half its share {FAIR_GOODPUT}: {tcp:?}"
+            );
+        }
+    }
 }
 
 /// Accepts TCP connections on port 7000 and reads each to its end, for `argv[1]` seconds.
