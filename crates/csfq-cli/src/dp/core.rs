@@ -3,29 +3,18 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use csfq_dp::units::{parse_rate, parse_size, parse_time};
+use csfq_dp::units::{parse_size, parse_time};
 use csfq_dp::CoreSettings;
 
 use super::core_outcome;
-use super::cores::bytes;
+use super::cores::{bytes, BottleneckArgs};
 
 #[derive(Subcommand)]
 pub(crate) enum CoreCommand {
     /// Attach the core to an interface's egress (again: update its settings).
     Attach {
-        /// The bottleneck interface.
-        #[arg(long, value_name = "IF")]
-        dev: String,
-        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
-        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
-        #[arg(long, value_parser = parse_rate)]
-        rate: Option<u64>,
-        /// The virtual queue's size, in tc's size units [default: the limit of the
-        /// shaper's queue on IF, read from its root qdisc: tbf, htb's default class's
-        /// FIFO, bfifo or pfifo]. The core models the real queue with it: a smaller one
-        /// tail-drops before the real queue is full, as drop-tail would.
-        #[arg(long, value_parser = parse_size)]
-        limit: Option<u64>,
+        #[command(flatten)]
+        at: BottleneckArgs,
         /// Queue below which alpha = 0 is kept [default: half the limit].
         #[arg(long, value_parser = parse_size)]
         threshold: Option<u64>,
@@ -240,9 +229,7 @@ fn follow_shaper(
 /// Runs `csfq dp core attach`.
 pub(crate) fn run(cmd: CoreCommand) -> Result<()> {
     let CoreCommand::Attach {
-        dev,
-        rate,
-        limit,
+        at,
         threshold,
         k_alpha,
         k_c,
@@ -253,8 +240,8 @@ pub(crate) fn run(cmd: CoreCommand) -> Result<()> {
         follow_interval,
     } = cmd;
     let settings = || -> Result<CoreSettings> {
-        let (rate, limit) = link_of(&dev, rate, limit, true)?;
-        let mut s = CoreSettings::with_limit(rate, bytes("limit", limit)?);
+        let (rate, limit) = at.link()?;
+        let mut s = CoreSettings::with_limit(rate, limit);
         s.threshold_bytes = threshold.map(|t| bytes("threshold", t)).transpose()?;
         s.k_alpha_ns = k_alpha.unwrap_or(s.k_alpha_ns);
         s.k_c_ns = k_c.or(k_alpha).unwrap_or(s.k_c_ns);
@@ -269,9 +256,14 @@ pub(crate) fn run(cmd: CoreCommand) -> Result<()> {
         Ok(s)
     };
     let s = settings()?;
-    core_outcome(csfq_dp::attach_core(&dev, &s)?, "core", &dev, &s.trust);
+    core_outcome(
+        csfq_dp::attach_core(&at.dev, &s)?,
+        "core",
+        &at.dev,
+        &s.trust,
+    );
     if follow {
-        follow_shaper(&dev, s, follow_interval, settings)?;
+        follow_shaper(&at.dev, s, follow_interval, settings)?;
     }
     Ok(())
 }

@@ -15,17 +15,8 @@ pub(crate) enum CsfneCommand {
     /// Attach the CS-FNE core to an interface's egress (again: update its settings,
     /// keeping its rates, virtual queue and ring).
     Attach {
-        /// The bottleneck interface.
-        #[arg(long, value_name = "IF")]
-        dev: String,
-        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
-        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
-        #[arg(long, value_parser = parse_rate)]
-        rate: Option<u64>,
-        /// The virtual queue's size, in tc's size units [default: the limit of the
-        /// shaper's queue on IF].
-        #[arg(long, value_parser = parse_size)]
-        limit: Option<u64>,
+        #[command(flatten)]
+        at: BottleneckArgs,
         /// The target queue: below it nothing is dropped by Eq. (2) [default: 16000 bytes or half
         /// the limit, the smaller; the thesis gives no value, 16 KB is RED's first
         /// threshold in its simulations].
@@ -53,17 +44,8 @@ pub(crate) enum TufCommand {
     /// Attach the TUF core to an interface's egress (again: update its settings, keeping
     /// its threshold and virtual queue).
     Attach {
-        /// The bottleneck interface.
-        #[arg(long, value_name = "IF")]
-        dev: String,
-        /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the
-        /// shaper on IF, read from its root qdisc: tbf, or htb's default class].
-        #[arg(long, value_parser = parse_rate)]
-        rate: Option<u64>,
-        /// The virtual queue's size, in tc's size units [default: the limit of the
-        /// shaper's queue on IF].
-        #[arg(long, value_parser = parse_size)]
-        limit: Option<u64>,
+        #[command(flatten)]
+        at: BottleneckArgs,
         /// The window over which arrivals are counted by tag, in tc's time units [default:
         /// twice the limit's drain time at the rate, within 1ms and 1s, as the CSFQ core's
         /// K_c].
@@ -174,6 +156,33 @@ pub(crate) fn print_tuf_source(c: &TufSourceStats) {
     }
 }
 
+/// The bottleneck a core sits at: its interface, and the link's rate and the queue the
+/// core models, each read from the shaper on it unless given (`link_of`).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct BottleneckArgs {
+    /// The bottleneck interface.
+    #[arg(long, value_name = "IF")]
+    pub(crate) dev: String,
+    /// The link's rate C, in tc's units (e.g. 10mbit) [default: the rate of the shaper on
+    /// IF, read from its root qdisc: tbf, or htb's default class].
+    #[arg(long, value_parser = parse_rate)]
+    rate: Option<u64>,
+    /// The virtual queue's size, in tc's size units [default: the limit of the shaper's
+    /// queue on IF, read from its root qdisc: tbf, htb's default class's FIFO, bfifo or
+    /// pfifo]. The core models the real queue with it: a smaller one tail-drops before the
+    /// real queue is full, as drop-tail would.
+    #[arg(long, value_parser = parse_size)]
+    limit: Option<u64>,
+}
+
+impl BottleneckArgs {
+    /// The link's rate, bit/s, and the virtual queue's limit, bytes.
+    pub(crate) fn link(&self) -> Result<(u64, u32)> {
+        let (rate, limit) = link_of(&self.dev, self.rate, self.limit, true)?;
+        Ok((rate, bytes("limit", limit)?))
+    }
+}
+
 /// Whose labels (TUF: tags) a core believes, and what it does with frames it cannot
 /// parse: the flags every core takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -229,22 +238,25 @@ pub(crate) fn bytes(what: &'static str, v: u64) -> Result<u32, csfq_dp::InvalidS
 /// Runs a `csfq dp tuf` command.
 pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
     let TufCommand::Attach {
-        dev,
-        rate,
-        limit,
+        at,
         window,
         k,
         trust,
         clock,
     } = cmd;
-    let (rate, limit) = link_of(&dev, rate, limit, true)?;
-    let mut s = TufSettings::with_limit(rate, bytes("limit", limit)?);
+    let (rate, limit) = at.link()?;
+    let mut s = TufSettings::with_limit(rate, limit);
     s.window_ns = window.unwrap_or(s.window_ns);
     s.k_ns = k;
     s.trust = trust.trust();
     s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
-    core_outcome(csfq_dp::attach_tuf(&dev, &s)?, "TUF core", &dev, &s.trust);
+    core_outcome(
+        csfq_dp::attach_tuf(&at.dev, &s)?,
+        "TUF core",
+        &at.dev,
+        &s.trust,
+    );
     Ok(())
 }
 
@@ -267,17 +279,15 @@ pub(crate) fn print_tuf(c: &TufStats) {
 /// Runs a `csfq dp csfne` command.
 pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     let CsfneCommand::Attach {
-        dev,
-        rate,
-        limit,
+        at,
         target,
         k,
         ring,
         trust,
         clock,
     } = cmd;
-    let (rate, limit) = link_of(&dev, rate, limit, true)?;
-    let mut s = CsfneSettings::with_limit(rate, bytes("limit", limit)?);
+    let (rate, limit) = at.link()?;
+    let mut s = CsfneSettings::with_limit(rate, limit);
     s.target_bytes = target.map(|t| bytes("target", t)).transpose()?;
     s.k_ns = k;
     s.ring = ring;
@@ -285,9 +295,9 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     s.drop_unparsed = trust.drop_unparsed();
     s.coarse_clock = clock == "coarse";
     core_outcome(
-        csfq_dp::attach_csfne(&dev, &s)?,
+        csfq_dp::attach_csfne(&at.dev, &s)?,
         "CS-FNE core",
-        &dev,
+        &at.dev,
         &s.trust,
     );
     Ok(())
