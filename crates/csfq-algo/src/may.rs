@@ -128,7 +128,8 @@ pub enum MayUtilization {
 }
 
 impl MayParams {
-    /// The paper's parameters for a link of `capacity_bps` with `buffer_bytes`.
+    /// The paper's parameters for a link of `capacity_bps` with `buffer_bytes`, and `v`'s
+    /// ceiling (ours: [`MayCeiling::None`] is the paper's controller).
     pub fn new(capacity_bps: f64, buffer_bytes: u32) -> Self {
         MayParams {
             capacity_bps,
@@ -637,9 +638,9 @@ mod tests {
 
     /// `v`'s ceiling by hand: flow 3 is in `H` with `delta = 4` and `v = 0.24` (drop
     /// probability 0.96; the draws, 0.97, pass every packet), and over 1 s it sends 1250
-    /// packets and flow 4 (never sampled: `q0 = 1/4`, below the draws) 2500, so the utilization is
-    /// 3750 * 8000 / 10e6 = 3.0 and the controller's `v` is 0.24 + 0.1 * (3 - 0.98) =
-    /// 0.442. With the ceiling it is held at 1/4, the `v` at which flow 3, the heaviest
+    /// packets and flow 4 (never sampled: `q0 = 1/4`, below the draws) 2500, so the
+    /// utilization is 3750 * 8000 / 10e6 = 3.0 and the controller's `v` is
+    /// 0.24 + 0.1 * (3 - 0.98) = 0.442. With the ceiling it is held at 1/4, the `v` at which flow 3, the heaviest
     /// the interval's arrivals found, loses every packet; the paper's controller keeps
     /// 0.442.
     #[test]

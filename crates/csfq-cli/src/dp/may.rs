@@ -11,7 +11,7 @@ use super::outcome;
 #[derive(Subcommand)]
 pub(crate) enum MayCommand {
     /// Attach MAY to an interface's egress (again: update its settings, keeping its table
-    /// and v). The defaults are the MAY paper's (Section IV).
+    /// and v). The defaults are the MAY paper's (Section IV) but for --ceiling.
     Attach {
         /// The bottleneck interface.
         #[arg(long, value_name = "IF")]

@@ -95,7 +95,7 @@ pub struct MaySettings {
 }
 
 impl MaySettings {
-    /// The paper's parameters for a link of `rate_bps`.
+    /// The paper's parameters for a link of `rate_bps`, with `v`'s ceiling.
     pub fn new(rate_bps: u64) -> Self {
         let p = csfq_algo::may::MayParams::new(rate_bps as f64, 0);
         MaySettings {
