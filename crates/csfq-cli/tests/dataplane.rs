@@ -528,10 +528,11 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
         "without csfq the UDP should take most of the link: {plain:?}"
     );
 
-    // With csfq: the edge on the senders' interface, the core in front of the tbf.
+    // With csfq: the edge on the senders' interface, the core in front of the tbf, both on
+    // the fine clock.
     let mut net = Net::new("b");
-    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
-    net.attach_core(&["--trusted-from", "c0"]);
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", "fine"]);
+    net.attach_core(&["--trusted-from", "c0", "--clock", "fine"]);
     // Prometheus scrapes the exporter (in the host namespace; it reads every scope's
     // pins) once a second while the flows run.
     let exporter = Exporter::start();
@@ -626,10 +627,12 @@ fn csfq_protects_tcp_from_udp_on_real_interfaces() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing attached"));
 
-    // Both on the coarse clock (the kernel's tick counter): the edge switched in place,
-    // keeping its flow table, a new core; the same shares by the same bounds.
-    net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", "coarse"]);
-    net.attach_core(&["--trusted-from", "c0", "--clock", "coarse"]);
+    // Both on the default clock, `auto`, which here (a tick of at most 4 ms; the limit
+    // drains in 52 ms, K_alpha and K_c 105 ms) is the coarse one, the kernel's tick
+    // counter: the edge switched in place, keeping its flow table, a new core; the same
+    // shares by the same bounds.
+    net.dp_ok("e", &["edge", "attach", "--dev", "e0"]);
+    net.attach_core(&["--trusted-from", "c0"]);
     let coarse = net.traffic("10M", 10);
     eprintln!(
         "with csfq on the coarse clock, Mbit/s: {:?}",
@@ -850,8 +853,10 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
             let mut net = Net::shaped(&tag, &rate, &burst, &limit_s);
             net.tcp_cc = Some("cubic");
             if with_csfq {
-                // CSFQ_DP_RATE_CLOCK=coarse runs the matrix on the coarse clock.
-                let clock = std::env::var("CSFQ_DP_RATE_CLOCK").unwrap_or("fine".into());
+                // The programs' default clock (`auto`: the coarse one at each of these
+                // rates, the limit 20 ms of the rate); CSFQ_DP_RATE_CLOCK=fine (or coarse)
+                // runs the matrix on that clock.
+                let clock = std::env::var("CSFQ_DP_RATE_CLOCK").unwrap_or("auto".into());
                 net.dp_ok("e", &["edge", "attach", "--dev", "e0", "--clock", &clock]);
                 net.dp_ok(
                     "c",
@@ -885,10 +890,12 @@ fn csfq_holds_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
         let core = core.unwrap();
         let mbit = |v: &[f64]| v.iter().map(|r| r / 1e6).collect::<Vec<_>>();
         eprintln!(
-            "{mbps} Mbit/s: without csfq {:?}, with csfq {:?} (fair share {:.2})",
+            "{mbps} Mbit/s: without csfq {:?}, with csfq {:?} (fair share {:.2}; the core on \
+             the {} clock)",
             mbit(&plain),
             mbit(&fair_run),
-            fair / 1e6
+            fair / 1e6,
+            core["clock"]
         );
         assert_eq!(
             core["capacity_bps"],

@@ -49,7 +49,7 @@ use crate::lab::{Lab, LabError, Offloads};
 use crate::loader::EMPTY_PROGRAM;
 use crate::programs::{CORE, CSFNE, EDGE, MAY, TUF};
 use crate::{
-    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, detach, enter_netns,
+    attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, detach, enter_netns, Clock,
     CoreSettings, CsfneSettings, DpError, EdgeSettings, MaySettings, TufSettings,
 };
 
@@ -321,7 +321,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                     "va",
                     &EdgeSettings {
                         ingress: false,
-                        coarse_clock: edge == 2,
+                        clock: fine_or_coarse(edge == 2),
                         meter: if edge == 3 {
                             csfq_algo::fixed::Meter::Tsw
                         } else {
@@ -341,7 +341,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 attach_may(
                     "va",
                     &MaySettings {
-                        coarse_clock: may == 2,
+                        clock: fine_or_coarse(may == 2),
                         ..MaySettings::new(100_000_000_000)
                     },
                 )?;
@@ -405,7 +405,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                         "va",
                         &EdgeSettings {
                             ingress: false,
-                            coarse_clock: coarse,
+                            clock: fine_or_coarse(coarse),
                             ..Default::default()
                         },
                     )?;
@@ -417,7 +417,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                     attach_may(
                         "va",
                         &MaySettings {
-                            coarse_clock: coarse,
+                            clock: fine_or_coarse(coarse),
                             ..MaySettings::new(100_000_000_000)
                         },
                     )?;
@@ -468,13 +468,22 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
 /// limit's drain time (21.5 ms) and its windows (`K_alpha` = `K_c` = twice that) are long
 /// enough for the coarse clock (four ticks at 250 Hz; more where the tick is longer) and
 /// the same for both clocks.
-fn bench_core(coarse_clock: bool) -> CoreSettings {
+fn bench_core(coarse: bool) -> CoreSettings {
     let rate = 100_000_000_000u64;
     let four_ticks = 4 * crate::sys::tick_ns() * rate / 8_000_000_000 + 1;
     let limit = four_ticks.clamp(256 << 20, 1 << 30) as u32;
     CoreSettings {
-        coarse_clock,
+        clock: fine_or_coarse(coarse),
         ..CoreSettings::with_limit(rate, limit)
+    }
+}
+
+/// The clock a benchmark names: each case runs on one clock, never the default's choice.
+fn fine_or_coarse(coarse: bool) -> Clock {
+    if coarse {
+        Clock::Coarse
+    } else {
+        Clock::Fine
     }
 }
 

@@ -78,7 +78,7 @@ pub use report::{
     ShaperNow, TufSourceSocket, TufSourceStats, TufStats,
 };
 pub use role::Role;
-pub use settings::{Bound, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
+pub use settings::{Bound, Clock, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW};
 pub use shaper::{read_shaper, Shaper};
 pub use stats::stats;
 pub use sys::{ifindex, tick_ns, unavailable_reason, AVAILABLE};

@@ -82,17 +82,74 @@ impl Bound {
     }
 }
 
-/// The configuration's clock for `coarse`, and the tick it then needs: refused if the
-/// kernel's tick cannot be read.
-pub(crate) fn clock(coarse: bool) -> Result<(u32, u64), InvalidSetting> {
-    let tick = crate::sys::tick_ns();
-    if coarse && tick == 0 {
-        return Err(InvalidSetting::new(
-            "clock",
-            "the kernel's tick could not be read",
-        ));
+/// The clock a program reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// `bpf_ktime_get_ns`: the fine clock, to the nanosecond.
+    Fine,
+    /// The kernel's tick counter ([`crate::tick_ns`]: one tick's resolution, cheaper to
+    /// read); refused where the program's windows are too short for its tick.
+    Coarse,
+    /// The coarse clock where the program's windows allow it, else the fine one (the
+    /// edge's and the core's default; stats show which one runs).
+    Auto,
+}
+
+impl Clock {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Clock::Fine => "fine",
+            Clock::Coarse => "coarse",
+            Clock::Auto => "auto",
+        }
     }
-    Ok((if coarse { CLOCK_COARSE } else { CLOCK_FINE }, tick))
+}
+
+impl std::str::FromStr for Clock {
+    type Err = InvalidSetting;
+
+    fn from_str(s: &str) -> Result<Self, InvalidSetting> {
+        match s {
+            "fine" => Ok(Clock::Fine),
+            "coarse" => Ok(Clock::Coarse),
+            "auto" => Ok(Clock::Auto),
+            _ => Err(InvalidSetting::new(
+                "clock",
+                format!("{s:?}: fine, coarse or auto"),
+            )),
+        }
+    }
+}
+
+/// The configuration's clock for `choice`, and the kernel's tick: the coarse clock when
+/// asked for, refused if the tick cannot be read or `fits` refuses it (the program's own
+/// rule for its windows against the tick, in ns); with [`Clock::Auto`], the coarse clock
+/// where it would be accepted, else the fine one.
+pub(crate) fn clock(
+    choice: Clock,
+    fits: impl FnOnce(u64) -> Result<(), InvalidSetting>,
+) -> Result<(u32, u64), InvalidSetting> {
+    let tick = crate::sys::tick_ns();
+    let coarse = |tick| {
+        if tick == 0 {
+            return Err(InvalidSetting::new(
+                "clock",
+                "the kernel's tick could not be read",
+            ));
+        }
+        fits(tick)
+    };
+    let clock = match choice {
+        Clock::Fine => CLOCK_FINE,
+        Clock::Coarse => {
+            coarse(tick)?;
+            CLOCK_COARSE
+        }
+        Clock::Auto if coarse(tick).is_ok() => CLOCK_COARSE,
+        Clock::Auto => CLOCK_FINE,
+    };
+    Ok((clock, tick))
 }
 
 /// A core with a virtual queue on the coarse clock, whose tick is `tick` ns: the queue

@@ -31,12 +31,13 @@ pub(crate) enum CoreCommand {
         estimator: String,
         #[command(flatten)]
         trust: super::cores::TrustArgs,
-        /// The clock the core reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's
+        /// The clock the core reads: `fine` (bpf_ktime_get_ns), `coarse` (the kernel's
         /// tick counter, cheaper; the virtual queue then drains once a tick, so a tick must
-        /// be at most a quarter of the limit's drain time, K_alpha and K_c; experimental,
-        /// README "The programs' clock").
-        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
-        clock: String,
+        /// be at most a quarter of the limit's drain time, K_alpha and K_c) or `auto`, the
+        /// coarse one where a tick is that short, else the fine one (`csfq dp stats` shows
+        /// which runs; README "The programs' clock").
+        #[arg(long, default_value = "auto", value_parser = super::clock_parser())]
+        clock: csfq_dp::Clock,
         /// Stay in the foreground and follow the shaper: read IF's root qdisc every
         /// --follow-interval and, when its rate or limit changes, update the core with
         /// them (and the K_alpha, K_c and threshold that follow, where not given), saying
@@ -252,7 +253,7 @@ pub(crate) fn run(cmd: CoreCommand) -> Result<()> {
         };
         s.trust = trust.trust();
         s.drop_unparsed = trust.drop_unparsed();
-        s.coarse_clock = clock == "coarse";
+        s.clock = clock;
         Ok(s)
     };
     let s = settings()?;

@@ -32,10 +32,11 @@ pub(crate) enum CsfneCommand {
         ring: Option<u32>,
         #[command(flatten)]
         trust: TrustArgs,
-        /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
-        /// tick must then be at most a quarter of the limit's drain time and of K).
-        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
-        clock: String,
+        /// The clock the core reads: `fine`, `coarse` (the kernel's tick counter; a tick
+        /// must then be at most a quarter of the limit's drain time and of K) or `auto`
+        /// (the coarse one where it may run, else the fine one).
+        #[arg(long, default_value = "fine", value_parser = super::clock_parser())]
+        clock: csfq_dp::Clock,
     },
 }
 
@@ -56,10 +57,11 @@ pub(crate) enum TufCommand {
         k: u64,
         #[command(flatten)]
         trust: TrustArgs,
-        /// The clock the core reads: `fine` or `coarse` (the kernel's tick counter; a
-        /// tick must then be at most a quarter of the limit's drain time and the window).
-        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
-        clock: String,
+        /// The clock the core reads: `fine`, `coarse` (the kernel's tick counter; a tick
+        /// must then be at most a quarter of the limit's drain time and the window) or
+        /// `auto` (the coarse one where it may run, else the fine one).
+        #[arg(long, default_value = "fine", value_parser = super::clock_parser())]
+        clock: csfq_dp::Clock,
     },
 }
 
@@ -250,7 +252,7 @@ pub(crate) fn run_tuf(cmd: TufCommand) -> Result<()> {
     s.k_ns = k;
     s.trust = trust.trust();
     s.drop_unparsed = trust.drop_unparsed();
-    s.coarse_clock = clock == "coarse";
+    s.clock = clock;
     core_outcome(
         csfq_dp::attach_tuf(&at.dev, &s)?,
         "TUF core",
@@ -293,7 +295,7 @@ pub(crate) fn run(cmd: CsfneCommand) -> Result<()> {
     s.ring = ring;
     s.trust = trust.trust();
     s.drop_unparsed = trust.drop_unparsed();
-    s.coarse_clock = clock == "coarse";
+    s.clock = clock;
     core_outcome(
         csfq_dp::attach_csfne(&at.dev, &s)?,
         "CS-FNE core",

@@ -43,11 +43,12 @@ pub(crate) enum EdgeCommand {
             value_name = "5-tuple|host-pair|source"
         )]
         flow_key: csfq_dp::FlowKey,
-        /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's
-        /// tick counter: one tick's resolution, 1-4 ms, cheaper; its labels are within half
-        /// a percent of the fine clock's; experimental, README "The programs' clock").
-        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
-        clock: String,
+        /// The clock Eq. (3) reads: `fine` (bpf_ktime_get_ns), `coarse` (the kernel's tick
+        /// counter: one tick's resolution, 1-4 ms, cheaper; its labels are within half a
+        /// percent of the fine clock's) or `auto`, the coarse one wherever the kernel's tick
+        /// can be read (`csfq dp stats` shows which runs; README "The programs' clock").
+        #[arg(long, default_value = "auto", value_parser = super::clock_parser())]
+        clock: csfq_dp::Clock,
         /// IPv4 that cannot carry a label (no DF, or a fragment): `pass` it (the cores
         /// judge all of it as one flow), `drop` it, or police all of it to a RATE in tc's
         /// units (e.g. 2mbit).
@@ -138,7 +139,7 @@ pub(crate) fn run(cmd: EdgeCommand) -> Result<()> {
         ingress: !egress,
         unlabelable,
         flow_key,
-        coarse_clock: clock == "coarse",
+        clock,
         allow_sources,
         meter: if meter == "tsw" {
             csfq_dp::Meter::Tsw

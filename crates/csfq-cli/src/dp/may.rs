@@ -63,11 +63,12 @@ pub(crate) enum MayCommand {
         /// "MAY on a real router").
         #[arg(long, default_value = "heaviest", value_parser = ["heaviest", "none"])]
         ceiling: String,
-        /// The clock MAY reads: `fine` (bpf_ktime_get_ns) or `coarse` (the kernel's tick
+        /// The clock MAY reads: `fine` (bpf_ktime_get_ns), `coarse` (the kernel's tick
         /// counter: one tick's resolution, 1-4 ms, cheaper; Delta and T0 must then be at
-        /// least a hundred ticks; README "The programs' clock").
-        #[arg(long, default_value = "fine", value_parser = ["fine", "coarse"])]
-        clock: String,
+        /// least a hundred ticks) or `auto` (the coarse one where they are; README "The
+        /// programs' clock").
+        #[arg(long, default_value = "fine", value_parser = super::clock_parser())]
+        clock: csfq_dp::Clock,
     },
 }
 
@@ -102,7 +103,7 @@ pub(crate) fn run(cmd: MayCommand) -> Result<()> {
         s0,
         passed_only: utilization == "passed",
         ceiling: ceiling == "heaviest",
-        coarse_clock: clock == "coarse",
+        clock,
     };
     outcome(csfq_dp::attach_may(&dev, &s)?, "MAY", &dev);
     Ok(())

@@ -168,6 +168,13 @@ pub(crate) fn core_outcome(o: AttachOutcome, what: &str, dev: &str, trust: &csfq
     }
 }
 
+/// `--clock`: `fine`, `coarse` or `auto`, as [`csfq_dp::Clock`].
+pub(crate) fn clock_parser() -> impl clap::builder::TypedValueParser<Value = csfq_dp::Clock> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["fine", "coarse", "auto"])
+        .try_map(|s| s.parse::<csfq_dp::Clock>())
+}
+
 /// `csfq dp`: enters `--netns` (or adopts this process's namespace), then runs the command.
 pub fn dp(args: Dp) -> Result<()> {
     if let Some(ns) = &args.netns {

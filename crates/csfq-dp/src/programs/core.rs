@@ -11,7 +11,7 @@ use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CoreSite, CoreStats, InterfaceStats, ShaperNow};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
+use crate::settings::{clock, clock_name, four_ticks, Clock, BYTES, RATE, WINDOW};
 use crate::sys::{ifindex, ifname, monotonic_ns};
 
 /// The core's program.
@@ -53,11 +53,12 @@ pub struct CoreSettings {
     /// Whose labels count. Default [`CoreTrust::Any`]; `csfq dp core attach` makes the
     /// operator choose.
     pub trust: CoreTrust,
-    /// Read the coarse clock (the kernel's tick counter, see [`crate::tick_ns`]) instead of the
-    /// fine one. The virtual queue then drains once a tick and looks up to one tick at `C`
-    /// fuller than it is, so it is refused unless a tick is at most a quarter of the
-    /// limit's drain time at `C`, of `K_alpha` and of `K_c`. Default: the fine clock.
-    pub coarse_clock: bool,
+    /// The clock the core reads. The coarse one (the kernel's tick counter, see
+    /// [`crate::tick_ns`]) drains the virtual queue once a tick, which then looks up to one
+    /// tick at `C` fuller than it is, so it is refused unless a tick is at most a quarter of
+    /// the limit's drain time at `C`, of `K_alpha` and of `K_c`. Default: [`Clock::Auto`],
+    /// the coarse clock where that holds (README "The programs' clock").
+    pub clock: Clock,
     /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
     /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
     pub drop_unparsed: bool,
@@ -149,7 +150,7 @@ impl CoreSettings {
             overflow_budget: 29,
             estimator: csfq_algo::csfq::Estimator::Histogram,
             trust: CoreTrust::Any,
-            coarse_clock: false,
+            clock: Clock::Auto,
             drop_unparsed: false,
         }
     }
@@ -165,8 +166,7 @@ impl CoreSettings {
         if threshold > self.limit_bytes {
             return Err(DpError::invalid("threshold", "must not exceed the limit"));
         }
-        let (clock, tick) = clock(self.coarse_clock)?;
-        if self.coarse_clock {
+        let (clock, tick) = clock(self.clock, |tick| {
             four_ticks(
                 tick,
                 self.rate_bps,
@@ -175,8 +175,8 @@ impl CoreSettings {
                     ("k-alpha", "K_alpha", self.k_alpha_ns),
                     ("k-c", "K_c", self.k_c_ns),
                 ],
-            )?;
-        }
+            )
+        })?;
         let (trust, trusted) = self.trust.raw()?;
         Ok(CoreConfigRaw {
             capacity_bps: self.rate_bps,
@@ -273,7 +273,7 @@ fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::CLOCK_COARSE;
+    use crate::abi::{CLOCK_COARSE, CLOCK_FINE};
     use crate::sys::tick_ns;
     use crate::InvalidSetting;
 
@@ -319,17 +319,29 @@ mod tests {
     /// The coarse clock's virtual queue drains once a tick, so the core refuses it unless a
     /// tick is at most a quarter of the limit's drain time, `K_alpha` and `K_c`, naming the
     /// setting; at 10 Mbit/s with 64 KB (52 ms to drain) it is taken, and written with the
-    /// tick.
+    /// tick. The default, [`Clock::Auto`], takes the coarse clock where it would be accepted
+    /// and the fine one where it would be refused.
     #[test]
     fn the_coarse_clock_needs_a_limit_and_windows_of_four_ticks() {
         let tick = tick_ns();
         assert!(tick > 0);
         let ok = CoreSettings {
-            coarse_clock: true,
+            clock: Clock::Coarse,
             ..CoreSettings::new(10_000_000)
         };
         let raw = ok.raw().unwrap();
         assert_eq!((raw.clock, raw.tick_ns), (CLOCK_COARSE, tick));
+        let auto = |s: &CoreSettings| {
+            CoreSettings {
+                clock: Clock::Auto,
+                ..s.clone()
+            }
+            .raw()
+            .unwrap()
+            .clock
+        };
+        assert_eq!(CoreSettings::new(10_000_000).clock, Clock::Auto);
+        assert_eq!(auto(&ok), CLOCK_COARSE);
         let field = |s: &CoreSettings| match s.raw() {
             Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
@@ -341,13 +353,21 @@ mod tests {
             ..ok.clone()
         };
         assert_eq!(field(&short), "limit");
+        assert_eq!(auto(&short), CLOCK_FINE);
         assert!(CoreSettings {
-            coarse_clock: false,
+            clock: Clock::Fine,
             ..short
         }
         .raw()
         .is_ok());
         let k = 4 * tick - 1;
+        assert_eq!(
+            auto(&CoreSettings {
+                k_c_ns: k,
+                ..ok.clone()
+            }),
+            CLOCK_FINE
+        );
         assert_eq!(
             field(&CoreSettings {
                 k_alpha_ns: k,

@@ -13,7 +13,7 @@ use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
 use crate::report::{CsfneStats, InterfaceStats};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
+use crate::settings::{clock, clock_name, four_ticks, Clock, BYTES, RATE, WINDOW};
 use crate::sys::monotonic_ns;
 
 /// The CS-FNE core's program.
@@ -55,9 +55,10 @@ pub struct CsfneSettings {
     pub ring: Option<u32>,
     /// Whose labels count, as for the CSFQ core.
     pub trust: CoreTrust,
-    /// Read the coarse clock instead of the fine one; refused unless a tick is at most a
-    /// quarter of the limit's drain time at `C` and of `K`, as for the CSFQ core.
-    pub coarse_clock: bool,
+    /// The clock it reads: the coarse one is refused unless a tick is at most a quarter of
+    /// the limit's drain time at `C` and of `K`, as for the CSFQ core. Default:
+    /// [`Clock::Fine`].
+    pub clock: Clock,
     /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
     /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
     pub drop_unparsed: bool,
@@ -73,7 +74,7 @@ impl CsfneSettings {
             target_bytes: None,
             ring: None,
             trust: CoreTrust::Any,
-            coarse_clock: false,
+            clock: Clock::Fine,
             drop_unparsed: false,
         }
     }
@@ -101,15 +102,14 @@ impl CsfneSettings {
                 format!("{ring} entries: a power of two from 1 to {CSFNE_RING_MAX}"),
             ));
         }
-        let (clock, tick) = clock(self.coarse_clock)?;
-        if self.coarse_clock {
+        let (clock, tick) = clock(self.clock, |tick| {
             four_ticks(
                 tick,
                 self.rate_bps,
                 self.limit_bytes,
                 &[("k", "K", self.k_ns)],
-            )?;
-        }
+            )
+        })?;
         let (trust, trusted) = self.trust.raw()?;
         Ok(CsfneConfigRaw {
             capacity_bps: self.rate_bps,

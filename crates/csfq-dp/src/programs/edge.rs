@@ -19,7 +19,7 @@ use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CountJson, EdgeStats, InterfaceStats};
 use crate::role::Role;
 use crate::settings::{
-    clock, clock_name, milli, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW,
+    clock, clock_name, milli, Clock, Prefix, BYTES, DEFAULT_FLOWS, RATE, TABLE, WINDOW,
 };
 use crate::sys::change_lock;
 use aya::maps::LpmTrie;
@@ -113,11 +113,10 @@ pub struct EdgeSettings {
     pub unlabelable: Unlabelable,
     /// What makes a flow. Default: the 5-tuple.
     pub flow_key: FlowKey,
-    /// Read the coarse clock (the kernel's tick counter, one tick's resolution: see
-    /// [`crate::tick_ns`]) instead of the fine one: cheaper, and within half a percent of the fine
-    /// clock's labels from 10 Mbit/s up (README, "The programs' clock"). Default: the fine
-    /// clock.
-    pub coarse_clock: bool,
+    /// The clock Eq. (3) reads: the coarse one (the kernel's tick counter, one tick's
+    /// resolution: see [`crate::tick_ns`]) gives labels within half a percent of the fine
+    /// one's. Default: [`Clock::Auto`], the coarse clock wherever the tick can be read.
+    pub clock: Clock,
     /// The source prefixes the edge accepts; IP from any other source is dropped
     /// (`drop_source`), as ingress filtering does (BCP 38). Empty: every source (the
     /// default). At most [`MAX_SOURCES`].
@@ -215,7 +214,7 @@ impl Default for EdgeSettings {
             ingress: true,
             unlabelable: Unlabelable::Pass,
             flow_key: FlowKey::FiveTuple,
-            coarse_clock: false,
+            clock: Clock::Auto,
             allow_sources: Vec::new(),
             meter: Meter::Eq3,
             tuf: false,
@@ -227,7 +226,7 @@ impl Default for EdgeSettings {
 impl EdgeSettings {
     /// The program's configuration, after the ranges the command line offers.
     fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
-        let (clock, tick_ns) = clock(self.coarse_clock)?;
+        let (clock, tick_ns) = clock(self.clock, |_| Ok(()))?;
         WINDOW.check("k", self.k_ns)?;
         if self.tuf && self.meter != Meter::Eq3 {
             return Err(DpError::invalid(

@@ -7,11 +7,12 @@ use aya::maps::{Array, Map, MapData};
 use crate::abi::{MayConfigRaw, MaySlotRaw, MayStateRaw};
 use crate::attach::{attach_bottleneck, check_pinned_table, AttachOutcome};
 use crate::error::DpError;
+use crate::error::InvalidSetting;
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, MayStats};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, Bound, DEFAULT_FLOWS, TABLE};
+use crate::settings::{clock, clock_name, Bound, Clock, DEFAULT_FLOWS, TABLE};
 
 /// MAY's program.
 pub(crate) static MAY: Program = Program {
@@ -87,11 +88,11 @@ pub struct MaySettings {
     /// ceiling"); off, the paper's controller, which winds up under a flow at several
     /// times the link and then drops every flow in the table for some fifteen intervals.
     pub ceiling: bool,
-    /// Read the coarse clock (the kernel's tick counter, see [`crate::tick_ns`]) instead of the
-    /// fine one. Each interval's length and each entry's age are then known to a tick, so
-    /// it is refused unless `Delta` and `T0` are each at least a hundred ticks (the
-    /// utilization within 1%). Default: the fine clock.
-    pub coarse_clock: bool,
+    /// The clock it reads. On the coarse one (the kernel's tick counter, see
+    /// [`crate::tick_ns`]) each interval's length and each entry's age are known to a tick,
+    /// so it is refused unless `Delta` and `T0` are each at least a hundred ticks (the
+    /// utilization within 1%). Default: [`Clock::Fine`].
+    pub clock: Clock,
 }
 
 impl MaySettings {
@@ -109,7 +110,7 @@ impl MaySettings {
             s0: p.s0,
             passed_only: p.utilization == csfq_algo::may::MayUtilization::Passed,
             ceiling: p.ceiling == csfq_algo::may::MayCeiling::Heaviest,
-            coarse_clock: false,
+            clock: Clock::Fine,
         }
     }
 
@@ -133,14 +134,13 @@ impl MaySettings {
                 ),
             ));
         }
-        let (clock, tick) = clock(self.coarse_clock)?;
-        if self.coarse_clock {
+        let (clock, tick) = clock(self.clock, |tick| {
             for (field, what, v) in [
                 ("interval", "Delta", self.interval_ns),
                 ("timeout", "T0", self.timeout_ns),
             ] {
                 if v < 100 * tick {
-                    return Err(invalid(
+                    return Err(InvalidSetting::new(
                         field,
                         format!(
                             "with the coarse clock, whose tick is {} us here, {what} ({} us) \
@@ -152,7 +152,8 @@ impl MaySettings {
                     ));
                 }
             }
-        }
+            Ok(())
+        })?;
         if let Some(n) = self.table {
             TABLE.check("table", n.into())?;
         }
@@ -261,7 +262,7 @@ mod tests {
         let tick = tick_ns();
         assert!(tick > 0);
         let ok = MaySettings {
-            coarse_clock: true,
+            clock: Clock::Coarse,
             ..MaySettings::new(10_000_000)
         };
         let raw = ok.raw().unwrap();
@@ -293,7 +294,7 @@ mod tests {
         ] {
             assert_eq!(field(&s), want);
             assert!(MaySettings {
-                coarse_clock: false,
+                clock: Clock::Fine,
                 ..s
             }
             .raw()

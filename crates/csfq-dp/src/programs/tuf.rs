@@ -12,7 +12,7 @@ use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
 use crate::report::{InterfaceStats, TufStats};
 use crate::role::Role;
-use crate::settings::{clock, clock_name, four_ticks, BYTES, RATE, WINDOW};
+use crate::settings::{clock, clock_name, four_ticks, Clock, BYTES, RATE, WINDOW};
 use crate::sys::monotonic_ns;
 
 /// The TUF core's program.
@@ -48,9 +48,10 @@ pub struct TufSettings {
     pub k_ns: u64,
     /// Whose tags count, as for the CSFQ core.
     pub trust: CoreTrust,
-    /// Read the coarse clock; refused unless a tick is at most a quarter of the limit's
-    /// drain time and of the window, as for the CSFQ core.
-    pub coarse_clock: bool,
+    /// The clock it reads: the coarse one is refused unless a tick is at most a quarter of
+    /// the limit's drain time and of the window, as for the CSFQ core. Default:
+    /// [`Clock::Fine`].
+    pub clock: Clock,
     /// Drop what the core cannot parse (non-IP frames but ARP, truncated headers) instead
     /// of judging it as unlabeled traffic (`drop_unparsed`). Default: judge it.
     pub drop_unparsed: bool,
@@ -65,7 +66,7 @@ impl TufSettings {
             window_ns: csfq_algo::csfq::scaled_window(rate_bps.max(1) as f64, limit_bytes).0,
             k_ns: 100_000_000,
             trust: CoreTrust::Any,
-            coarse_clock: false,
+            clock: Clock::Fine,
             drop_unparsed: false,
         }
     }
@@ -76,15 +77,14 @@ impl TufSettings {
         BYTES.check("limit", self.limit_bytes.into())?;
         WINDOW.check("window", self.window_ns)?;
         WINDOW.check("k", self.k_ns)?;
-        let (clock, tick) = clock(self.coarse_clock)?;
-        if self.coarse_clock {
+        let (clock, tick) = clock(self.clock, |tick| {
             four_ticks(
                 tick,
                 self.rate_bps,
                 self.limit_bytes,
                 &[("window", "the window", self.window_ns)],
-            )?;
-        }
+            )
+        })?;
         let (trust, trusted) = self.trust.raw()?;
         Ok(TufConfigRaw {
             capacity_bps: self.rate_bps,
