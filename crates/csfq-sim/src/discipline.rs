@@ -20,7 +20,8 @@ use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
 
-use crate::config::{DisciplineKind, DisciplineTables};
+use crate::config::DisciplineTables;
+use crate::kinds::DisciplineKind;
 use crate::packet::{SimPacket, NO_TAG};
 
 /// One output port's discipline.

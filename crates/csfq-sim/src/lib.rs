@@ -13,7 +13,9 @@
 //! - [`hosts`]: sources, TCP senders and receivers; [`overlay`]: the loops at run time;
 //! - [`engine`]: the event loop ([`Simulation`]): ports, forwarding, drops, sampling, the
 //!   report;
-//! - [`observe`]: what a run records and reports ([`SimReport`]), traces and pcapng.
+//! - [`observe`]: what a run records and reports ([`SimReport`]), traces and pcapng;
+//! - on the ground floor, what every layer names: [`kinds`] (a discipline, a flow's
+//!   kind, TCP's congestion control and timer), [`packet`], [`rng`].
 //!
 //! Time is integer nanoseconds and every component draws from its own seeded random
 //! stream ([`rng`]), so the same scenario and seed give byte-identical results.
@@ -24,6 +26,7 @@ pub mod discipline;
 pub mod engine;
 pub(crate) mod events;
 pub mod hosts;
+pub mod kinds;
 pub mod net;
 pub mod observe;
 pub mod overlay;
@@ -31,7 +34,8 @@ pub mod packet;
 pub mod rng;
 pub(crate) mod routes;
 
-pub use config::{DisciplineKind, Scenario, ScenarioError, ScenarioFile};
+pub use config::{Scenario, ScenarioError, ScenarioFile};
 pub use engine::{Admitted, MemoryUse, Refused, Simulation};
+pub use kinds::{DisciplineKind, FlowKind};
 pub use net::{BuildError, Topology};
 pub use observe::report::SimReport;

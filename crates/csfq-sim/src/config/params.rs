@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::kinds::{CongestionControl, TcpTimer};
+
 /// How CSFQ cores estimate the fair share `alpha` (`[csfq] estimator`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -380,18 +382,6 @@ impl Default for AredConfig {
     }
 }
 
-/// A TCP sender's congestion control.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CongestionControl {
-    /// NewReno (RFC 5681, RFC 6582): `1/cwnd` per ACK, halving on a loss; the papers'.
-    #[default]
-    NewReno,
-    /// CUBIC (RFC 9438), Linux's default: the window a cubic function of the time since
-    /// the last loss, `0.7` of it kept on a loss.
-    Cubic,
-}
-
 /// TCP settings shared by every TCP flow of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -425,20 +415,6 @@ pub struct TcpConfig {
     /// Every TCP flow's congestion control unless its `[[flow]]` table names one:
     /// `newreno` (the default, the papers') or `cubic`.
     pub congestion_control: CongestionControl,
-}
-
-/// Which retransmission timer the TCP senders run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TcpTimer {
-    /// RFC 6298 on every ACK's echoed timestamp: `RTO = SRTT + max(G, 4 RTTVAR)`, at least
-    /// `min_rto_ms`.
-    #[default]
-    Rfc6298,
-    /// ns-2's `TcpAgent` timer, the papers' (see `ns2_timer`): one timed segment per round
-    /// trip, round trips counted in ticks of `clock_granularity_ms`, `RTO = SRTT + 4
-    /// RTTVAR` ticks, at least `min_rto_ms` and two ticks.
-    Ns2,
 }
 
 impl Default for TcpConfig {

@@ -32,11 +32,12 @@ mod report;
 
 use csfq_algo::Nanos;
 
-use crate::config::{DisciplineKind, Scenario};
+use crate::config::Scenario;
 use crate::discipline::Discipline;
 use crate::events::{Action, EventKind, Events};
 use crate::hosts::tcp::TcpParams;
 use crate::hosts::Hosts;
+use crate::kinds::DisciplineKind;
 use crate::net::{BuildError, Topology};
 use crate::observe::delay::{FlowDelay, Precision};
 use crate::observe::report::SimReport;

@@ -12,9 +12,10 @@
 use csfq_algo::{Dropped, FlowId, Nanos};
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{DisciplineKind, Scenario};
+use crate::config::Scenario;
 use crate::discipline::Discipline;
 use crate::events::{EventKind, Events};
+use crate::kinds::DisciplineKind;
 use crate::net::{PortDef, Topology};
 use crate::observe::delay::{Precision, Sojourn};
 use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};

@@ -19,8 +19,8 @@ use csfq_algo::{tuf, Dropped, FlowId, Nanos};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{FlowKind, TcpTimer};
 use crate::events::{Action, EventKind};
+use crate::kinds::{FlowKind, TcpTimer};
 use crate::net::{FlowDef, OpenLoopDef, Topology};
 use crate::observe::compact::{DropCounts, IntervalSeries};
 use crate::observe::delay::{FlowDelay, Precision};

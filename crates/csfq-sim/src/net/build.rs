@@ -11,10 +11,8 @@ use super::{
     BuildError, CbrDef, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Route,
     Topology,
 };
-use crate::config::{
-    Arrivals, DisciplineKind, FlowKind, FlowSpec, Scenario, RLM_DEFAULT_BASE_KBPS,
-    RLM_DEFAULT_LAYERS,
-};
+use crate::config::{Arrivals, FlowSpec, Scenario, RLM_DEFAULT_BASE_KBPS, RLM_DEFAULT_LAYERS};
+use crate::kinds::{DisciplineKind, FlowKind};
 use crate::rng::{stream, Stream};
 use crate::routes::RouterRoutes;
 

@@ -7,7 +7,8 @@ use csfq_algo::Nanos;
 
 use super::PortDef;
 use crate::config::overlay::{router_route, ServiceKind};
-use crate::config::{DisciplineKind, Scenario};
+use crate::config::Scenario;
+use crate::kinds::DisciplineKind;
 
 /// Where a flow's data path meets its loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

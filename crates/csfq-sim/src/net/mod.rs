@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use csfq_algo::maxmin::{water_fill, MaxMinFlow};
 use csfq_algo::Nanos;
 
-use crate::config::{DisciplineKind, FlowKind};
+use crate::kinds::{DisciplineKind, FlowKind};
 
 mod build;
 mod estimate;

@@ -37,7 +37,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 
-use crate::config::FlowKind;
+use crate::kinds::FlowKind;
 use crate::net::Topology;
 use crate::observe::trace::{TraceEnd, Tracer};
 use crate::packet::{Kind, SimPacket};

@@ -13,7 +13,7 @@ pub type Name = &'static str;
 /// Every name a report's `&'static str` fields hold (flow kinds, disciplines, drop
 /// reasons, loop services), so that a report read back (a stored run) holds the same.
 fn known_name(s: &str) -> Option<&'static str> {
-    use crate::config::{DisciplineKind, FlowKind};
+    use crate::kinds::{DisciplineKind, FlowKind};
     const KINDS: [FlowKind; 5] = [
         FlowKind::Udp,
         FlowKind::Onoff,

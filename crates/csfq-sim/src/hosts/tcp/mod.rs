@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use csfq_algo::{FlowId, Nanos};
 
-use crate::config::{CongestionControl, TcpConfig, TcpTimer};
+use crate::config::TcpConfig;
 use crate::hosts::ns2_timer::Ns2Timer;
+use crate::kinds::{CongestionControl, TcpTimer};
 use crate::packet::{SackBlocks, SimPacket};
 
 pub mod cubic;
