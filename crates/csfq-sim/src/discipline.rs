@@ -349,22 +349,28 @@ impl Discipline {
         }
     }
 
-    /// Enqueues; returns the packet dropped, if any.
+    /// Enqueues `p`, as a qdisc's `enqueue(skb, sch, to_free)` does: every packet the
+    /// discipline drops for it (the arrival, or packets pushed out to make room, CHOKe's
+    /// matched victim) is handed to `drop`, in the order they were dropped. Returns whether
+    /// it dropped any; a discipline that departs in order only ever drops the arrival.
     #[inline]
     pub fn enqueue<R: Rng + ?Sized>(
         &mut self,
         p: SimPacket,
         now: Nanos,
         rng: &mut R,
-    ) -> Option<Dropped<SimPacket>> {
-        each!(self, q => q.enqueue(p, now, rng))
-    }
-
-    /// One more packet the last enqueue dropped (packets pushed out to make room, CHOKe's
-    /// matched victim); call until `None`.
-    #[inline]
-    pub fn take_extra_drop(&mut self) -> Option<Dropped<SimPacket>> {
-        each!(self, q => q.take_extra_drop())
+        mut drop: impl FnMut(Dropped<SimPacket>),
+    ) -> bool {
+        each!(self, q => {
+            let Some(d) = q.enqueue(p, now, rng) else {
+                return false;
+            };
+            drop(d);
+            while let Some(d) = q.take_extra_drop() {
+                drop(d);
+            }
+            true
+        })
     }
 
     /// Whether the discipline sends in arrival order and decides only on arrival (see
@@ -383,10 +389,22 @@ impl Discipline {
         each!(self, q => q.last_queued())
     }
 
-    /// Dequeues the next packet to send.
+    /// Dequeues the next packet to send, as a qdisc's `dequeue(sch)` does; the packets a
+    /// discipline that manages its queue at the head drops on the way (CoDel) are handed to
+    /// `drop`, in order.
     #[inline]
-    pub fn dequeue(&mut self, now: Nanos) -> Option<SimPacket> {
-        each!(self, q => q.dequeue(now))
+    pub fn dequeue(
+        &mut self,
+        now: Nanos,
+        mut drop: impl FnMut(Dropped<SimPacket>),
+    ) -> Option<SimPacket> {
+        each!(self, q => {
+            let p = q.dequeue(now);
+            while let Some(d) = q.take_extra_drop() {
+                drop(d);
+            }
+            p
+        })
     }
 
     /// True when nothing is queued.

@@ -100,6 +100,28 @@ impl TxTimes {
     }
 }
 
+/// A drop at port `port_id` (its link's record `record`, traced if `traced`): counted
+/// there, traced if watched, and charged to its flow by `on_drop`.
+fn charge_drop(
+    port_id: usize,
+    record: &mut Option<Box<LinkRecord>>,
+    traced: bool,
+    tracer: &mut Option<Box<dyn Tracer>>,
+    d: &Dropped<SimPacket>,
+    now: Nanos,
+    on_drop: &mut impl FnMut(&Dropped<SimPacket>),
+) {
+    if let Some(r) = record {
+        r.drops += 1;
+    }
+    if traced {
+        if let Some(t) = tracer {
+            t.dropped(now, port_id, &d.packet, d.reason);
+        }
+    }
+    on_drop(d);
+}
+
 /// A packet on a wire. A link's packets arrive in the order they were sent, so they wait
 /// in a list in that order and only the first one's `Arrive` event is in the heap; each
 /// keeps the scheduling order it was given when sent, so the heap takes every `Arrive`
@@ -357,12 +379,11 @@ impl Ports {
             self.send_in_order(port_id, p, defs, events, on_drop);
             return;
         }
-        if let Some(d) = port.disc.enqueue(p, now, rng) {
-            self.drop(port_id, d, now, &mut on_drop);
-            while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
-                self.drop(port_id, d, now, &mut on_drop);
-            }
-        }
+        let (tracer, r) = (&mut self.tracer, &mut port.record);
+        let traced = port.traced;
+        port.disc.enqueue(p, now, rng, |d| {
+            charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
+        });
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
         let port = &mut self.ports[port_id];
         // A queue of u32::MAX packets would need more than a u32 buffer of bytes.
@@ -419,9 +440,13 @@ impl Ports {
             return;
         }
         let rng = &mut self.rngs[port.rng as usize];
-        if let Some(d) = port.disc.enqueue(p, now, rng) {
+        let (tracer, r) = (&mut self.tracer, &mut port.record);
+        let traced = port.traced;
+        let dropped = port.disc.enqueue(p, now, rng, |d| {
+            charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
+        });
+        if dropped {
             // In order: only the arrival is ever dropped.
-            self.drop(port_id, d, now, &mut on_drop);
             return;
         }
         let port = &mut self.ports[port_id];
@@ -454,11 +479,14 @@ impl Ports {
             if at > now || port.disc.is_empty() {
                 return;
             }
+            // In order: nothing is dropped at the head.
+            let head_drop = |d: Dropped<SimPacket>| {
+                debug_assert!(false, "an in-order discipline dropped at its head: {d:?}");
+            };
             let p = port
                 .disc
-                .dequeue(at)
+                .dequeue(at, head_drop)
                 .expect("a queue that is not empty dequeues");
-            debug_assert!(port.disc.take_extra_drop().is_none());
             port.head_start = at + self.tx_times.get(p.size, defs[port_id].rate_bps);
             self.account(port_id, &p, at);
         }
@@ -481,26 +509,6 @@ impl Ports {
         }
     }
 
-    /// A drop at a port: counted there, traced if watched, and charged to its flow.
-    fn drop(
-        &mut self,
-        port_id: usize,
-        d: Dropped<SimPacket>,
-        now: Nanos,
-        on_drop: &mut impl FnMut(&Dropped<SimPacket>),
-    ) {
-        let port = &mut self.ports[port_id];
-        if let Some(r) = &mut port.record {
-            r.drops += 1;
-        }
-        if port.traced {
-            if let Some(t) = &mut self.tracer {
-                t.dropped(now, port_id, &d.packet, d.reason);
-            }
-        }
-        on_drop(&d);
-    }
-
     fn start_tx(
         &mut self,
         port_id: usize,
@@ -509,11 +517,13 @@ impl Ports {
         mut on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
         let now = events.now();
-        let next = self.ports[port_id].disc.dequeue(now);
+        let port = &mut self.ports[port_id];
+        let (tracer, r) = (&mut self.tracer, &mut port.record);
+        let traced = port.traced;
         // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
-        while let Some(d) = self.ports[port_id].disc.take_extra_drop() {
-            self.drop(port_id, d, now, &mut on_drop);
-        }
+        let next = port.disc.dequeue(now, |d| {
+            charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
+        });
         let Some(p) = next else {
             return;
         };

@@ -122,14 +122,11 @@ impl Loops {
         mut on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
         let lp = &mut self.loops[l];
-        if let Some(d) = lp.queue.enqueue(p, now, &mut lp.rng) {
-            lp.ingress_drops += 1;
+        let drops = &mut lp.ingress_drops;
+        lp.queue.enqueue(p, now, &mut lp.rng, |d| {
+            *drops += 1;
             on_drop(&d);
-            while let Some(d) = lp.queue.take_extra_drop() {
-                lp.ingress_drops += 1;
-                on_drop(&d);
-            }
-        }
+        });
         lp.peak_queue = lp.peak_queue.max(lp.queue.len_bytes());
         self.reschedule(l, now, out);
     }
@@ -159,7 +156,12 @@ impl Loops {
             self.reschedule(l, now, out);
             return;
         }
-        if let Some(mut p) = lp.queue.dequeue(now) {
+        // The disciplines a shaper queue may run (`DisciplineKind::shapes_loops`) drop
+        // only on arrival.
+        let head_drop = |d: Dropped<SimPacket>| {
+            debug_assert!(false, "a loop's shaper queue dropped at its head: {d:?}");
+        };
+        if let Some(mut p) = lp.queue.dequeue(now, head_drop) {
             lp.ingress.on_send(p.size, now);
             lp.sent_pkts += 1;
             p.shaped = true;
