@@ -359,18 +359,18 @@ impl Discipline {
         p: SimPacket,
         now: Nanos,
         rng: &mut R,
-        mut drop: impl FnMut(Dropped<SimPacket>),
+        drop: &mut dyn FnMut(Dropped<SimPacket>),
     ) -> bool {
-        each!(self, q => {
-            let Some(d) = q.enqueue(p, now, rng) else {
-                return false;
-            };
+        // The drain is a second dispatch, taken only after a drop: inside the first it
+        // made FQ-CoDel's runs 4-7% slower (the inlining of its paths changed).
+        let Some(d) = each!(self, q => q.enqueue(p, now, rng)) else {
+            return false;
+        };
+        drop(d);
+        while let Some(d) = each!(self, q => q.take_extra_drop()) {
             drop(d);
-            while let Some(d) = q.take_extra_drop() {
-                drop(d);
-            }
-            true
-        })
+        }
+        true
     }
 
     /// Whether the discipline sends in arrival order and decides only on arrival (see

@@ -381,7 +381,7 @@ impl Ports {
         }
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
-        port.disc.enqueue(p, now, rng, |d| {
+        port.disc.enqueue(p, now, rng, &mut |d| {
             charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
         });
         // A TxDone event is only scheduled when a packet waits behind the one on the wire.
@@ -442,7 +442,7 @@ impl Ports {
         let rng = &mut self.rngs[port.rng as usize];
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
-        let dropped = port.disc.enqueue(p, now, rng, |d| {
+        let dropped = port.disc.enqueue(p, now, rng, &mut |d| {
             charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
         });
         if dropped {
@@ -480,12 +480,12 @@ impl Ports {
                 return;
             }
             // In order: nothing is dropped at the head.
-            let head_drop = |d: Dropped<SimPacket>| {
+            let mut head_drop = |d: Dropped<SimPacket>| {
                 debug_assert!(false, "an in-order discipline dropped at its head: {d:?}");
             };
             let p = port
                 .disc
-                .dequeue(at, head_drop)
+                .dequeue(at, &mut head_drop)
                 .expect("a queue that is not empty dequeues");
             port.head_start = at + self.tx_times.get(p.size, defs[port_id].rate_bps);
             self.account(port_id, &p, at);
@@ -521,7 +521,7 @@ impl Ports {
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
         // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
-        let next = port.disc.dequeue(now, |d| {
+        let next = port.disc.dequeue(now, &mut |d| {
             charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
         });
         let Some(p) = next else {

@@ -123,7 +123,7 @@ impl Loops {
     ) {
         let lp = &mut self.loops[l];
         let drops = &mut lp.ingress_drops;
-        lp.queue.enqueue(p, now, &mut lp.rng, |d| {
+        lp.queue.enqueue(p, now, &mut lp.rng, &mut |d| {
             *drops += 1;
             on_drop(&d);
         });
@@ -158,10 +158,10 @@ impl Loops {
         }
         // The disciplines a shaper queue may run (`DisciplineKind::shapes_loops`) drop
         // only on arrival.
-        let head_drop = |d: Dropped<SimPacket>| {
+        let mut head_drop = |d: Dropped<SimPacket>| {
             debug_assert!(false, "a loop's shaper queue dropped at its head: {d:?}");
         };
-        if let Some(mut p) = lp.queue.dequeue(now, head_drop) {
+        if let Some(mut p) = lp.queue.dequeue(now, &mut head_drop) {
             lp.ingress.on_send(p.size, now);
             lp.sent_pkts += 1;
             p.shaped = true;
