@@ -213,6 +213,11 @@ impl Draw for Chart {
                         .x_label_formatter(&x_format)
                         .axis_desc_style((FONT, 16))
                         .label_style((FONT, 13))
+                        // One light line between two labelled ones, not plotters' ten: a
+                        // grid every few pixels is noise on the page, and its hundreds of
+                        // lines were most of a small run's PNG (csfq-fig3b: 300 of 341).
+                        .x_max_light_lines(1)
+                        .y_max_light_lines(1)
                         .light_line_style(RGBColor(240, 240, 240))
                         .bold_line_style(RGBColor(215, 215, 215))
                         .draw()
@@ -445,7 +450,12 @@ pub fn svg_to_png(svg: &Path, png: &Path, scale: f32) -> Result<bool> {
         .context("an empty chart")?;
     let mut pixmap =
         resvg::tiny_skia::Pixmap::new(size.width(), size.height()).context("an empty chart")?;
-    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    // A chart's SVG paints its whole canvas opaque white first (plotters' `fill(&WHITE)`
+    // on the root), which at a whole-number scale covers every pixel: filling the pixmap
+    // white beforehand would write its 8 MB twice. Any other SVG gets the white page.
+    if !paints_white_page(&data, &tree) || scale.fract() != 0.0 {
+        pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    }
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::from_scale(scale, scale),
@@ -455,6 +465,21 @@ pub fn svg_to_png(svg: &Path, png: &Path, scale: f32) -> Result<bool> {
         encode_opaque_png(&pixmap).with_context(|| format!("encoding {}", png.display()))?;
     crate::write_atomic(png, bytes)?;
     Ok(true)
+}
+
+/// Whether the SVG's first element is an opaque white rectangle over its whole canvas, as
+/// plotters writes it for a root filled white.
+fn paints_white_page(data: &[u8], tree: &resvg::usvg::Tree) -> bool {
+    let size = tree.size();
+    let page = format!(
+        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" opacity=\"1\" fill=\"#FFFFFF\" \
+         stroke=\"none\"/>",
+        size.width(),
+        size.height()
+    );
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.lines();
+    lines.next().is_some_and(|l| l.starts_with("<svg ")) && lines.next() == Some(page.as_str())
 }
 
 /// A pixmap drawn on an opaque background as an 8-bit RGB PNG: every pixel's alpha is 255,
@@ -545,6 +570,40 @@ mod tests {
         } else {
             assert!(!png.exists());
         }
+        // The chart paints its own white page, so the PNG is drawn without filling the
+        // pixmap first.
+        let data = std::fs::read(&svg).unwrap();
+        let tree = resvg::usvg::Tree::from_data(&data, &resvg::usvg::Options::default()).unwrap();
+        assert!(paints_white_page(&data, &tree), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An SVG that paints no page of its own is drawn on white all the same: its PNG's
+    /// pixels outside the one black square are white, not the transparent pixmap's black.
+    #[test]
+    fn an_svg_without_a_page_is_drawn_on_white() {
+        if fonts().is_none() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("csfq-page-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (svg, png) = (dir.join("p.svg"), dir.join("p.png"));
+        let text = "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" \
+                    xmlns=\"http://www.w3.org/2000/svg\">\n\
+                    <rect x=\"0\" y=\"0\" width=\"5\" height=\"5\" fill=\"#000000\"/>\n</svg>\n";
+        std::fs::write(&svg, text).unwrap();
+        let tree = resvg::usvg::Tree::from_data(text.as_bytes(), &resvg::usvg::Options::default())
+            .unwrap();
+        assert!(!paints_white_page(text.as_bytes(), &tree));
+        assert!(svg_to_png(&svg, &png, 2.0).unwrap());
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let px = |x: usize, y: usize| &buf[(y * info.width as usize + x) * 3..][..3];
+        assert_eq!(px(0, 0), [0, 0, 0]);
+        assert_eq!(px(19, 19), [255, 255, 255]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
