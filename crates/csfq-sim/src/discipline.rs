@@ -2,20 +2,20 @@
 //! discipline but drop-tail is boxed, so the many access ports (drop-tail, four per flow)
 //! stay small.
 
-use csfq_algo::ared::{Ared, AredParams};
+use csfq_algo::ared::Ared;
 use csfq_algo::choke::Choke;
-use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
+use csfq_algo::csfne::{CsfneCore, TswMeter};
 use csfq_algo::csfne_fixed::{FixedCsfneParams, FixedCsfnePort, RING_MAX};
 use csfq_algo::csfq::{CsfqCore, CsfqEdge};
-use csfq_algo::drr::{Drr, DrrParams};
+use csfq_algo::drr::Drr;
 use csfq_algo::fifo::DropTail;
 use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge, Meter};
-use csfq_algo::fq_codel::{FqCodel, FqCodelParams};
+use csfq_algo::fq_codel::FqCodel;
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::las::Las;
-use csfq_algo::may::{May, MayParams, MayStats};
-use csfq_algo::red::{Red, RedParams};
-use csfq_algo::tuf::{TufParams, TufQueue, TufTagger};
+use csfq_algo::may::{May, MayStats};
+use csfq_algo::red::Red;
+use csfq_algo::tuf::{TufQueue, TufTagger};
 use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
 use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
 use rand::Rng;
@@ -113,21 +113,15 @@ macro_rules! each {
 }
 
 impl Discipline {
-    /// Builds a discipline for a port of `rate_bps` with `buffer_bytes`.
+    /// Builds a discipline for a port of `rate_bps` with `buffer_bytes`, from the
+    /// scenario's tables decoded for that link (`config`'s `decode`).
     pub fn build(
         kind: DisciplineKind,
         s: &DisciplineTables,
         rate_bps: f64,
         buffer_bytes: u32,
     ) -> Self {
-        let ms = |x: f64| Nanos::from_secs_f64(x / 1e3);
-        let red = || RedParams {
-            min_th_bytes: s.red.min_th_bytes as f64,
-            max_th_bytes: s.red.max_th_bytes as f64,
-            w_q: s.red.w_q,
-            max_p: s.red.max_p,
-            ..RedParams::new(rate_bps, buffer_bytes)
-        };
+        let red = || s.red.params(rate_bps, buffer_bytes);
         let fred = |variant| {
             Discipline::Fred(Box::new(Fred::new(FredParams {
                 red: red(),
@@ -140,41 +134,24 @@ impl Discipline {
             DisciplineKind::Red => Discipline::Red(Box::new(Red::new(red()))),
             DisciplineKind::Fred1 => fred(FredVariant::Fred1),
             DisciplineKind::Fred2 => fred(FredVariant::Fred2),
-            DisciplineKind::Drr => Discipline::Drr(Box::new(Drr::new(DrrParams {
-                buffer_bytes,
-                quantum_bytes: s.drr.quantum_bytes,
-                drop_end: s.drr.drop_from.into(),
-            }))),
-            DisciplineKind::Csfq => {
-                let params = s.csfq.core_params(rate_bps, buffer_bytes);
-                Discipline::Csfq {
-                    edge: CsfqEdge::new(ms(s.csfq.k_ms)),
-                    core: Box::new(CsfqCore::new(params)),
-                }
-            }
+            DisciplineKind::Drr => Discipline::Drr(Box::new(Drr::new(s.drr.params(buffer_bytes)))),
+            DisciplineKind::Csfq => Discipline::Csfq {
+                edge: CsfqEdge::new(s.csfq.edge_k()),
+                core: Box::new(CsfqCore::new(s.csfq.core_params(rate_bps, buffer_bytes))),
+            },
             DisciplineKind::Tuf => Discipline::Tuf {
-                tagger: TufTagger::new(ms(s.tuf.k_ms)),
-                queue: Box::new(TufQueue::new(TufParams {
-                    buffer_bytes,
-                    untagged_buffer_bytes: (buffer_bytes as f64 * s.tuf.untagged_buffer_share)
-                        as u32,
-                    tagged_weight: s.tuf.tagged_weight,
-                    untagged_weight: s.tuf.untagged_weight,
-                })),
+                tagger: TufTagger::new(s.tuf.k()),
+                queue: Box::new(TufQueue::new(s.tuf.params(buffer_bytes))),
             },
             DisciplineKind::Csfne => Discipline::Csfne {
-                meter: TswMeter::new(ms(s.csfne.win_ms)),
-                core: Box::new(CsfneCore::new(CsfneParams {
-                    target_bytes: s.csfne.target_bytes.min(buffer_bytes),
-                    k: ms(s.csfne.k_ms),
-                    ..CsfneParams::new(rate_bps, buffer_bytes)
-                })),
+                meter: TswMeter::new(s.csfne.win()),
+                core: Box::new(CsfneCore::new(s.csfne.params(rate_bps, buffer_bytes))),
             },
             DisciplineKind::Choke => Discipline::Choke(Box::new(Choke::new(red()))),
             DisciplineKind::CsfqFixed => {
                 let core = s.csfq.core_params(rate_bps, buffer_bytes);
                 Discipline::CsfqFixed {
-                    edge: Box::new(FixedEdge::new(ms(s.csfq.k_ms))),
+                    edge: Box::new(FixedEdge::new(s.csfq.edge_k())),
                     core: Box::new(FixedCsfqCore::new(
                         FixedCoreParams {
                             capacity_bps: rate_bps as u64,
@@ -189,11 +166,11 @@ impl Discipline {
                 }
             }
             DisciplineKind::CsfneFixed => Discipline::CsfneFixed {
-                edge: Box::new(FixedEdge::with_meter(ms(s.csfne.win_ms), Meter::Tsw)),
+                edge: Box::new(FixedEdge::with_meter(s.csfne.win(), Meter::Tsw)),
                 core: Box::new(FixedCsfnePort::new(FixedCsfneParams {
                     capacity_bps: rate_bps as u64,
-                    k_ns: ms(s.csfne.k_ms).0,
-                    target_bytes: s.csfne.target_bytes.min(buffer_bytes),
+                    k_ns: s.csfne.k().0,
+                    target_bytes: s.csfne.target_bytes(buffer_bytes),
                     limit_bytes: buffer_bytes,
                     ring: RING_MAX,
                 })),
@@ -201,56 +178,32 @@ impl Discipline {
             DisciplineKind::TufFilter => {
                 let window = s.csfq.core_params(rate_bps, buffer_bytes).k_c;
                 Discipline::TufFilter {
-                    tagger: Box::new(FixedTufTagger::new(ms(s.tuf.k_ms).0)),
+                    tagger: Box::new(FixedTufTagger::new(s.tuf.k().0)),
                     core: Box::new(FixedTufPort::new(FixedTufParams {
                         capacity_bps: rate_bps as u64,
                         limit_bytes: buffer_bytes,
                         window_ns: window.0,
-                        k_ns: ms(s.tuf.k_ms).0,
+                        k_ns: s.tuf.k().0,
                     })),
                 }
             }
             DisciplineKind::May => {
-                let m = s.may;
-                let params = MayParams {
-                    update_interval: ms(m.update_interval_ms),
-                    target_utilization: m.target_utilization,
-                    gain: m.gain,
-                    q_w: m.q_w,
-                    timeout: ms(m.timeout_s * 1e3),
-                    s0: m.s0,
-                    table_capacity: m.table_capacity as usize,
-                    packet_bytes: s.segment_bytes,
-                    overflow_in_nd: m.overflow_in_nd,
-                    utilization: m.utilization.into(),
-                    ceiling: m.ceiling.into(),
-                    ..MayParams::new(rate_bps, buffer_bytes)
-                };
+                let params = s.may.params(rate_bps, buffer_bytes, s.segment_bytes);
                 Discipline::May(Box::new(
                     May::new(params).expect("the scenario validated [may]"),
                 ))
             }
             DisciplineKind::Las => Discipline::Las(Box::new(Las::new(buffer_bytes))),
-            DisciplineKind::Ared => {
-                Discipline::Ared(Box::new(Ared::new(AredParams::with_target_delay(
-                    rate_bps,
-                    buffer_bytes,
-                    s.segment_bytes,
-                    s.ared.target_delay_ms / 1e3,
-                ))))
-            }
-            DisciplineKind::FqCodel => {
-                let c = s.fq_codel;
-                let params = FqCodelParams {
-                    flows: c.flows,
-                    quantum_bytes: c.quantum_bytes,
-                    target: ms(c.target_ms),
-                    interval: ms(c.interval_ms),
-                    ..FqCodelParams::new(buffer_bytes)
-                };
-                // The hash perturbation follows the scenario's seed: runs stay reproducible.
-                Discipline::FqCodel(Box::new(FqCodel::new(params, s.seed)))
-            }
+            DisciplineKind::Ared => Discipline::Ared(Box::new(Ared::new(s.ared.params(
+                rate_bps,
+                buffer_bytes,
+                s.segment_bytes,
+            )))),
+            // The hash perturbation follows the scenario's seed: runs stay reproducible.
+            DisciplineKind::FqCodel => Discipline::FqCodel(Box::new(FqCodel::new(
+                s.fq_codel.params(buffer_bytes),
+                s.seed,
+            ))),
         }
     }
 

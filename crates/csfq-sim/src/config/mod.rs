@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 mod builder;
+mod decode;
 pub mod graphml;
 mod memory;
 pub mod overlay;
