@@ -453,7 +453,7 @@ pub fn svg_to_png(svg: &Path, png: &Path, scale: f32) -> Result<bool> {
     // A chart's SVG paints its whole canvas opaque white first (plotters' `fill(&WHITE)`
     // on the root), which at a whole-number scale covers every pixel: filling the pixmap
     // white beforehand would write its 8 MB twice. Any other SVG gets the white page.
-    if !paints_white_page(&data, &tree) || scale.fract() != 0.0 {
+    if scale.fract() != 0.0 || !paints_white_page(&data, &tree) {
         pixmap.fill(resvg::tiny_skia::Color::WHITE);
     }
     resvg::render(

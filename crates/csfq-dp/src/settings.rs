@@ -95,17 +95,6 @@ pub enum Clock {
     Auto,
 }
 
-impl Clock {
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Clock::Fine => "fine",
-            Clock::Coarse => "coarse",
-            Clock::Auto => "auto",
-        }
-    }
-}
-
 impl std::str::FromStr for Clock {
     type Err = InvalidSetting;
 

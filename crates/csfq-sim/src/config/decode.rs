@@ -6,6 +6,7 @@
 
 use csfq_algo::ared::AredParams;
 use csfq_algo::csfne::CsfneParams;
+use csfq_algo::csfq::CsfqParams;
 use csfq_algo::drr::DrrParams;
 use csfq_algo::fq_codel::FqCodelParams;
 use csfq_algo::may::MayParams;
@@ -26,6 +27,20 @@ impl CsfqConfig {
     /// `K`, the edge's averaging constant.
     pub fn edge_k(&self) -> Nanos {
         ms(self.k_ms)
+    }
+
+    /// The core's parameters for a link of `rate_bps` with `buffer_bytes`: `K_alpha` and
+    /// `K_c` as given, else scaled to the link (`csfq_algo::csfq::scaled_window`).
+    pub fn core_params(&self, rate_bps: f64, buffer_bytes: u32) -> CsfqParams {
+        let scaled = csfq_algo::csfq::scaled_window(rate_bps, buffer_bytes);
+        let window = |v: Option<f64>| v.map_or(scaled, ms);
+        CsfqParams {
+            k_alpha: window(self.k_alpha_ms),
+            k_c: window(self.k_c_ms),
+            relabel: self.relabel,
+            estimator: self.estimator.into(),
+            ..CsfqParams::new(rate_bps, buffer_bytes)
+        }
     }
 }
 

@@ -68,19 +68,6 @@ impl CsfqConfig {
             ..self
         }
     }
-
-    /// The core's parameters for a link of `rate_bps` with `buffer_bytes`.
-    pub fn core_params(&self, rate_bps: f64, buffer_bytes: u32) -> csfq_algo::csfq::CsfqParams {
-        let scaled = csfq_algo::csfq::scaled_window(rate_bps, buffer_bytes);
-        let ms = |v: Option<f64>| v.map_or(scaled, |v| csfq_algo::Nanos::from_secs_f64(v / 1e3));
-        csfq_algo::csfq::CsfqParams {
-            k_alpha: ms(self.k_alpha_ms),
-            k_c: ms(self.k_c_ms),
-            relabel: self.relabel,
-            estimator: self.estimator.into(),
-            ..csfq_algo::csfq::CsfqParams::new(rate_bps, buffer_bytes)
-        }
-    }
 }
 
 /// RED and FRED thresholds (16 KB / 32 KB in the CSFQ paper).
