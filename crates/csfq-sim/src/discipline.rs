@@ -14,7 +14,7 @@ use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge, Meter};
 use csfq_algo::fq_codel::FqCodel;
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
 use csfq_algo::las::Las;
-use csfq_algo::may::{May, MayStats};
+use csfq_algo::may::{May, MayParamError, MayStats};
 use csfq_algo::red::Red;
 use csfq_algo::tuf::{TufQueue, TufTagger};
 use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
@@ -115,13 +115,15 @@ macro_rules! each {
 
 impl Discipline {
     /// Builds a discipline for a port of `rate_bps` with `buffer_bytes`, from the
-    /// scenario's tables decoded for that link (`config`'s `decode`).
+    /// scenario's tables decoded for that link (`config`'s `decode`). The scenario's checks
+    /// pass every table it holds, so an error here is a gap between them and the
+    /// algorithm's own range, returned rather than a panic.
     pub fn build(
         kind: DisciplineKind,
         s: &DisciplineTables,
         rate_bps: f64,
         buffer_bytes: u32,
-    ) -> Self {
+    ) -> Result<Self, MayParamError> {
         let red = || s.red.params(rate_bps, buffer_bytes);
         let fred = |variant| {
             Discipline::Fred(Box::new(Fred::new(FredParams {
@@ -130,7 +132,7 @@ impl Discipline {
                 variant,
             })))
         };
-        match kind {
+        Ok(match kind {
             DisciplineKind::Fifo => Discipline::Fifo(DropTail::new(buffer_bytes)),
             DisciplineKind::Red => Discipline::Red(Box::new(Red::new(red()))),
             DisciplineKind::Fred1 => fred(FredVariant::Fred1),
@@ -190,9 +192,7 @@ impl Discipline {
             }
             DisciplineKind::May => {
                 let params = s.may.params(rate_bps, buffer_bytes, s.segment_bytes);
-                Discipline::May(Box::new(
-                    May::new(params).expect("the scenario validated [may]"),
-                ))
+                Discipline::May(Box::new(May::new(params)?))
             }
             DisciplineKind::Las => Discipline::Las(Box::new(Las::new(buffer_bytes))),
             DisciplineKind::Ared => Discipline::Ared(Box::new(Ared::new(s.ared.params(
@@ -205,7 +205,7 @@ impl Discipline {
                 s.fq_codel.params(buffer_bytes),
                 s.seed,
             ))),
-        }
+        })
     }
 
     /// Entries in the discipline's per-flow table, for the stateless-with-a-small-table
@@ -407,5 +407,29 @@ mod tests {
             size_of::<super::Discipline>(),
             size_of::<csfq_algo::fifo::DropTail<crate::packet::SimPacket>>()
         );
+    }
+
+    /// MAY's parameters out of its algorithm's range are an error of the build, not a
+    /// panic (the scenario's checks keep them out of a checked scenario; these tables skip
+    /// the checks): a gain of 0 names the field.
+    #[test]
+    fn mays_parameters_out_of_range_are_an_error_not_a_panic() {
+        use crate::config::{FlowSpec, LinkSpec, ScenarioBuilder};
+        use crate::kinds::DisciplineKind;
+        let mut file = ScenarioBuilder::new("t", 1.0, DisciplineKind::May)
+            .routers(["a", "b"])
+            .link(LinkSpec::new("a", "b", 10.0))
+            .flow(FlowSpec::udp("a", "b", 1.0))
+            .build()
+            .unwrap()
+            .into_file();
+        let tables = file.discipline_tables();
+        assert!(super::Discipline::build(DisciplineKind::May, &tables, 10e6, 64_000).is_ok());
+        file.may.gain = 0.0;
+        let tables = file.discipline_tables();
+        let Err(e) = super::Discipline::build(DisciplineKind::May, &tables, 10e6, 64_000) else {
+            panic!("a gain of 0 is refused");
+        };
+        assert_eq!(e.field, "gain");
     }
 }

@@ -40,7 +40,7 @@ impl Simulation {
     pub fn admit(s: &Scenario, long: bool) -> Result<Admitted, Refused> {
         let (topo, estimate) = guard(s, long)?;
         Ok(Admitted {
-            sim: Simulation::on(topo, s),
+            sim: Simulation::on(topo, s)?,
             estimate,
         })
     }

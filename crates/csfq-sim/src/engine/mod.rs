@@ -92,12 +92,12 @@ pub struct Simulation {
 impl Simulation {
     /// Builds a simulation of a checked scenario.
     pub fn new(s: &Scenario) -> Result<Self, BuildError> {
-        Ok(Self::on(Topology::build(s)?, s))
+        Self::on(Topology::build(s)?, s)
     }
 
     /// Builds the simulation of `s` on its network `topo`, already built.
-    fn on(topo: Topology, s: &Scenario) -> Self {
-        let ports = Ports::build(&topo, s);
+    fn on(topo: Topology, s: &Scenario) -> Result<Self, BuildError> {
+        let ports = Ports::build(&topo, s)?;
         let samples = (s.duration_s / (s.sample_interval_ms() / 1e3)).floor() as usize + 1;
         // Flows' histograms at twice the links' relative error (validated: each has a
         // precision): there are many flows, and a finer layout costs each flow memory and
@@ -115,7 +115,7 @@ impl Simulation {
                     .is_some_and(Discipline::is_tuf)
             },
         );
-        let loops = Loops::build(&topo, s);
+        let loops = Loops::build(&topo, s)?;
         let mut sim = Simulation {
             end: Nanos::from_secs_f64(s.duration_s),
             name: s.name.clone(),
@@ -137,7 +137,7 @@ impl Simulation {
             sim.events.schedule(l.start, EventKind::LoopTick(i as u32));
         }
         sim.events.schedule(sim.sample_interval, EventKind::Sample);
-        sim
+        Ok(sim)
     }
 
     /// From now on, tells `tracer` of every packet that `ports` (indices into

@@ -16,7 +16,7 @@ use crate::config::Scenario;
 use crate::discipline::Discipline;
 use crate::events::{EventKind, Events};
 use crate::kinds::DisciplineKind;
-use crate::net::{PortDef, Topology};
+use crate::net::{BuildError, PortDef, Topology};
 use crate::observe::delay::{Precision, Sojourn};
 use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
 use crate::packet::SimPacket;
@@ -175,7 +175,7 @@ pub(super) struct Ports {
 impl Ports {
     /// The ports of `topo` with their disciplines, and the flows' weights set at their
     /// edges and schedulers.
-    pub(super) fn build(topo: &Topology, s: &Scenario) -> Self {
+    pub(super) fn build(topo: &Topology, s: &Scenario) -> Result<Self, BuildError> {
         let tables = s.discipline_tables();
         let mut rngs = vec![stream(s.seed, Stream::Port, u64::MAX)];
         let mut ports: Vec<Port> = topo
@@ -183,8 +183,13 @@ impl Ports {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let disc = Discipline::build(p.discipline, &tables, p.rate_bps, p.buffer_bytes);
-                Port {
+                let disc = Discipline::build(p.discipline, &tables, p.rate_bps, p.buffer_bytes)
+                    .map_err(|source| BuildError::Parameters {
+                        from: topo.nodes[p.from as usize].name().into_owned(),
+                        to: topo.nodes[p.to as usize].name().into_owned(),
+                        source,
+                    })?;
+                Ok(Port {
                     in_order: disc.departs_in_order(),
                     disc,
                     rng: if p.discipline == DisciplineKind::Fifo {
@@ -212,9 +217,9 @@ impl Ports {
                     traced: false,
                     wire_tail: NONE,
                     wire_tail_at: Nanos::ZERO,
-                }
+                })
             })
-            .collect();
+            .collect::<Result<_, BuildError>>()?;
         let observed = ports
             .iter()
             .enumerate()
@@ -260,7 +265,7 @@ impl Ports {
                     .set_weight(FlowId(h.local), f.weight, &mut rngs[port.rng as usize]);
             }
         }
-        Ports {
+        Ok(Ports {
             ports,
             observed,
             rngs,
@@ -269,7 +274,7 @@ impl Ports {
             hops: 0,
             tracer: None,
             tx_times: TxTimes::default(),
-        }
+        })
     }
 
     /// The discipline of the first router port on `ports`' path: the flow's edge.

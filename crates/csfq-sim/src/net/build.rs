@@ -39,7 +39,7 @@ impl Topology {
             }
         }
         let secs = Nanos::from_secs_f64;
-        let loops = build_loops(s, &ports);
+        let loops = build_loops(s, &ports)?;
         let mut routes = RouterRoutes::over(
             s.routers.len(),
             ports.iter().map(|p| (p.from as usize, p.to as usize)),
@@ -137,10 +137,12 @@ impl Topology {
                 let overlay = match &spec.overlay_loop {
                     None => None,
                     Some(name) => {
-                        let lid = loops
-                            .iter()
-                            .position(|l| &l.name == name)
-                            .expect("validated");
+                        let lid = loops.iter().position(|l| &l.name == name).ok_or(
+                            BuildError::Unvalidated {
+                                flow: id,
+                                field: "loop",
+                            },
+                        )?;
                         let l = &loops[lid];
                         let entry = fwd
                             .iter()

@@ -5,7 +5,7 @@
 use csfq_algo::overlay::{LoopParams, Service};
 use csfq_algo::Nanos;
 
-use super::PortDef;
+use super::{BuildError, PortDef};
 use crate::config::overlay::{router_route, ServiceKind};
 use crate::config::Scenario;
 use crate::kinds::DisciplineKind;
@@ -52,28 +52,57 @@ pub struct LoopDef {
     pub control_bytes: u32,
 }
 
+/// A loop's edges (router indices) and its routes between them, both ways (port indices).
+struct LoopRoute {
+    ingress: usize,
+    egress: usize,
+    fwd: Vec<usize>,
+    rev: Vec<usize>,
+}
+
 /// The loops of a validated scenario over its router ports (the first `2 x links` ports).
-pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Vec<LoopDef> {
+/// The checks have joined each loop's edges by a route; a loop they did not is an error
+/// of the build, not a panic.
+pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Result<Vec<LoopDef>, BuildError> {
     let links: Vec<_> = s.links.iter().map(|l| l.get_ref()).collect();
     let routers = s.router_index();
-    let index = |name: &str| routers[name];
-    let routes: Vec<(Vec<usize>, Vec<usize>)> = s
+    // Each loop's edges as router indices and its routes between them, both ways.
+    let routes: Vec<LoopRoute> = s
         .loops
         .iter()
         .map(|l| {
             let l = l.get_ref();
-            let route =
-                |a: &str, b: &str| router_route(&s.routers, &links, a, b).expect("validated");
-            (route(&l.ingress, &l.egress), route(&l.egress, &l.ingress))
+            let none = |from: &str, to: &str| BuildError::NoLoopRoute {
+                name: l.name.clone(),
+                from: from.to_string(),
+                to: to.to_string(),
+            };
+            let route = |a: &str, b: &str| {
+                router_route(&s.routers, &links, a, b)
+                    .filter(|r| !r.is_empty())
+                    .ok_or_else(|| none(a, b))
+            };
+            let index = |name: &str| {
+                routers
+                    .get(name)
+                    .copied()
+                    .ok_or_else(|| none(&l.ingress, &l.egress))
+            };
+            Ok(LoopRoute {
+                ingress: index(&l.ingress)?,
+                egress: index(&l.egress)?,
+                fwd: route(&l.ingress, &l.egress)?,
+                rev: route(&l.egress, &l.ingress)?,
+            })
         })
-        .collect();
+        .collect::<Result<_, BuildError>>()?;
     let o = &s.overlay;
     // T = tau = the largest edge-to-edge propagation delay (Section 6.2), at least 1 ms.
     let tau = o.tau_ms.map_or_else(
         || {
             routes
                 .iter()
-                .map(|(f, _)| Nanos(f.iter().map(|&p| ports[p].delay.0).sum()))
+                .map(|r| Nanos(r.fwd.iter().map(|&p| ports[p].delay.0).sum()))
                 .max()
                 .unwrap_or(Nanos::ZERO)
                 .max(Nanos::from_millis(1))
@@ -83,9 +112,9 @@ pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Vec<LoopDef> {
     s.loops
         .iter()
         .zip(routes)
-        .map(|(l, (fwd, rev))| {
+        .map(|(l, r)| {
             let l = l.get_ref();
-            let first = ports[fwd[0]].rate_bps;
+            let first = ports[r.fwd[0]].rate_bps;
             let per_tau = o.packet_bytes as f64 * 8.0 / tau.as_secs_f64();
             let service = match (l.service, l.rate_mbps) {
                 (ServiceKind::Assured, Some(r)) => Service::Assured {
@@ -113,12 +142,12 @@ pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Vec<LoopDef> {
                 max_rate_bps: first,
                 service,
             };
-            LoopDef {
+            Ok(LoopDef {
                 name: l.name.clone(),
-                ingress: index(&l.ingress),
-                egress: index(&l.egress),
-                fwd,
-                rev,
+                ingress: r.ingress,
+                egress: r.egress,
+                fwd: r.fwd,
+                rev: r.rev,
                 fwd_local: Vec::new(),
                 rev_local: Vec::new(),
                 params,
@@ -126,7 +155,7 @@ pub(super) fn build_loops(s: &Scenario, ports: &[PortDef]) -> Vec<LoopDef> {
                 queue: l.queue,
                 buffer_bytes: l.buffer_bytes,
                 control_bytes: o.control_bytes,
-            }
+            })
         })
         .collect()
 }

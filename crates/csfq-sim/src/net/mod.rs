@@ -207,6 +207,17 @@ pub enum BuildError {
         /// Destination.
         to: String,
     },
+    /// No path joins a loop's edges (the checks require one: a gap between them and the
+    /// build).
+    #[error("loop `{name}`: no route from `{from}` to `{to}`")]
+    NoLoopRoute {
+        /// The loop.
+        name: String,
+        /// From this edge.
+        from: String,
+        /// To this one.
+        to: String,
+    },
     /// A loop's flow does not follow the loop's own route between its edges.
     #[error("flow {flow}: its route between `{ingress}` and `{egress}` is not its loop's")]
     OffLoopRoute {
@@ -225,6 +236,19 @@ pub enum BuildError {
         flow: usize,
         /// The field.
         field: &'static str,
+    },
+    /// A discipline's parameters for a link are out of its algorithm's range. A
+    /// [`crate::Scenario`] has passed the checks, so this is a gap between them and the
+    /// build: an error, not a panic.
+    #[error("link {from}->{to}: {source} (a gap between the checks and the build)")]
+    Parameters {
+        /// The link's first router (or host).
+        from: String,
+        /// Its second.
+        to: String,
+        /// What the algorithm refused.
+        #[source]
+        source: csfq_algo::may::MayParamError,
     },
     /// A path longer than a packet's hop counter holds.
     #[error("flow {flow}: path of {hops} hops is longer than 65535")]

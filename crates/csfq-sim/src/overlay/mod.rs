@@ -19,7 +19,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::config::Scenario;
 use crate::discipline::Discipline;
 use crate::events::{Action, EventKind};
-use crate::net::{LoopDef, Topology};
+use crate::net::{BuildError, LoopDef, Topology};
 use crate::observe::report::LoopReport;
 use crate::packet::{Kind, SimPacket};
 use crate::rng::{stream, Stream};
@@ -61,43 +61,47 @@ pub(crate) struct Loops {
 
 impl Loops {
     /// The loops of `topo`, their shaper queues configured as the scenario says.
-    pub(crate) fn build(topo: &Topology, s: &Scenario) -> Self {
+    pub(crate) fn build(topo: &Topology, s: &Scenario) -> Result<Self, BuildError> {
         let tables = s.discipline_tables();
-        let loops = topo
-            .loops
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LoopRt {
-                ingress: Ingress::new(l.params, l.start),
-                egress: Egress::new(l.params.interval),
-                queue: Discipline::build(
-                    l.queue,
-                    &tables,
-                    topo.ports[l.fwd[0]].rate_bps,
-                    l.buffer_bytes,
-                ),
-                rng: stream(s.seed, Stream::Loop, i as u64),
-                send_at: None,
-                interval_at: None,
-                controls: VecDeque::new(),
-                feedbacks: VecDeque::new(),
-                sent_pkts: 0,
-                ingress_drops: 0,
-                peak_queue: 0,
-                control_sent: 0,
-                control_lost: 0,
-                feedback_sent: 0,
-                feedback_lost: 0,
-                lambda_series: Vec::new(),
-                mu_series: Vec::new(),
-                acc_series: Vec::new(),
-                queue_series: Vec::new(),
-            })
-            .collect();
-        Loops {
+        let loops =
+            topo.loops
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let rate_bps = topo.ports[l.fwd[0]].rate_bps;
+                    let queue = Discipline::build(l.queue, &tables, rate_bps, l.buffer_bytes)
+                        .map_err(|source| BuildError::Parameters {
+                            from: topo.nodes[l.ingress].name().into_owned(),
+                            to: topo.nodes[l.egress].name().into_owned(),
+                            source,
+                        })?;
+                    Ok(LoopRt {
+                        ingress: Ingress::new(l.params, l.start),
+                        egress: Egress::new(l.params.interval),
+                        queue,
+                        rng: stream(s.seed, Stream::Loop, i as u64),
+                        send_at: None,
+                        interval_at: None,
+                        controls: VecDeque::new(),
+                        feedbacks: VecDeque::new(),
+                        sent_pkts: 0,
+                        ingress_drops: 0,
+                        peak_queue: 0,
+                        control_sent: 0,
+                        control_lost: 0,
+                        feedback_sent: 0,
+                        feedback_lost: 0,
+                        lambda_series: Vec::new(),
+                        mu_series: Vec::new(),
+                        acc_series: Vec::new(),
+                        queue_series: Vec::new(),
+                    })
+                })
+                .collect::<Result<_, BuildError>>()?;
+        Ok(Loops {
             loops,
             first_message_flow: topo.flows.len() as u32,
-        }
+        })
     }
 
     /// The flow number loop `l`'s control and feedback packets travel as.
