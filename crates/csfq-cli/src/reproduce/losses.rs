@@ -563,7 +563,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
     Ok((md, runs))
 }
 
-/// "-" for a statistic over nothing.
+/// A CSV field: empty for a statistic over nothing.
 fn opt(x: f64, empty: bool) -> String {
     if empty {
         String::new()
