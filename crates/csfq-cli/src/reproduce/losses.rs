@@ -7,11 +7,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use csfq_algo::DropReason;
-use csfq_sim::config::{CsfqConfig, EstimatorKind, FlowSpec, LinkSpec, ScenarioBuilder};
+use csfq_papers::scenarios;
+use csfq_sim::config::{CsfqConfig, FlowSpec, LinkSpec, ScenarioBuilder};
 use csfq_sim::net::References;
 use csfq_sim::{DisciplineKind, FlowKind, ScenarioFile, SimReport, Simulation};
 use rayon::prelude::*;
@@ -76,20 +77,16 @@ const LOT_DELAY_MS: f64 = 5.0;
 const LOT_BUFFER_BYTES: u32 = 12_500_000;
 const LOT_SECONDS: f64 = 10.0;
 
-fn fig3b(delay_ms: f64) -> Result<ScenarioFile> {
-    let text = include_str!("../../../../scenarios/csfq-fig3b.toml");
-    let mut s = ScenarioFile::parse(text, &PathBuf::from("scenarios/csfq-fig3b.toml"))?.into_file();
+/// csfq-fig3b as the experiments run it, with the link's delay at `delay_ms`.
+fn fig3b(delay_ms: f64) -> ScenarioFile {
+    let mut s = scenarios::shipped("csfq-fig3b", scenarios::CSFQ_FIG3B);
     s.links[0].get_mut().delay_ms = delay_ms;
-    Ok(s)
+    s
 }
 
-fn table2() -> Result<ScenarioFile> {
-    let text = include_str!("../../../../scenarios/csfq-table2.toml");
-    Ok(ScenarioFile::parse(text, &PathBuf::from("scenarios/csfq-table2.toml"))?.into_file())
-}
-
-/// The parking lot, with CSFQ's constants as the paper's (100 ms: at least twice the
-/// buffer's 10 ms drain time, its rule of thumb) and its estimator.
+/// The parking lot. Its CSFQ is set by [`Scheme::apply`]: under the paper's estimator its
+/// 100 ms constants are at least twice the buffer's 10 ms drain time, the paper's rule of
+/// thumb.
 fn parking_lot() -> Result<ScenarioFile> {
     let routers: Vec<String> = (0..=LOT_LINKS).map(|i| format!("r{i}")).collect();
     let access = (LOT_MBPS * 10.0, 1.0);
@@ -119,15 +116,7 @@ fn parking_lot() -> Result<ScenarioFile> {
                 .access(access.0, access.1),
         );
     }
-    let s = b
-        .with(|f| {
-            f.sample_interval = Some(1000.0);
-            f.csfq.estimator = EstimatorKind::Paper;
-            f.csfq.k_ms = 100.0;
-            f.csfq.k_alpha_ms = Some(100.0);
-            f.csfq.k_c_ms = Some(100.0);
-        })
-        .build()?;
+    let s = b.with(|f| f.sample_interval = Some(1000.0)).build()?;
     Ok(s.into_file())
 }
 
@@ -358,7 +347,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
         .map(|&d| {
             Ok(Case {
                 id: format!("csfq-fig3b, link delay {d} ms"),
-                scenario: fig3b(d)?,
+                scenario: fig3b(d),
                 seeds: seeds.clone(),
                 schemes: PAIR,
                 from_s: 0.0,
@@ -367,7 +356,7 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
         .collect::<Result<_>>()?;
     cases.push(Case {
         id: "csfq-table2".into(),
-        scenario: table2()?,
+        scenario: scenarios::shipped("csfq-table2", scenarios::CSFQ_TABLE2),
         seeds: seeds.clone(),
         schemes: PAIR,
         from_s: 0.0,
