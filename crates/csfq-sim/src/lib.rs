@@ -9,13 +9,14 @@
 //! - [`net`]: the network it describes, built once as a typed plan ([`Topology`]): nodes,
 //!   ports, each flow's route, the overlay loops, and the reference allocations (max-min,
 //!   per hop) results are judged by;
-//! - [`discipline`]: a port's queue discipline, the `csfq-algo` algorithms behind one enum;
+//! - [`discipline`]: a port's queue discipline, the `csfq-algo` algorithms behind one enum,
+//!   each registered by one line of its list and a module with its table of the file;
 //! - [`hosts`]: sources, TCP senders and receivers; [`overlay`]: the loops at run time;
 //! - [`engine`]: the event loop ([`Simulation`]): ports, forwarding, drops, sampling, the
 //!   report;
 //! - [`observe`]: what a run records and reports ([`SimReport`]), traces and pcapng;
 //! - on the ground floor, what every layer names: [`kinds`] (a discipline, a flow's
-//!   kind, TCP's congestion control and timer), [`packet`], [`rng`].
+//!   kind, TCP's congestion control and timer), [`packet`], [`rng`], [`limits`].
 //!
 //! Time is integer nanoseconds and every component draws from its own seeded random
 //! stream ([`rng`]), so the same scenario and seed give byte-identical results.
@@ -27,6 +28,7 @@ pub mod engine;
 pub(crate) mod events;
 pub mod hosts;
 pub mod kinds;
+pub mod limits;
 pub mod net;
 pub mod observe;
 pub mod overlay;

@@ -10,7 +10,6 @@
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 mod builder;
-mod decode;
 pub mod graphml;
 mod memory;
 pub mod overlay;
@@ -21,7 +20,11 @@ mod validate;
 mod validate_flows;
 mod validate_tables;
 
+pub use crate::discipline::{
+    DisciplineTables, DrrDropFrom, EstimatorKind, MayCeilingKind, MayUtilizationKind, TableError,
+};
 pub use crate::kinds::{CongestionControl, DisciplineKind, FlowKind, TcpTimer};
+pub use crate::limits::{MAX_DURATION_S, MIN_TIME_MS};
 pub use builder::ScenarioBuilder;
 pub use memory::{available_memory, QueueBound, TooLarge};
 pub use overlay::{LoopSpec, OverlayConfig, ServiceKind};
@@ -196,8 +199,6 @@ fn is_default<T: Default + PartialEq>(x: &T) -> bool {
     *x == T::default()
 }
 
-/// The longest run, simulated seconds.
-pub const MAX_DURATION_S: f64 = 1e6;
 /// The most samples of one time series a run may take.
 pub const MAX_SAMPLES: f64 = 1e6;
 /// The most time-series values a run may keep in all (flows and links, every sample):
@@ -209,9 +210,6 @@ pub const MIN_RATE_MBPS: f64 = 1e-3;
 pub const MAX_RATE_MBPS: f64 = 1e6;
 /// The longest propagation delay, ms.
 pub const MAX_DELAY_MS: f64 = 1e6;
-/// The shortest time constant, interval, timer or mean ON/OFF period of any table, ms
-/// (1 us; time is kept in whole ns), and the shortest run (`duration_s`), in ms.
-pub const MIN_TIME_MS: f64 = 1e-3;
 /// The smallest flow weight.
 pub const MIN_WEIGHT: f64 = 1e-3;
 /// The largest flow weight.
@@ -231,88 +229,98 @@ pub const MAX_FLOWS: u64 = 1 << 20;
 /// The largest TCP window, segments.
 pub const MAX_WINDOW: u32 = 1 << 20;
 
-/// A scenario file as written.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioFile {
-    /// Short name.
-    pub name: String,
-    /// One sentence on what it shows.
-    #[serde(default)]
-    pub description: String,
-    /// Simulated time, s.
-    pub duration_s: f64,
-    /// Seed of every random stream.
-    #[serde(default = "default_seed")]
-    pub seed: u64,
-    /// Default discipline of every link.
-    pub discipline: DisciplineKind,
-    /// Interval of the throughput and queue time series, ms; if absent, 100 ms or the
-    /// smallest multiple of 100 ms that keeps the run within [`MAX_SAMPLES`] and
-    /// [`MAX_SAMPLE_POINTS`] (see [`ScenarioFile::sample_interval_ms`]).
-    #[serde(
-        default,
-        rename = "sample_interval_ms",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub sample_interval: Option<f64>,
-    /// The relative error of the links' sojourn percentiles, and half that of the flows'
-    /// one-way and queueing delay percentiles: histograms split each octave finely enough
-    /// that a percentile is within it; 0.001..=0.25, default 0.01 (see
-    /// [`crate::observe::delay`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_precision: Option<f64>,
-    /// Routers (with `[graphml]`, the file's are added after these).
-    #[serde(default)]
-    pub routers: Vec<String>,
-    /// A topology read from a GraphML file: its nodes become routers and its edges links
-    /// (see [`graphml`]). Read once, when the scenario is parsed; the links it gave are
-    /// then among `links`, so the scenario written back stands on its own.
-    #[serde(default, skip_serializing)]
-    pub graphml: Option<Spanned<graphml::GraphmlSpec>>,
-    /// CSFQ constants.
-    #[serde(default)]
-    pub csfq: CsfqConfig,
-    /// RED/FRED thresholds.
-    #[serde(default)]
-    pub red: RedConfig,
-    /// FRED.
-    #[serde(default)]
-    pub fred: FredConfig,
-    /// DRR.
-    #[serde(default)]
-    pub drr: DrrConfig,
-    /// TCP.
-    #[serde(default)]
-    pub tcp: TcpConfig,
-    /// TUF.
-    #[serde(default)]
-    pub tuf: TufConfig,
-    /// CS-FNE.
-    #[serde(default)]
-    pub csfne: CsfneConfig,
-    /// MAY.
-    #[serde(default)]
-    pub may: MayConfig,
-    /// Adaptive RED.
-    #[serde(default)]
-    pub ared: AredConfig,
-    /// FQ-CoDel.
-    #[serde(default)]
-    pub fq_codel: FqCodelConfig,
-    /// Edge-to-edge overlay loops' parameters.
-    #[serde(default)]
-    pub overlay: OverlayConfig,
-    /// Links (with `[graphml]`, the file's are added after these).
-    #[serde(rename = "link", default)]
-    pub links: Vec<Spanned<LinkSpec>>,
-    /// Flows.
-    #[serde(rename = "flow")]
-    pub flows: Vec<Spanned<FlowSpec>>,
-    /// Edge-to-edge overlay loops.
-    #[serde(rename = "loop", default, skip_serializing_if = "Vec::is_empty")]
-    pub loops: Vec<Spanned<LoopSpec>>,
+/// Declares [`ScenarioFile`] with a field for each discipline's table in the list
+/// (`crate::discipline::with_disciplines`), the tables the disciplines read of it
+/// ([`ScenarioFile::discipline_tables`]) and their checks.
+macro_rules! scenario_file {
+    ($(
+        $(#[doc = $doc:literal])+
+        $variant:ident = $name:literal in $module:ident :: $build:ident,
+        loop_shaper: $shaper:literal $(, table $table:ident: $ty:ident)?;
+    )+) => {
+        $($(pub use crate::discipline::$ty;)?)+
+
+        /// A scenario file as written.
+        #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct ScenarioFile {
+            /// Short name.
+            pub name: String,
+            /// One sentence on what it shows.
+            #[serde(default)]
+            pub description: String,
+            /// Simulated time, s.
+            pub duration_s: f64,
+            /// Seed of every random stream.
+            #[serde(default = "default_seed")]
+            pub seed: u64,
+            /// Default discipline of every link.
+            pub discipline: DisciplineKind,
+            /// Interval of the throughput and queue time series, ms; if absent, 100 ms or the
+            /// smallest multiple of 100 ms that keeps the run within [`MAX_SAMPLES`] and
+            /// [`MAX_SAMPLE_POINTS`] (see [`ScenarioFile::sample_interval_ms`]).
+            #[serde(
+                default,
+                rename = "sample_interval_ms",
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub sample_interval: Option<f64>,
+            /// The relative error of the links' sojourn percentiles, and half that of the flows'
+            /// one-way and queueing delay percentiles: histograms split each octave finely enough
+            /// that a percentile is within it; 0.001..=0.25, default 0.01 (see
+            /// [`crate::observe::delay`]).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub delay_precision: Option<f64>,
+            /// Routers (with `[graphml]`, the file's are added after these).
+            #[serde(default)]
+            pub routers: Vec<String>,
+            /// A topology read from a GraphML file: its nodes become routers and its edges links
+            /// (see [`graphml`]). Read once, when the scenario is parsed; the links it gave are
+            /// then among `links`, so the scenario written back stands on its own.
+            #[serde(default, skip_serializing)]
+            pub graphml: Option<Spanned<graphml::GraphmlSpec>>,
+            $($(
+                #[doc = concat!("The `[", stringify!($table), "]` table (`discipline::", stringify!($module), "`).")]
+                #[serde(default)]
+                pub $table: crate::discipline::$ty,
+            )?)+
+            /// TCP.
+            #[serde(default)]
+            pub tcp: TcpConfig,
+            /// Edge-to-edge overlay loops' parameters.
+            #[serde(default)]
+            pub overlay: OverlayConfig,
+            /// Links (with `[graphml]`, the file's are added after these).
+            #[serde(rename = "link", default)]
+            pub links: Vec<Spanned<LinkSpec>>,
+            /// Flows.
+            #[serde(rename = "flow")]
+            pub flows: Vec<Spanned<FlowSpec>>,
+            /// Edge-to-edge overlay loops.
+            #[serde(rename = "loop", default, skip_serializing_if = "Vec::is_empty")]
+            pub loops: Vec<Spanned<LoopSpec>>,
+        }
+
+        impl ScenarioFile {
+            /// What the queue disciplines read of it.
+            pub fn discipline_tables(&self) -> DisciplineTables<'_> {
+                DisciplineTables {
+                    $($($table: &self.$table,)?)+
+                    segment_bytes: self.tcp.segment_bytes,
+                    seed: self.seed,
+                }
+            }
+
+            /// Each discipline table's checks, in the list's order: the first value out of
+            /// its algorithm's range, with its table's name.
+            fn check_discipline_tables(&self) -> Result<(), (&'static str, TableError)> {
+                $($(self.$table.check().map_err(|e| (stringify!($table), e))?;)?)+
+                Ok(())
+            }
+        }
+    };
 }
+crate::discipline::with_disciplines!(scenario_file);
 
 fn default_seed() -> u64 {
     1
@@ -321,23 +329,6 @@ fn default_seed() -> u64 {
 pub const DEFAULT_SAMPLE_MS: f64 = 100.0;
 
 impl ScenarioFile {
-    /// What the queue disciplines read of it.
-    pub fn discipline_tables(&self) -> DisciplineTables<'_> {
-        DisciplineTables {
-            csfq: &self.csfq,
-            red: &self.red,
-            fred: &self.fred,
-            drr: &self.drr,
-            tuf: &self.tuf,
-            csfne: &self.csfne,
-            may: &self.may,
-            ared: &self.ared,
-            fq_codel: &self.fq_codel,
-            segment_bytes: self.tcp.segment_bytes,
-            seed: self.seed,
-        }
-    }
-
     /// Each router's index in `routers`, by name: one hashed lookup per name, so loading
     /// stays linear in the routers, links and flows.
     pub fn router_index(&self) -> std::collections::HashMap<&str, usize> {

@@ -352,10 +352,7 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// Whether `v` lies in `lo..=hi` (false for NaN).
-pub(super) fn within(v: f64, lo: f64, hi: f64) -> bool {
-    v >= lo && v <= hi
-}
+pub(super) use crate::limits::within;
 
 /// Finds where a field is written, to point errors at its line.
 pub(super) struct Locate<'a> {

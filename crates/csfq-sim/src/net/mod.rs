@@ -248,7 +248,7 @@ pub enum BuildError {
         to: String,
         /// What the algorithm refused.
         #[source]
-        source: csfq_algo::may::MayParamError,
+        source: crate::discipline::ParamError,
     },
     /// A path longer than a packet's hop counter holds.
     #[error("flow {flow}: path of {hops} hops is longer than 65535")]
