@@ -7,6 +7,9 @@
 //! proptest shrinks and prints). Some mutations aim at large counts and rates.
 //!
 //! Cases: `CSFQ_FUZZ_CASES` (default 5000; the README gives the long run).
+//!
+//! And a scenario changed in code, checked as a value (`ScenarioFile::check`, which writes
+//! no text), agrees with the file it stands for, written out and read back.
 
 use std::path::{Path, PathBuf};
 
@@ -327,5 +330,95 @@ fn mutations_change_the_text() {
     assert_eq!(
         apply(text, &Edit::DeleteLine(0)),
         "duration_s = 1.0\nrouters = [\"a\", \"b\"]\n"
+    );
+}
+
+/// `ScenarioFile::check` checks a value changed in code as it is, writing no text; it must
+/// agree with the file that value stands for, written out and read back: the same
+/// scenario where one is accepted, the same error where refused. Every shipped scenario,
+/// with one value at a time changed to each of a set of extremes, in the scenario's own
+/// fields, its first link's and first flow's, and the disciplines' and `[tcp]` tables.
+#[test]
+fn a_changed_value_is_checked_as_its_file() {
+    type Change = fn(&mut ScenarioFile, f64, u32);
+    let changes: &[(&str, Change)] = &[
+        ("duration_s", |s, x, _| s.duration_s = x),
+        ("sample_interval_ms", |s, x, _| s.sample_interval = Some(x)),
+        ("delay_precision", |s, x, _| s.delay_precision = Some(x)),
+        ("link rate_mbps", |s, x, _| {
+            s.links[0].get_mut().rate_mbps = x
+        }),
+        ("link delay_ms", |s, x, _| s.links[0].get_mut().delay_ms = x),
+        ("link buffer_bytes", |s, _, n| {
+            s.links[0].get_mut().buffer_bytes = n
+        }),
+        ("flow rate_mbps", |s, x, _| {
+            s.flows[0].get_mut().rate_mbps = Some(x)
+        }),
+        ("flow start_s", |s, x, _| s.flows[0].get_mut().start_s = x),
+        ("flow weight", |s, x, _| s.flows[0].get_mut().weight = x),
+        ("flow jitter", |s, x, _| s.flows[0].get_mut().jitter = x),
+        ("flow count", |s, _, n| s.flows[0].get_mut().count = n),
+        ("flow packet_bytes", |s, _, n| {
+            s.flows[0].get_mut().packet_bytes = n
+        }),
+        ("csfq.k_ms", |s, x, _| s.csfq.k_ms = x),
+        ("red.w_q", |s, x, _| s.red.w_q = x),
+        ("red.min_th_bytes", |s, _, n| s.red.min_th_bytes = n),
+        ("drr.quantum_bytes", |s, _, n| s.drr.quantum_bytes = n),
+        ("tuf.untagged_buffer_share", |s, x, _| {
+            s.tuf.untagged_buffer_share = x
+        }),
+        ("may.gain", |s, x, _| s.may.gain = x),
+        ("fq_codel.target_ms", |s, x, _| s.fq_codel.target_ms = x),
+        ("tcp.segment_bytes", |s, _, n| s.tcp.segment_bytes = n),
+        ("tcp.min_rto_ms", |s, x, _| s.tcp.min_rto_ms = x),
+    ];
+    let floats = [
+        0.0,
+        -0.0,
+        -1.0,
+        4e-7,
+        0.5,
+        1e6,
+        1e300,
+        f64::NAN,
+        f64::INFINITY,
+    ];
+    let ints = [0, 1, 63, 65_535, 1 << 20, u32::MAX];
+    let (mut accepted, mut refused) = (0, 0);
+    for (path, text) in shipped() {
+        let base = ScenarioFile::parse(&text, &path).unwrap().into_file();
+        for (what, change) in changes {
+            for (i, x) in floats.iter().enumerate() {
+                let mut s = base.clone();
+                change(&mut s, *x, ints[i % ints.len()]);
+                let name = format!("<{} as changed>", s.name);
+                let direct = s.check();
+                let read_back = ScenarioFile::parse(&s.to_toml(), Path::new(&name));
+                match (&direct, &read_back) {
+                    // As text: a value the checks leave alone may be NaN (a TCP's jitter).
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a.to_toml(), b.to_toml(), "{}: {what} = {x}", path.display());
+                        accepted += 1;
+                    }
+                    (Err(a), Err(b)) => {
+                        assert_eq!(a, b, "{}: {what} = {x}", path.display());
+                        refused += 1;
+                    }
+                    _ => panic!(
+                        "{}: {what} = {x}: checked as a value {:?}, as its file {:?}",
+                        path.display(),
+                        direct.as_ref().err(),
+                        read_back.as_ref().err()
+                    ),
+                }
+            }
+        }
+    }
+    // Both kinds of outcome are exercised.
+    assert!(
+        accepted > 100 && refused > 100,
+        "{accepted} accepted, {refused} refused"
     );
 }

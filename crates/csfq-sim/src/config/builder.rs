@@ -16,12 +16,10 @@
 //! assert_eq!(report.flows.len(), 4);
 //! ```
 //!
-//! [`ScenarioBuilder::build`] checks the scenario exactly as a file is checked: it writes
-//! the value as the TOML it stands for and reads that back, so a built scenario and the
-//! same scenario written by hand are the same value, and an invalid one is refused with
-//! the same message (its line is the generated text's, which the error quotes).
-
-use std::path::Path;
+//! [`ScenarioBuilder::build`] checks the scenario exactly as a file is checked, on the
+//! value itself; an invalid one is then written as the TOML it stands for and read back,
+//! so it is refused with the same message as that file (its line is the generated
+//! text's, which the error quotes).
 
 use toml::Spanned;
 
@@ -124,10 +122,10 @@ impl ScenarioBuilder {
             )
     }
 
-    /// The scenario, checked as a file would be.
+    /// The scenario, checked as a file would be ([`ScenarioFile::check`]).
     pub fn build(self) -> Result<Scenario, ScenarioError> {
         let name = format!("<built scenario {}>", self.file.name);
-        ScenarioFile::parse(&self.file.to_toml(), Path::new(&name))
+        self.file.checked_as(&name)
     }
 }
 
@@ -308,6 +306,8 @@ impl LoopSpec {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     /// A built scenario is the value the same scenario written by hand parses to, defaults

@@ -218,10 +218,21 @@ impl ScenarioFile {
         s
     }
 
-    /// Checks a scenario changed in code as its file would be checked: the same message,
-    /// naming the line of the TOML it stands for, for a value no file could hold.
+    /// Checks a scenario changed or built in code as its file would be checked. The value
+    /// is checked as it is, with no text written or read; only a refused one is written as
+    /// the TOML it stands for and read back, so that its error names the line of that
+    /// text, the same message its file would get. (A `graphml` table, read when a file is
+    /// parsed, is read the same way.)
     pub fn check(&self) -> Result<Scenario, ScenarioError> {
-        let name = format!("<{} as changed>", self.name);
-        ScenarioFile::parse(&self.to_toml(), Path::new(&name))
+        self.clone()
+            .checked_as(&format!("<{} as changed>", self.name))
+    }
+
+    /// [`ScenarioFile::check`], its errors naming the text `name`.
+    pub(super) fn checked_as(self, name: &str) -> Result<Scenario, ScenarioError> {
+        if self.graphml.is_none() && self.validate("", Path::new(name)).is_ok() {
+            return Ok(Scenario::checked(self));
+        }
+        ScenarioFile::parse(&self.to_toml(), Path::new(name))
     }
 }
