@@ -37,7 +37,9 @@
 
 use rand::Rng;
 
-use crate::fixed::{carried, drop_probability_q32, tables, ExpTables, FixedRate, K_MAX_NS};
+use crate::fixed::{carried, drop_probability_q32, tables, ExpTables, FixedRate};
+/// The edge's TSW meter, kept with the edge's other meter (`crate::fixed`).
+pub use crate::fixed::{tsw_update, TSW_RATE_MAX, TSW_WIN_MIN_NS};
 use crate::packet::Packet;
 use crate::queue::{ByteFifo, QueueDisc};
 use crate::time::Nanos;
@@ -49,40 +51,6 @@ pub const RING_MAX: u32 = 4096;
 pub const SEARCH_STEPS: u32 = 13;
 /// Bits `r_hit` and `r_hit + r_miss` are scaled to before `C r_hit / (r_hit + r_miss)`.
 pub const CL_BITS: u32 = 20;
-/// The highest rate a TSW estimate takes, bit/s (the dataplane's largest link rate).
-pub const TSW_RATE_MAX: u64 = 1 << 42;
-/// The shortest TSW window, ns (the span is counted in microseconds).
-pub const TSW_WIN_MIN_NS: u64 = 1_000;
-
-/// The TSW rate meter of the thesis's Fig. 3-1 in integers, on an Eq. (3) state's fields
-/// (`rate_bps` is `avg_rate`, `last_ns` is `t_front`, `pending_bytes` a new flow's first
-/// packet, counted with the next):
-/// `bits = avg_rate win + l; avg_rate = bits / (now - t_front + win); t_front = now`.
-/// The window's bits are the rate times the window in microseconds over 10^6 (to the bit
-/// below) and the span is counted in microseconds, so every product fits 64 bits for rates
-/// up to [`TSW_RATE_MAX`] and windows up to [`K_MAX_NS`]; a bit lost a packet shifts the
-/// estimate by at most a bit per packet gap (40 bit/s for a packet every 25 ms).
-#[inline]
-pub fn tsw_update(s: &mut FixedRate, now_ns: u64, bytes: u32, win_ns: u64) -> u64 {
-    if s.last_ns == 0 && s.rate_bps == 0 && s.pending_bytes == 0 {
-        // A flow's first packet: no span yet, as Eq. (3)'s first packet.
-        s.last_ns = now_ns.max(1);
-        s.pending_bytes = bytes as u64;
-        return 0;
-    }
-    let win = win_ns.clamp(TSW_WIN_MIN_NS, K_MAX_NS);
-    let gap = now_ns.saturating_sub(s.last_ns);
-    let held = s.rate_bps.min(TSW_RATE_MAX) * (win / 1_000) / 1_000_000;
-    let bits = held + (bytes as u64 + s.pending_bytes) * 8;
-    let span_us = (gap + win) / 1_000;
-    s.rate_bps = (bits * 1_000_000 / span_us).min(TSW_RATE_MAX);
-    if now_ns > s.last_ns {
-        s.last_ns = now_ns;
-    }
-    s.pending_bytes = 0;
-    s.rate_bps
-}
-
 /// The CS-FNE core's configuration in the program's units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FixedCsfneParams {

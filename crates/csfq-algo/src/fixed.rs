@@ -519,13 +519,47 @@ pub struct FixedEdge {
     fresh: FixedRate,
 }
 
+/// The highest rate a TSW estimate takes, bit/s (the dataplane's largest link rate).
+pub const TSW_RATE_MAX: u64 = 1 << 42;
+/// The shortest TSW window, ns (the span is counted in microseconds).
+pub const TSW_WIN_MIN_NS: u64 = 1_000;
+
+/// The TSW rate meter of the thesis's Fig. 3-1 in integers, on an Eq. (3) state's fields
+/// (`rate_bps` is `avg_rate`, `last_ns` is `t_front`, `pending_bytes` a new flow's first
+/// packet, counted with the next):
+/// `bits = avg_rate win + l; avg_rate = bits / (now - t_front + win); t_front = now`.
+/// The window's bits are the rate times the window in microseconds over 10^6 (to the bit
+/// below) and the span is counted in microseconds, so every product fits 64 bits for rates
+/// up to [`TSW_RATE_MAX`] and windows up to [`K_MAX_NS`]; a bit lost a packet shifts the
+/// estimate by at most a bit per packet gap (40 bit/s for a packet every 25 ms).
+#[inline]
+pub fn tsw_update(s: &mut FixedRate, now_ns: u64, bytes: u32, win_ns: u64) -> u64 {
+    if s.last_ns == 0 && s.rate_bps == 0 && s.pending_bytes == 0 {
+        // A flow's first packet: no span yet, as Eq. (3)'s first packet.
+        s.last_ns = now_ns.max(1);
+        s.pending_bytes = bytes as u64;
+        return 0;
+    }
+    let win = win_ns.clamp(TSW_WIN_MIN_NS, K_MAX_NS);
+    let gap = now_ns.saturating_sub(s.last_ns);
+    let held = s.rate_bps.min(TSW_RATE_MAX) * (win / 1_000) / 1_000_000;
+    let bits = held + (bytes as u64 + s.pending_bytes) * 8;
+    let span_us = (gap + win) / 1_000;
+    s.rate_bps = (bits * 1_000_000 / span_us).min(TSW_RATE_MAX);
+    if now_ns > s.last_ns {
+        s.last_ns = now_ns;
+    }
+    s.pending_bytes = 0;
+    s.rate_bps
+}
+
 /// How an edge measures a flow's rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Meter {
     /// CSFQ's Eq. (3), averaging constant `K` ([`FixedRate::update`]).
     #[default]
     Eq3,
-    /// CS-FNE's Time Sliding Window, window `K` ([`crate::csfne_fixed::tsw_update`]).
+    /// CS-FNE's Time Sliding Window, window `K` ([`tsw_update`]).
     Tsw,
 }
 
@@ -542,7 +576,7 @@ impl Meter {
     ) -> u64 {
         match self {
             Meter::Eq3 => s.update(t, now_ns, bytes, k_ns),
-            Meter::Tsw => crate::csfne_fixed::tsw_update(s, now_ns, bytes, k_ns),
+            Meter::Tsw => tsw_update(s, now_ns, bytes, k_ns),
         }
     }
 }
