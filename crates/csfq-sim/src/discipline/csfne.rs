@@ -7,53 +7,36 @@ use csfq_algo::Nanos;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{ms, DisciplineTables, Link, ParamError, PortDiscipline, TableError};
+use super::{ms, DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError, TableError};
 use crate::limits::{within, MIN_TIME_MS};
 use crate::packet::SimPacket;
 
-/// CS-FNE at a port: its edge meter and its core.
-pub type Port = Box<Csfne>;
+/// CS-FNE at a port: its edge's TSW meter and its flow-number-estimating core.
+pub type Port = Box<EdgeCore<TswMeter, CsfneCore<SimPacket>>>;
 
-/// The edge's TSW meter and the flow-number-estimating core.
-#[derive(Debug, Clone)]
-pub struct Csfne {
-    /// Edge meter.
-    pub meter: TswMeter,
-    /// Core.
-    pub core: CsfneCore<SimPacket>,
+/// Labels with the TSW rate; keeps no weights.
+impl Edge for TswMeter {
+    #[inline]
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
+        self.label(p, now)
+    }
+
+    fn flow_records(&self) -> usize {
+        self.flow_slots()
+    }
 }
 
-impl PortDiscipline for Csfne {
-    type Queue = CsfneCore<SimPacket>;
-
-    #[inline(always)]
-    fn queue(&self) -> &Self::Queue {
-        &self.core
-    }
-
-    #[inline(always)]
-    fn queue_mut(&mut self) -> &mut Self::Queue {
-        &mut self.core
-    }
-
-    #[inline]
-    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
-        self.meter.label(p, now)
-    }
-
-    fn edge_flow_slots(&self) -> usize {
-        self.meter.flow_slots()
-    }
-
-    fn alpha(&self) -> Option<f64> {
-        Some(self.core.threshold_rate())
+/// `C / N_act`, the threshold rate.
+impl Estimate for CsfneCore<SimPacket> {
+    fn fair_share(&self) -> Option<f64> {
+        Some(self.threshold_rate())
     }
 }
 
 /// CS-FNE with the `[csfne]` table for the link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
-    Ok(Box::new(Csfne {
-        meter: TswMeter::new(t.csfne.win()),
+    Ok(Box::new(EdgeCore {
+        edge: TswMeter::new(t.csfne.win()),
         core: CsfneCore::new(t.csfne.params(link.rate_bps, link.buffer_bytes)),
     }))
 }

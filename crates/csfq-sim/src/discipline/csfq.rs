@@ -7,56 +7,38 @@ use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{ms, DisciplineTables, Link, ParamError, PortDiscipline, TableError};
+use super::{ms, DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError, TableError};
 use crate::limits::{within, MIN_TIME_MS};
 use crate::packet::SimPacket;
 
 /// CSFQ at a port: its edge and its core.
-pub type Port = Box<Csfq>;
+pub type Port = Box<EdgeCore<CsfqEdge, CsfqCore<SimPacket>>>;
 
-/// The edge's per-flow labeling and the core.
-#[derive(Debug, Clone)]
-pub struct Csfq {
-    /// Per-flow labeling of packets whose first router this is.
-    pub edge: CsfqEdge,
-    /// The core algorithm of this port.
-    pub core: CsfqCore<SimPacket>,
+impl Edge for CsfqEdge {
+    #[inline]
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
+        self.label(p, now)
+    }
+
+    fn set_flow_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
+        self.set_weight(flow, weight)
+    }
+
+    fn flow_records(&self) -> usize {
+        self.flow_slots()
+    }
 }
 
-impl PortDiscipline for Csfq {
-    type Queue = CsfqCore<SimPacket>;
-
-    #[inline(always)]
-    fn queue(&self) -> &Self::Queue {
-        &self.core
-    }
-
-    #[inline(always)]
-    fn queue_mut(&mut self) -> &mut Self::Queue {
-        &mut self.core
-    }
-
-    #[inline]
-    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
-        self.edge.label(p, now)
-    }
-
-    fn set_edge_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
-        self.edge.set_weight(flow, weight)
-    }
-
-    fn edge_flow_slots(&self) -> usize {
-        self.edge.flow_slots()
-    }
-
-    fn alpha(&self) -> Option<f64> {
-        Some(self.core.estimator().alpha())
+/// `alpha`.
+impl Estimate for CsfqCore<SimPacket> {
+    fn fair_share(&self) -> Option<f64> {
+        Some(self.estimator().alpha())
     }
 }
 
 /// CSFQ with the `[csfq]` table for the link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
-    Ok(Box::new(Csfq {
+    Ok(Box::new(EdgeCore {
         edge: CsfqEdge::new(t.csfq.edge_k()),
         core: CsfqCore::new(t.csfq.core_params(link.rate_bps, link.buffer_bytes)),
     }))

@@ -5,56 +5,39 @@ use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
 use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 
-use super::{DisciplineTables, Link, ParamError, PortDiscipline};
+use super::{DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError};
 use crate::packet::SimPacket;
 
 /// The integer CSFQ at a port: its edge and its core.
-pub type Port = Box<CsfqFixed>;
+pub type Port = Box<EdgeCore<FixedEdge, FixedCsfqCore<SimPacket>>>;
 
-/// The integer edge and core.
-#[derive(Debug, Clone)]
-pub struct CsfqFixed {
-    /// Integer edge.
-    pub edge: FixedEdge,
-    /// Integer core.
-    pub core: FixedCsfqCore<SimPacket>,
+/// The integer edge, CSFQ's Eq. (3) meter or CS-FNE's TSW (`csfne-fixed`).
+impl Edge for FixedEdge {
+    #[inline]
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
+        self.label(p, now)
+    }
+
+    fn set_flow_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
+        self.set_weight(flow, weight)
+    }
+
+    fn flow_records(&self) -> usize {
+        self.flow_slots()
+    }
 }
 
-impl PortDiscipline for CsfqFixed {
-    type Queue = FixedCsfqCore<SimPacket>;
-
-    #[inline(always)]
-    fn queue(&self) -> &Self::Queue {
-        &self.core
-    }
-
-    #[inline(always)]
-    fn queue_mut(&mut self) -> &mut Self::Queue {
-        &mut self.core
-    }
-
-    #[inline]
-    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, _: &mut R) {
-        self.edge.label(p, now)
-    }
-
-    fn set_edge_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
-        self.edge.set_weight(flow, weight)
-    }
-
-    fn edge_flow_slots(&self) -> usize {
-        self.edge.flow_slots()
-    }
-
-    fn alpha(&self) -> Option<f64> {
-        Some(self.core.alpha_bps() as f64)
+/// `alpha`, bit/s.
+impl Estimate for FixedCsfqCore<SimPacket> {
+    fn fair_share(&self) -> Option<f64> {
+        Some(self.alpha_bps() as f64)
     }
 }
 
 /// The integer CSFQ with the `[csfq]` table's constants for the link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
     let core = t.csfq.core_params(link.rate_bps, link.buffer_bytes);
-    Ok(Box::new(CsfqFixed {
+    Ok(Box::new(EdgeCore {
         edge: FixedEdge::new(t.csfq.edge_k()),
         core: FixedCsfqCore::new(
             FixedCoreParams {

@@ -130,6 +130,68 @@ pub trait PortDiscipline {
     }
 }
 
+/// A discipline that labels or tags at the edge where a flow enters and queues every
+/// packet with a core (CSFQ, TUF, CS-FNE and the dataplane's models of them): the edge's
+/// duties go to `edge`, the queue is `core`.
+#[derive(Debug, Clone)]
+pub struct EdgeCore<E, Q> {
+    /// Per-flow labeling or tagging of the packets whose first router this is.
+    pub edge: E,
+    /// The queue every packet through the port goes through.
+    pub core: Q,
+}
+
+/// An edge's duties at a port where flows enter the island.
+pub trait Edge {
+    /// Labels or tags a packet entering the island here.
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R);
+
+    /// Sets a flow's weight (an edge that keeps none ignores it).
+    fn set_flow_weight<R: Rng + ?Sized>(&mut self, _flow: FlowId, _weight: f64, _rng: &mut R) {}
+
+    /// Per-flow records held.
+    fn flow_records(&self) -> usize;
+}
+
+/// A core's fair-share estimate, if it keeps one.
+pub trait Estimate {
+    /// The estimate, bit/s.
+    fn fair_share(&self) -> Option<f64> {
+        None
+    }
+}
+
+impl<E: Edge, Q: QueueDisc<SimPacket> + Estimate> PortDiscipline for EdgeCore<E, Q> {
+    type Queue = Q;
+
+    #[inline(always)]
+    fn queue(&self) -> &Q {
+        &self.core
+    }
+
+    #[inline(always)]
+    fn queue_mut(&mut self) -> &mut Q {
+        &mut self.core
+    }
+
+    #[inline]
+    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
+        self.edge.on_entry(p, now, rng)
+    }
+
+    fn set_edge_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, rng: &mut R) {
+        self.edge.set_flow_weight(flow, weight, rng)
+    }
+
+    fn edge_flow_slots(&self) -> usize {
+        self.edge.flow_records()
+    }
+
+    fn alpha(&self) -> Option<f64> {
+        self.core.fair_share()
+    }
+}
+
 /// A discipline that is its queue alone: no edge, no estimate.
 macro_rules! queue_alone {
     ($($t:ty),+) => {

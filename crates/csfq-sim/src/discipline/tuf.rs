@@ -7,57 +7,39 @@ use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{ms, DisciplineTables, Link, ParamError, PortDiscipline, TableError};
+use super::{ms, DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError, TableError};
 use crate::limits::{within, MIN_TIME_MS};
 use crate::packet::{SimPacket, NO_TAG};
 
-/// TUF at a port: its edge tagger and its queue.
-pub type Port = Box<Tuf>;
+/// TUF at a port: its edge's tagger and the drop-highest-tag queue.
+pub type Port = Box<EdgeCore<TufTagger, TufQueue<SimPacket>>>;
 
-/// The edge's tagging and the drop-highest-tag queue.
-#[derive(Debug, Clone)]
-pub struct Tuf {
-    /// Edge tagging.
-    pub tagger: TufTagger,
-    /// The drop-highest-tag queue.
-    pub queue: TufQueue<SimPacket>,
-}
-
-impl PortDiscipline for Tuf {
-    type Queue = TufQueue<SimPacket>;
-
-    #[inline(always)]
-    fn queue(&self) -> &Self::Queue {
-        &self.queue
-    }
-
-    #[inline(always)]
-    fn queue_mut(&mut self) -> &mut Self::Queue {
-        &mut self.queue
-    }
-
-    /// Tags the packet unless its source (a TCP sender) already did.
+/// Tags a packet unless its source (a TCP sender) already did.
+impl Edge for TufTagger {
     #[inline]
-    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
         if p.tag == NO_TAG {
-            p.tag = self.tagger.tag(p, now, rng);
+            p.tag = self.tag(p, now, rng);
         }
     }
 
-    fn set_edge_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, rng: &mut R) {
-        self.tagger.set_weight(flow, weight, rng)
+    fn set_flow_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, rng: &mut R) {
+        self.set_weight(flow, weight, rng)
     }
 
-    fn edge_flow_slots(&self) -> usize {
-        self.tagger.flow_slots()
+    fn flow_records(&self) -> usize {
+        self.flow_slots()
     }
 }
 
+/// The push-out queue keeps no estimate.
+impl Estimate for TufQueue<SimPacket> {}
+
 /// TUF with the `[tuf]` table over the link's buffer.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
-    Ok(Box::new(Tuf {
-        tagger: TufTagger::new(t.tuf.k()),
-        queue: TufQueue::new(t.tuf.params(link.buffer_bytes)),
+    Ok(Box::new(EdgeCore {
+        edge: TufTagger::new(t.tuf.k()),
+        core: TufQueue::new(t.tuf.params(link.buffer_bytes)),
     }))
 }
 

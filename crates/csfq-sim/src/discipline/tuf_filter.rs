@@ -8,53 +8,36 @@ use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
 use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 
-use super::{DisciplineTables, Link, ParamError, PortDiscipline};
+use super::{DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError};
 use crate::packet::{SimPacket, NO_TAG};
 
-/// The integer TUF at a port: its tagger and its filter.
-pub type Port = Box<TufFilter>;
+/// The integer TUF at a port: its edge's tagger of every flow and the filter in front of
+/// a FIFO.
+pub type Port = Box<EdgeCore<FixedTufTagger, FixedTufPort<SimPacket>>>;
 
-/// Integer tagging of unresponsive flows at the edge and the filter in front of a FIFO.
-#[derive(Debug, Clone)]
-pub struct TufFilter {
-    /// Integer tagging of unresponsive flows at the edge.
-    pub tagger: FixedTufTagger,
-    /// The filter in front of a FIFO.
-    pub core: FixedTufPort<SimPacket>,
-}
-
-impl PortDiscipline for TufFilter {
-    type Queue = FixedTufPort<SimPacket>;
-
-    #[inline(always)]
-    fn queue(&self) -> &Self::Queue {
-        &self.core
-    }
-
-    #[inline(always)]
-    fn queue_mut(&mut self) -> &mut Self::Queue {
-        &mut self.core
-    }
-
-    /// Tags the packet unless it already carries a tag.
+/// Tags a packet unless it already carries a tag.
+impl Edge for FixedTufTagger {
     #[inline]
-    fn label_at_edge<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
+    fn on_entry<R: Rng + ?Sized>(&mut self, p: &mut SimPacket, now: Nanos, rng: &mut R) {
         if p.tag == NO_TAG {
             let (flow, bytes) = (csfq_algo::Packet::flow(p), csfq_algo::Packet::size_bytes(p));
-            p.tag = self.tagger.tag_with(flow, now.0, bytes, rng)
+            p.tag = self.tag_with(flow, now.0, bytes, rng)
         }
     }
 
-    fn set_edge_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
-        self.tagger.set_weight(flow, weight)
+    fn set_flow_weight<R: Rng + ?Sized>(&mut self, flow: FlowId, weight: f64, _: &mut R) {
+        self.set_weight(flow, weight)
     }
 
-    fn edge_flow_slots(&self) -> usize {
-        self.tagger.flow_slots()
+    fn flow_records(&self) -> usize {
+        self.flow_slots()
     }
+}
 
-    fn alpha(&self) -> Option<f64> {
-        Some(self.core.threshold_rate())
+/// The threshold tag's rate.
+impl Estimate for FixedTufPort<SimPacket> {
+    fn fair_share(&self) -> Option<f64> {
+        Some(self.threshold_rate())
     }
 }
 
@@ -62,8 +45,8 @@ impl PortDiscipline for TufFilter {
 /// link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
     let window = t.csfq.core_params(link.rate_bps, link.buffer_bytes).k_c;
-    Ok(Box::new(TufFilter {
-        tagger: FixedTufTagger::new(t.tuf.k().0),
+    Ok(Box::new(EdgeCore {
+        edge: FixedTufTagger::new(t.tuf.k().0),
         core: FixedTufPort::new(FixedTufParams {
             capacity_bps: link.rate_bps as u64,
             limit_bytes: link.buffer_bytes,
