@@ -11,6 +11,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use csfq_algo::DropReason;
+use csfq_papers::check::seeds_words;
 use csfq_papers::scenarios;
 use csfq_sim::config::{CsfqConfig, FlowSpec, LinkSpec, ScenarioBuilder};
 use csfq_sim::net::References;
@@ -58,9 +59,6 @@ impl Scheme {
 /// The one-link cases' schemes; the parking lot adds CSFQ at its defaults.
 const PAIR: &[Scheme] = &[Scheme::CsfqPaper, Scheme::Drr];
 const LOT_SCHEMES: &[Scheme] = &[Scheme::CsfqPaper, Scheme::CsfqDefault, Scheme::Drr];
-
-/// Seeds of the small cases (the reproductions' eight).
-const SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
 
 /// csfq-fig3b's link delays, ms: the published 1 ms, then 10 and 25 ms (base round trips of
 /// 6, 24 and 54 ms with the 1 ms access links).
@@ -339,9 +337,10 @@ fn lot_queue_share(o: &Outcome) -> f64 {
     mean(&o.chain_queues) / f64::from(LOT_BUFFER_BYTES)
 }
 
-/// The section (Markdown) and `losses/results.csv` under `dir`; the number of runs.
-pub fn section(dir: &Path) -> Result<(String, usize)> {
-    let seeds: Vec<u64> = SEEDS.collect();
+/// The section (Markdown) and `losses/results.csv` under `dir`, csfq-fig3b and
+/// csfq-table2 at the report's `seeds` (the parking lot at seed 1); the number of runs.
+pub fn section(dir: &Path, seeds: &[u64]) -> Result<(String, usize)> {
+    let seeds = seeds.to_vec();
     let mut cases: Vec<Case> = FIG3B_DELAYS_MS
         .iter()
         .map(|&d| {
@@ -437,15 +436,19 @@ pub fn section(dir: &Path) -> Result<(String, usize)> {
          transfers beside the UDP; the parking lot is {LOT_LONG} TCPs over five {} Gbit/s \
          links in a chain ({LOT_DELAY_MS} ms each, 10 ms of buffer) and {} one-hop TCPs on \
          them, {} more on each link down the chain (10 000 flows, {LOT_SECONDS} s, one \
-         seed), judged against end-to-end max-min. csfq-fig3b and csfq-table2 are seeds \
-         1-8 pooled; `losses/results.csv` has every number.\n",
+         seed), judged against end-to-end max-min. csfq-fig3b and csfq-table2 are {} \
+         pooled; `losses/results.csv` has every number.\n",
         LOT_MBPS / 1000.0,
         LOT_CROSS.iter().sum::<u32>(),
         LOT_CROSS
             .iter()
             .map(u32::to_string)
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        match seeds.as_slice() {
+            [one] => format!("seed {one}"),
+            all => format!("seeds {}", seeds_words(all)),
+        }
     )?;
     // csfq-fig3b at three delays.
     writeln!(md, "\n### csfq-fig3b at three round trips\n")?;

@@ -326,7 +326,7 @@ pub fn reproduce_all(out: Option<PathBuf>, seeds: &[u64]) -> Result<()> {
     md.push_str(&sens.markdown);
     let (scale_md, scale_runs) = scale::section(&stage)?;
     md.push_str(&scale_md);
-    let (losses_md, losses_runs) = losses::section(&stage)?;
+    let (losses_md, losses_runs) = losses::section(&stage, seeds)?;
     md.push_str(&losses_md);
     let md_path = dir.join("report.md");
     crate::write_atomic(&stage.join("report.md"), &md)?;
