@@ -944,6 +944,23 @@ fn check_report_of_two_seeds(out: &Path, stdout: &str) {
     );
     let csv = std::fs::read_to_string(out.join("losses/results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 3 * 2 + 2 + 3 * 6, "{csv}");
+    // Its one-link cases at the seeds asked for (two), the lot at one.
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let runs = rows
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "runs")
+        .unwrap();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let want = if row[0].starts_with("parking-lot") {
+            "1"
+        } else {
+            "2"
+        };
+        assert_eq!(&row[runs], want, "{row:?}");
+    }
     assert!(md.contains("### What the trace shows"));
 }
 
