@@ -221,8 +221,8 @@ impl ScenarioFile {
     /// Checks a scenario changed or built in code as its file would be checked. The value
     /// is checked as it is, with no text written or read; only a refused one is written as
     /// the TOML it stands for and read back, so that its error names the line of that
-    /// text, the same message its file would get. (A `graphml` table, read when a file is
-    /// parsed, is read the same way.)
+    /// text, the same message its file would get. (A value that still holds a `graphml`
+    /// table, which only parsing a file reads, is written out and read back, as before.)
     pub fn check(&self) -> Result<Scenario, ScenarioError> {
         self.clone()
             .checked_as(&format!("<{} as changed>", self.name))
