@@ -312,9 +312,9 @@ macro_rules! scenario_file {
             }
 
             /// Each discipline table's checks, in the list's order: the first value out of
-            /// its algorithm's range, with its table's name.
-            fn check_discipline_tables(&self) -> Result<(), (&'static str, TableError)> {
-                $($(self.$table.check().map_err(|e| (stringify!($table), e))?;)?)+
+            /// its algorithm's range.
+            fn check_discipline_tables(&self) -> Result<(), TableError> {
+                $($(self.$table.check()?;)?)+
                 Ok(())
             }
         }

@@ -12,8 +12,8 @@ impl ScenarioFile {
         let err =
             |span: Range<usize>, field: &str, message: String| at.in_table(span, field, message);
         let table_key = |table: &str, key: &str| at.table_key(table, key);
-        if let Err((table, e)) = self.check_discipline_tables() {
-            return Err(err(table_key(table, e.key), &e.field, e.message));
+        if let Err(e) = self.check_discipline_tables() {
+            return Err(err(table_key(e.table, e.key), &e.field, e.message));
         }
         let t = &self.tcp;
         if t.segment_bytes < 64 || t.segment_bytes > 65_535 {

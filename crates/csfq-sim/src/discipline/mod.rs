@@ -210,10 +210,12 @@ macro_rules! queue_alone {
 }
 pub(crate) use queue_alone;
 
-/// A table's value out of its algorithm's range: the key within the table (to find its
-/// line), the field as the error names it and what it must be.
+/// A table's value out of its algorithm's range: the table and the key within it (to find
+/// its line), the field as the error names it and what it must be.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableError {
+    /// The table (`red`, `csfq`, ...).
+    pub table: &'static str,
     /// The key whose line the error points at.
     pub key: &'static str,
     /// The field (or fields) the error names.
@@ -224,8 +226,9 @@ pub struct TableError {
 
 impl TableError {
     /// An error at `key` of `table`, naming it `table.key`.
-    pub fn at(table: &str, key: &'static str, message: impl Into<String>) -> Self {
+    pub fn at(table: &'static str, key: &'static str, message: impl Into<String>) -> Self {
         TableError {
+            table,
             key,
             field: format!("{table}.{key}"),
             message: message.into(),
@@ -511,7 +514,7 @@ impl Discipline {
     /// (under the dataplane's filter, `tuf-filter`, the edge tags every flow, as a Linux
     /// edge does).
     pub fn is_tuf(&self) -> bool {
-        matches!(self, Discipline::Tuf { .. })
+        matches!(self, Discipline::Tuf(_))
     }
 
     /// Whether this is an empty drop-tail FIFO that would take a packet of `size` bytes:

@@ -68,6 +68,7 @@ impl RedConfig {
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0 && self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(TableError {
+                table: "red",
                 key: "w_q",
                 field: "red.w_q / red.max_p".into(),
                 message: "must be in (0, 1]".into(),

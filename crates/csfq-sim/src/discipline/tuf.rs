@@ -92,6 +92,7 @@ impl TufConfig {
             || self.untagged_weight == 0
         {
             return Err(TableError {
+                table: "tuf",
                 key: "untagged_buffer_share",
                 field: "tuf".into(),
                 message: "k_ms must be 0.001..=1000 ms, untagged_buffer_share in [0, 1], \
