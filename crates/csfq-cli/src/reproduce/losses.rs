@@ -15,7 +15,7 @@ use csfq_papers::check::seeds_words;
 use csfq_papers::scenarios;
 use csfq_sim::config::{CsfqConfig, FlowSpec, LinkSpec, ScenarioBuilder};
 use csfq_sim::net::References;
-use csfq_sim::{DisciplineKind, FlowKind, ScenarioFile, SimReport, Simulation};
+use csfq_sim::{DisciplineKind, FlowKind, ScenarioFile, SimReport, Simulation, Topology};
 use rayon::prelude::*;
 
 /// The schemes compared.
@@ -340,14 +340,13 @@ fn lot_queue_share(o: &Outcome) -> f64 {
 /// The section (Markdown) and `losses/results.csv` under `dir`, csfq-fig3b and
 /// csfq-table2 at the report's `seeds` (the parking lot at seed 1); the number of runs.
 pub fn section(dir: &Path, seeds: &[u64]) -> Result<(String, usize)> {
-    let seeds = seeds.to_vec();
     let mut cases: Vec<Case> = FIG3B_DELAYS_MS
         .iter()
         .map(|&d| {
             Ok(Case {
                 id: format!("csfq-fig3b, link delay {d} ms"),
                 scenario: fig3b(d),
-                seeds: seeds.clone(),
+                seeds: seeds.to_vec(),
                 schemes: PAIR,
                 from_s: 0.0,
             })
@@ -356,7 +355,7 @@ pub fn section(dir: &Path, seeds: &[u64]) -> Result<(String, usize)> {
     cases.push(Case {
         id: "csfq-table2".into(),
         scenario: scenarios::shipped("csfq-table2", scenarios::CSFQ_TABLE2),
-        seeds: seeds.clone(),
+        seeds: seeds.to_vec(),
         schemes: PAIR,
         from_s: 0.0,
     });
@@ -445,7 +444,7 @@ pub fn section(dir: &Path, seeds: &[u64]) -> Result<(String, usize)> {
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(", "),
-        match seeds.as_slice() {
+        match seeds {
             [one] => format!("seed {one}"),
             all => format!("seeds {}", seeds_words(all)),
         }
@@ -515,11 +514,7 @@ pub fn section(dir: &Path, seeds: &[u64]) -> Result<(String, usize)> {
         "| scheme | path | flows | max-min share Mbit/s | throughput / share, mean (least) | segments dropped | timeouts per flow per 10 s | timeouts per 100 drops | segments per round trip | queueing ms |"
     )?;
     writeln!(md, "|---|---|---|---|---|---|---|---|---|---|")?;
-    let lot_refs = {
-        let s = cases[lot].scenario.check()?;
-        let sim = Simulation::new(&s)?;
-        References::of(sim.topology())
-    };
+    let lot_refs = References::of(&Topology::build(&cases[lot].scenario.check()?)?);
     let lot_share = |key: &str| -> f64 {
         let s = &cases[lot].scenario;
         let mut i = 0;
