@@ -272,7 +272,7 @@ const LOOP_GAUGES: [LoopGauge; 4] = [
 #[derive(Debug)]
 struct Dataplane {
     /// Where the numbers come from (the pinned maps; a fixed list in tests).
-    read: fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>,
+    read: fn() -> Result<Vec<InterfaceStats>, csfq_dp::SysError>,
 }
 
 impl Collector for Dataplane {
@@ -374,7 +374,7 @@ impl Collector for Dataplane {
 }
 
 /// The metrics page, from `read`.
-fn render(read: fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>) -> String {
+fn render(read: fn() -> Result<Vec<InterfaceStats>, csfq_dp::SysError>) -> String {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(Dataplane { read }));
     let mut out = String::new();
@@ -539,7 +539,7 @@ fn serve_on(listener: std::net::TcpListener, read: StatsReader) -> Result<()> {
 }
 
 /// How the exporter reads the dataplane (`csfq_dp::stats`, or a stand-in in tests).
-type StatsReader = fn() -> Result<Vec<InterfaceStats>, csfq_dp::DpError>;
+type StatsReader = fn() -> Result<Vec<InterfaceStats>, csfq_dp::SysError>;
 
 /// The response to a GET of `path`.
 async fn respond(path: &str, pages: &Pages) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
@@ -578,7 +578,7 @@ mod tests {
     use csfq_dp::{CoreStats, CountJson, EdgeStats, MayStats, Role};
     use std::collections::BTreeMap;
 
-    fn two_programs() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+    fn two_programs() -> Result<Vec<InterfaceStats>, csfq_dp::SysError> {
         let count = |packets, bytes| CountJson { packets, bytes };
         Ok(vec![
             InterfaceStats {
@@ -712,7 +712,7 @@ mod tests {
     }
 
     /// The two programs, and a core whose namespace was deleted under it.
-    fn with_a_stale_core() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+    fn with_a_stale_core() -> Result<Vec<InterfaceStats>, csfq_dp::SysError> {
         let mut v = two_programs()?;
         let mut gone = v[1].clone();
         gone.scope = "netns-gone".into();
@@ -778,7 +778,7 @@ mod tests {
     /// namespace) has no such series rather than a 0 that would mean "all present".
     #[test]
     fn a_missing_trusted_interface_is_a_gauge() {
-        fn missing() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+        fn missing() -> Result<Vec<InterfaceStats>, csfq_dp::SysError> {
             let mut v = two_programs()?;
             let core = v[1].core.as_mut().unwrap();
             core.site.trusted_ifindexes = Some(vec![2, 3]);
@@ -794,14 +794,14 @@ mod tests {
 
     #[test]
     fn an_unreadable_dataplane_is_down_not_an_error() {
-        let page = render(|| Err(csfq_dp::DpError::NotPermitted("test")));
+        let page = render(|| Err(csfq_dp::SysError::NotPermitted("test")));
         assert!(page.lines().any(|l| l == "csfq_dataplane_up 0"), "{page}");
         assert!(!page.contains("csfq_packets_total{"));
     }
 
     /// [`two_programs`] with a trusted interface of each core (CSFQ, CS-FNE, TUF) gone: every
     /// series the exporter can write.
-    fn trusted_gone() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+    fn trusted_gone() -> Result<Vec<InterfaceStats>, csfq_dp::SysError> {
         let mut v = two_programs()?;
         let gone = || (Some(vec![2]), vec![(2, None)]);
         for s in &mut v {
@@ -985,7 +985,7 @@ mod tests {
     static SLOW_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     /// A dataplane that takes half a second to read.
-    fn slow_read() -> Result<Vec<InterfaceStats>, csfq_dp::DpError> {
+    fn slow_read() -> Result<Vec<InterfaceStats>, csfq_dp::SysError> {
         SLOW_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_millis(500));
         two_programs()

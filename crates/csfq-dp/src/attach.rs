@@ -6,7 +6,7 @@ use std::path::Path;
 use aya::maps::MapData;
 
 use crate::abi::FLOW_WAYS;
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::flow_table;
 use crate::loader::{configure, load, load_flows, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, preflight};
@@ -39,8 +39,8 @@ pub(crate) fn attach_bottleneck<T: aya::Pod>(
     dev: &str,
     mut raw: T,
     flows: Option<u32>,
-    update: impl FnOnce(&Path, &mut T) -> Result<(), DpError>,
-) -> Result<AttachOutcome, DpError> {
+    update: impl FnOnce(&Path, &mut T) -> Result<(), AttachError>,
+) -> Result<AttachOutcome, AttachError> {
     preflight(command, dev)?;
     let _lock = change_lock()?;
     refuse_beside_another(dev, p.role)?;
@@ -63,7 +63,7 @@ pub(crate) fn attach_bottleneck<T: aya::Pod>(
 
 /// Refuses `role` on `dev` while another program that judges the bottleneck's queue runs
 /// there: two on one egress would each drop on its own, by rules that ignore the other's.
-pub(crate) fn refuse_beside_another(dev: &str, role: Role) -> Result<(), DpError> {
+pub(crate) fn refuse_beside_another(dev: &str, role: Role) -> Result<(), AttachError> {
     for other in BOTTLENECK {
         if other != role {
             refuse_beside(dev, role, other)?;
@@ -73,9 +73,9 @@ pub(crate) fn refuse_beside_another(dev: &str, role: Role) -> Result<(), DpError
 }
 
 /// Refuses `role` on `dev` while `other` runs there.
-fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), DpError> {
+fn refuse_beside(dev: &str, role: Role, other: Role) -> Result<(), AttachError> {
     if existing(dev, &dir(dev, other))? {
-        return Err(DpError::invalid(
+        return Err(AttachError::invalid(
             "dev",
             format!(
                 "{dev} runs csfq's {} already; one queue is judged by one scheme: detach it \
@@ -97,12 +97,12 @@ pub(crate) fn check_pinned_table(
     who: &str,
     field: &'static str,
     asked: Option<u32>,
-) -> Result<(), DpError> {
+) -> Result<(), AttachError> {
     let info = MapData::from_pin(d.join("flows"))
         .and_then(|m| m.info())
-        .map_err(|e| DpError::kernel("reading the flow table's size", e))?;
+        .map_err(|e| SysError::kernel("reading the flow table's size", e))?;
     if !matches!(info.map_type(), Ok(aya::maps::MapType::Array)) {
-        return Err(DpError::invalid(
+        return Err(AttachError::invalid(
             field,
             format!(
                 "{who} on {dev} was attached by another version of csfq (its flow table is \
@@ -115,7 +115,7 @@ pub(crate) fn check_pinned_table(
     if let Some(n) = asked {
         let want = flow_table::sets_for(n) * FLOW_WAYS;
         if table != want {
-            return Err(DpError::invalid(
+            return Err(AttachError::invalid(
                 field,
                 format!(
                     "{who} on {dev} has a flow table of {table} entries (--{field} {n} asks \

@@ -3,7 +3,7 @@
 
 use aya::programs::links::PinnedLink;
 
-use crate::error::DpError;
+use crate::error::{DetachError, SysError};
 use crate::netns::only_scope;
 use crate::pins::{dir, entries, remove_pins, root, stale};
 use crate::program::Pinned;
@@ -12,7 +12,7 @@ use crate::role::Role;
 use crate::sys::{change_lock, require};
 
 /// Detaches whatever csfq attached to `dev` (edge, core or both); returns what it removed.
-pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
+pub fn detach(dev: &str) -> Result<Vec<Role>, DetachError> {
     require("csfq dp detach")?;
     let _lock = change_lock()?;
     let mut removed = Vec::new();
@@ -22,13 +22,13 @@ pub fn detach(dev: &str) -> Result<Vec<Role>, DpError> {
         }
     }
     if removed.is_empty() {
-        return Err(DpError::NotAttached(dev.to_string()));
+        return Err(DetachError::NotAttached(dev.to_string()));
     }
     Ok(removed)
 }
 
 /// Detaches `role` from `dev`, leaving any other program there attached.
-pub fn detach_role(dev: &str, role: Role) -> Result<(), DpError> {
+pub fn detach_role(dev: &str, role: Role) -> Result<(), DetachError> {
     require("csfq dp detach")?;
     let _lock = change_lock()?;
     let p = programs::ALL
@@ -38,12 +38,12 @@ pub fn detach_role(dev: &str, role: Role) -> Result<(), DpError> {
     if detach_one(dev, p)? {
         Ok(())
     } else {
-        Err(DpError::NotAttached(dev.to_string()))
+        Err(DetachError::NotAttached(dev.to_string()))
     }
 }
 
 /// Detaches `p` from `dev` if it is attached there (the change lock held); whether it was.
-fn detach_one(dev: &str, p: &crate::program::Program) -> Result<bool, DpError> {
+fn detach_one(dev: &str, p: &crate::program::Program) -> Result<bool, DetachError> {
     let d = dir(dev, p.role);
     if !d.exists() {
         return Ok(false);
@@ -58,7 +58,7 @@ fn detach_one(dev: &str, p: &crate::program::Program) -> Result<bool, DpError> {
     if let Ok(l) = PinnedLink::from_pin(d.join("link")) {
         drop(l);
     }
-    remove_pins(&d).map_err(|source| DpError::Io {
+    remove_pins(&d).map_err(|source| SysError::Io {
         what: "removing",
         path: d.clone(),
         source,
@@ -70,7 +70,7 @@ fn detach_one(dev: &str, p: &crate::program::Program) -> Result<bool, DpError> {
 /// Removes the pins of every stale attachment, in every scope (only the current one's
 /// under `--netns NAME` or `ip netns exec NAME`, as [`crate::stats`] shows; see
 /// [`crate::InterfaceStats::stale`]); returns what it removed as (scope, interface, role).
-pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
+pub fn detach_stale() -> Result<Vec<(String, String, Role)>, SysError> {
     require("csfq dp detach --stale")?;
     let _lock = change_lock()?;
     let mut removed = Vec::new();
@@ -82,7 +82,7 @@ pub fn detach_stale() -> Result<Vec<(String, String, Role)>, DpError> {
             for role in Role::ALL {
                 let d = dp.join(role.name());
                 if d.join("link").exists() && stale(&d) {
-                    remove_pins(&d).map_err(|source| DpError::Io {
+                    remove_pins(&d).map_err(|source| SysError::Io {
                         what: "removing stale pins in",
                         path: d.clone(),
                         source,

@@ -1,12 +1,18 @@
-//! Why a dataplane operation failed: [`DpError`] for the crate's operations, whose variants
-//! name the setting, interface, namespace or path involved, and [`InvalidSetting`], the
-//! one error of checking settings, which a `DpError` wraps.
+//! Why a dataplane operation failed, in two layers. At the bottom, what was refused:
+//! [`SysError`], by the system (privileges, an interface, a namespace, the kernel, the BPF
+//! filesystem), and [`InvalidSetting`], a setting checked before anything is touched. On
+//! top, one type per operation, holding only what that operation can meet:
+//! [`AttachError`] (the system or a setting) and [`DetachError`] (the system, or nothing
+//! there to detach). Reading stats and running crafted packets meet only the system, so
+//! they return a `SysError`. Each wrapper is transparent: a message reads the same
+//! whichever operation hands it back.
 
 use thiserror::Error;
 
-/// Why a dataplane operation failed.
+/// What the system refused: privileges, an interface or namespace, the kernel, the BPF
+/// filesystem.
 #[derive(Debug, Error)]
-pub enum DpError {
+pub enum SysError {
     /// The programs were not built into this binary.
     #[error(
         "this csfq was built without the eBPF dataplane (clang or libbpf's headers were \
@@ -39,12 +45,6 @@ pub enum DpError {
         /// Why the shared mount namespace could not be entered.
         source: std::io::Error,
     },
-    /// Nothing of csfq's is attached there.
-    #[error("csfq has nothing attached to `{0}`")]
-    NotAttached(String),
-    /// A setting refused: out of range, or at odds with what is attached there.
-    #[error(transparent)]
-    Invalid(#[from] InvalidSetting),
     /// Something this operation relies on was removed from under it (a pin, a class), by
     /// a detach or by hand.
     #[error("{0}")]
@@ -69,20 +69,58 @@ pub enum DpError {
     },
 }
 
-impl DpError {
+impl SysError {
     pub(crate) fn kernel(
         what: impl Into<String>,
         e: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
-        DpError::Kernel {
+        SysError::Kernel {
             what: what.into(),
             source: Box::new(e),
         }
     }
+}
 
+/// Why attaching a program (or starting a loop's daemon, which attaches one) failed.
+#[derive(Debug, Error)]
+pub enum AttachError {
+    /// The system refused.
+    #[error(transparent)]
+    System(#[from] SysError),
+    /// A setting refused: out of range, or at odds with what is attached there.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
+}
+
+impl AttachError {
     pub(crate) fn invalid(field: &'static str, why: impl Into<String>) -> Self {
-        DpError::Invalid(InvalidSetting::new(field, why))
+        AttachError::Invalid(InvalidSetting::new(field, why))
     }
+}
+
+/// Why detaching failed.
+#[derive(Debug, Error)]
+pub enum DetachError {
+    /// The system refused.
+    #[error(transparent)]
+    System(#[from] SysError),
+    /// Nothing of csfq's is attached there.
+    #[error("csfq has nothing attached to `{0}`")]
+    NotAttached(String),
+    /// A loop's daemon runs there and owns what it attached: pulled from under it, it
+    /// would stop anyway, and its exit would remove what a new daemon had made meanwhile.
+    #[error(
+        "a {role} daemon (pid {pid}) runs on {dev}: stop it (Ctrl-C, or kill {pid}); it \
+         removes what it made"
+    )]
+    DaemonRunning {
+        /// The daemon's role.
+        role: &'static str,
+        /// Its process.
+        pid: u32,
+        /// The interface.
+        dev: String,
+    },
 }
 
 /// A setting refused (out of range, or at odds with what is attached): the one error of
@@ -117,11 +155,11 @@ mod tests {
     fn a_refused_setting_names_its_field_either_way() {
         let alone = InvalidSetting::new("rate", "0 bit/s is out of range");
         assert_eq!(alone.to_string(), "invalid rate: 0 bit/s is out of range");
-        let wrapped = DpError::from(alone);
+        let wrapped = AttachError::from(alone);
         assert_eq!(wrapped.to_string(), "invalid rate: 0 bit/s is out of range");
         assert!(matches!(
             wrapped,
-            DpError::Invalid(InvalidSetting { field: "rate", .. })
+            AttachError::Invalid(InvalidSetting { field: "rate", .. })
         ));
     }
 }

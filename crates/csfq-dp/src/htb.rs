@@ -15,7 +15,7 @@ use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage, TcStats2};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use crate::error::DpError;
+use crate::error::SysError;
 
 /// `TCA_OPTIONS`.
 const TCA_OPTIONS: u16 = 2;
@@ -52,13 +52,13 @@ pub struct Tc {
     buf: Vec<u8>,
 }
 
-fn kernel(what: String, e: std::io::Error) -> DpError {
-    DpError::kernel(what, e)
+fn kernel(what: String, e: std::io::Error) -> SysError {
+    SysError::kernel(what, e)
 }
 
 impl Tc {
     /// Opens an rtnetlink socket for the interface `ifindex`.
-    pub fn open(ifindex: u32) -> Result<Tc, DpError> {
+    pub fn open(ifindex: u32) -> Result<Tc, SysError> {
         let mut sock =
             Socket::new(NETLINK_ROUTE).map_err(|e| kernel("opening rtnetlink".into(), e))?;
         sock.bind_auto()
@@ -95,7 +95,7 @@ impl Tc {
         msg: RouteNetlinkMessage,
         flags: u16,
         what: &str,
-    ) -> Result<Vec<RouteNetlinkMessage>, DpError> {
+    ) -> Result<Vec<RouteNetlinkMessage>, SysError> {
         self.seq = self.seq.wrapping_add(1);
         let mut nl = NetlinkMessage::from(msg);
         nl.header.flags = NLM_F_REQUEST | flags;
@@ -148,7 +148,7 @@ impl Tc {
 
     /// Adds an htb root qdisc `major:` that sends unclassified packets unshaped. Fails if
     /// the interface has a root qdisc of its own already (it is never replaced).
-    pub fn add_root(&mut self, major: u16) -> Result<(), DpError> {
+    pub fn add_root(&mut self, major: u16) -> Result<(), SysError> {
         // struct tc_htb_glob: version 3, rate2quantum 10, defcls 0 (unclassified packets
         // go straight through), debug 0, direct_pkts 0.
         let mut glob = Vec::with_capacity(20);
@@ -167,7 +167,7 @@ impl Tc {
     }
 
     /// Removes the root qdisc `major:` (and every class under it).
-    pub fn del_root(&mut self, major: u16) -> Result<(), DpError> {
+    pub fn del_root(&mut self, major: u16) -> Result<(), SysError> {
         let m = self.msg(u32::from(major) << 16, u32::MAX, "", Vec::new());
         self.request(
             RouteNetlinkMessage::DelQueueDiscipline(m),
@@ -178,7 +178,7 @@ impl Tc {
     }
 
     /// Creates (`create`) or changes the class `classid` under the root, at `rate_bps`.
-    pub fn set_class(&mut self, classid: u32, rate_bps: u64, create: bool) -> Result<(), DpError> {
+    pub fn set_class(&mut self, classid: u32, rate_bps: u64, create: bool) -> Result<(), SysError> {
         let bytes_per_s = (rate_bps / 8).max(1);
         let low = bytes_per_s.min(u32::MAX as u64) as u32;
         // struct tc_ratespec: cell_log, linklayer, overhead, cell_align, mpu, rate.
@@ -224,7 +224,7 @@ impl Tc {
     }
 
     /// Gives class `classid` a packet FIFO of `limit` packets as its queue.
-    pub fn set_fifo(&mut self, classid: u32, limit: u32) -> Result<(), DpError> {
+    pub fn set_fifo(&mut self, classid: u32, limit: u32) -> Result<(), SysError> {
         let handle = (0x100 + (classid & 0xffff)) << 16;
         let m = self.msg(handle, classid, "pfifo", limit.to_ne_bytes().to_vec());
         self.request(
@@ -237,7 +237,7 @@ impl Tc {
 
     /// Every queueing discipline on the interface, the hidden default ones (an htb class's
     /// own FIFO) included.
-    pub(crate) fn qdiscs(&mut self) -> Result<Vec<TcMessage>, DpError> {
+    pub(crate) fn qdiscs(&mut self) -> Result<Vec<TcMessage>, SysError> {
         let mut m = self.msg(0, 0, "", Vec::new());
         m.attributes.push(TcAttribute::DumpInvisible(true));
         let replies = self.request(
@@ -252,7 +252,7 @@ impl Tc {
     }
 
     /// Every traffic class on the interface.
-    pub(crate) fn classes(&mut self) -> Result<Vec<TcMessage>, DpError> {
+    pub(crate) fn classes(&mut self) -> Result<Vec<TcMessage>, SysError> {
         let m = self.msg(0, 0, "", Vec::new());
         let replies = self.request(
             RouteNetlinkMessage::GetTrafficClass(m),
@@ -278,7 +278,7 @@ impl Tc {
     }
 
     /// The counters of every class on the interface, by class id.
-    pub fn class_stats(&mut self) -> Result<Vec<(u32, ClassStats)>, DpError> {
+    pub fn class_stats(&mut self) -> Result<Vec<(u32, ClassStats)>, SysError> {
         let m = self.msg(0, 0, "", Vec::new());
         let replies = self.request(
             RouteNetlinkMessage::GetTrafficClass(m),

@@ -26,6 +26,11 @@
 //! [`loops::run_egress`], [`detach`] and [`stats`] are what `csfq dp` runs;
 //! [`TestProgram`] runs a program on crafted packets with `BPF_PROG_TEST_RUN`.
 //!
+//! Errors come in two layers: what was refused ([`SysError`] by the system,
+//! [`InvalidSetting`] by a settings check) and one type per operation holding only what it
+//! can meet ([`AttachError`], [`DetachError`], [`bench::BenchError`]); stats and crafted
+//! packets meet only the system.
+//!
 //! The layout, from the ground up: `sys` (privileges, interfaces, clocks, the change
 //! lock) and `error`; `netns` (which namespace, so which scope) and `pins` (the BPF
 //! filesystem, links, pinned maps); `program` (one descriptor per program: object,
@@ -65,7 +70,7 @@ pub mod units;
 pub use attach::AttachOutcome;
 pub use csfq_algo::fixed::Meter;
 pub use detach::{detach, detach_role, detach_stale};
-pub use error::{DpError, InvalidSetting};
+pub use error::{AttachError, DetachError, InvalidSetting, SysError};
 pub use netns::{adopt_current_netns, current_scope, enter_netns};
 pub use pins::is_attached;
 pub use programs::{

@@ -7,7 +7,7 @@ use aya::{Ebpf, EbpfLoader};
 use std::path::Path;
 
 use crate::abi::{Count, Counter, WeightKey, FLOW_WAYS};
-use crate::error::DpError;
+use crate::error::SysError;
 use crate::flow_table;
 use crate::pins::{open_pinned, typed};
 use crate::program::Program;
@@ -18,19 +18,19 @@ static EMPTY_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "
 /// Loads `p`'s object and its program into the kernel (not attached anywhere).
 /// `flows`: the size of its flow table, if it has one. The table hashes with seed 0
 /// (the tests'); [`load_flows`] draws one.
-pub(crate) fn load(p: &Program, flows: Option<u32>) -> Result<Ebpf, DpError> {
+pub(crate) fn load(p: &Program, flows: Option<u32>) -> Result<Ebpf, SysError> {
     load_seeded(p, flows, 0)
 }
 
 /// Loads `p` (the edge, MAY, the CS-FNE core) with its table of `flows` entries, if it has
 /// one (rounded up to whole sets), and a hash seed drawn from the system's random source,
 /// so no one who does not know it can choose flows that share a set, or a fingerprint.
-pub(crate) fn load_flows(p: &Program, flows: Option<u32>) -> Result<Ebpf, DpError> {
-    let seed = getrandom::u64().map_err(|e| DpError::kernel("drawing the flows' hash seed", e))?;
+pub(crate) fn load_flows(p: &Program, flows: Option<u32>) -> Result<Ebpf, SysError> {
+    let seed = getrandom::u64().map_err(|e| SysError::kernel("drawing the flows' hash seed", e))?;
     load_seeded(p, flows, seed)
 }
 
-pub(crate) fn load_seeded(p: &Program, flows: Option<u32>, seed: u64) -> Result<Ebpf, DpError> {
+pub(crate) fn load_seeded(p: &Program, flows: Option<u32>, seed: u64) -> Result<Ebpf, SysError> {
     let mut loader = EbpfLoader::new();
     let sets = flows.map(flow_table::sets_for);
     if p.seeded {
@@ -54,7 +54,7 @@ pub(crate) fn load_seeded(p: &Program, flows: Option<u32>, seed: u64) -> Result<
 pub(crate) const EMPTY_PROGRAM: &str = "csfq_empty";
 
 /// Loads the empty program (`csfq dp bench`'s floor) into the kernel, not attached.
-pub(crate) fn load_empty() -> Result<Ebpf, DpError> {
+pub(crate) fn load_empty() -> Result<Ebpf, SysError> {
     load_classifier(EbpfLoader::new(), EMPTY_OBJ, EMPTY_PROGRAM, "empty program")
 }
 
@@ -64,15 +64,15 @@ fn load_classifier(
     obj: &[u8],
     program: &str,
     what: &str,
-) -> Result<Ebpf, DpError> {
+) -> Result<Ebpf, SysError> {
     if !AVAILABLE {
-        return Err(DpError::Unavailable);
+        return Err(SysError::Unavailable);
     }
     let mut ebpf = loader.load(obj).map_err(|e| {
         if is_eperm(&e) {
-            DpError::NotPermitted("loading eBPF programs")
+            SysError::NotPermitted("loading eBPF programs")
         } else {
-            DpError::kernel(format!("loading the {what}'s object"), e)
+            SysError::kernel(format!("loading the {what}'s object"), e)
         }
     })?;
     let prog: &mut SchedClassifier = ebpf
@@ -82,9 +82,9 @@ fn load_classifier(
         .expect("a tc classifier");
     prog.load().map_err(|e| {
         if is_eperm(&e) {
-            DpError::NotPermitted("loading eBPF programs")
+            SysError::NotPermitted("loading eBPF programs")
         } else {
-            DpError::kernel(format!("the kernel refused the {what}"), e)
+            SysError::kernel(format!("the kernel refused the {what}"), e)
         }
     })?;
     Ok(ebpf)
@@ -114,20 +114,20 @@ fn write_config<T: aya::Pod>(
     p: &Program,
     path: &Path,
     c: &T,
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     let mut a: Array<&mut MapData, T> = typed(m, path)?;
     a.set(0, c, 0)
-        .map_err(|e| DpError::kernel(format!("writing the {} configuration", p.role.name()), e))
+        .map_err(|e| SysError::kernel(format!("writing the {} configuration", p.role.name()), e))
 }
 
 /// Writes `c` into the configuration map of `p`, freshly loaded as `ebpf`.
-pub(crate) fn configure<T: aya::Pod>(ebpf: &mut Ebpf, p: &Program, c: &T) -> Result<(), DpError> {
+pub(crate) fn configure<T: aya::Pod>(ebpf: &mut Ebpf, p: &Program, c: &T) -> Result<(), SysError> {
     write_config(map(ebpf, p.config), p, Path::new(p.config), c)
 }
 
 /// Writes `c` into `p`'s configuration pinned in `dir` (an attached program: updated in
 /// place, its layout checked).
-pub(crate) fn reconfigure<T: aya::Pod>(p: &Program, dir: &Path, c: &T) -> Result<(), DpError> {
+pub(crate) fn reconfigure<T: aya::Pod>(p: &Program, dir: &Path, c: &T) -> Result<(), SysError> {
     let path = p.config_pin(dir);
     write_config(&mut open_pinned(&path)?, p, &path, c)
 }
@@ -138,15 +138,15 @@ pub(crate) fn insert_prefix(
     key: &WeightKey,
     value: u32,
     what: &'static str,
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     let k = aya::maps::lpm_trie::Key::new(key.prefixlen, key.addr);
     trie.insert(&k, value, 0)
-        .map_err(|e| DpError::kernel(what, e))
+        .map_err(|e| SysError::kernel(what, e))
 }
 
-pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)>, DpError> {
+pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)>, SysError> {
     let a: PerCpuArray<&MapData, Count> = PerCpuArray::try_from(map).map_err(|e| {
-        DpError::kernel(
+        SysError::kernel(
             "reading the counters (pinned by another version of csfq? `csfq dp detach --dev \
              IF` it, with `--netns NAME` if it is in one, and attach again)",
             e,
@@ -156,7 +156,7 @@ pub(crate) fn read_counters(map: &aya::maps::Map) -> Result<Vec<(Counter, Count)
         .iter()
         .map(|&c| {
             let per_cpu = a.get(&(c as u32), 0).map_err(|e| {
-                DpError::kernel(
+                SysError::kernel(
                     "reading the counters (pinned by another version of csfq, with fewer? \
                      `csfq dp detach --dev IF` it, with `--netns NAME` if it is in one, and \
                      attach again)",

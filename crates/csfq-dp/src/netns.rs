@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::error::DpError;
+use crate::error::SysError;
 use crate::sys::{is_bpffs, BPFFS};
 
 static SCOPE: OnceLock<String> = OnceLock::new();
@@ -44,8 +44,8 @@ fn ns_id(path: &Path) -> std::io::Result<(u64, u64)> {
 /// and the programs with them. Then this moves the process back into the mount namespace
 /// of the nearest ancestor outside that private one (the shell that ran `ip netns exec`),
 /// or refuses, saying what to run instead. Call it before any other thread starts.
-pub fn adopt_current_netns() -> Result<(), DpError> {
-    let here = ns_id(Path::new("/proc/self/ns/net")).map_err(|source| DpError::Io {
+pub fn adopt_current_netns() -> Result<(), SysError> {
+    let here = ns_id(Path::new("/proc/self/ns/net")).map_err(|source| SysError::Io {
         what: "reading",
         path: "/proc/self/ns/net".into(),
         source,
@@ -61,7 +61,7 @@ pub fn adopt_current_netns() -> Result<(), DpError> {
         return Ok(());
     };
     if !is_bpffs(Path::new(BPFFS)) {
-        let refused = |source| DpError::PrivateMounts {
+        let refused = |source| SysError::PrivateMounts {
             netns: name.clone(),
             source,
         };
@@ -106,8 +106,8 @@ fn parent_of(pid: u32) -> Option<u32> {
 /// Moves this process into the named network namespace (`ip netns add NAME`), so that
 /// interface names are those of that namespace; pins go under `netns-NAME`. Call it before
 /// any other thread starts.
-pub fn enter_netns(name: &str) -> Result<(), DpError> {
-    let err = |source| DpError::NoSuchNetns {
+pub fn enter_netns(name: &str) -> Result<(), SysError> {
+    let err = |source| SysError::NoSuchNetns {
         name: name.to_string(),
         source,
     };
@@ -124,7 +124,7 @@ pub fn enter_netns(name: &str) -> Result<(), DpError> {
     if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EPERM) {
-            return Err(DpError::NotPermitted("entering a network namespace"));
+            return Err(SysError::NotPermitted("entering a network namespace"));
         }
         return Err(err(e));
     }

@@ -19,7 +19,7 @@ use aya::programs::links::{FdLink, PinnedLink};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
 
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::program::Program;
 use crate::role::Role;
 use crate::sys::{ifindex, is_bpffs, link_ifindex, BPFFS};
@@ -41,14 +41,14 @@ pub(crate) fn dir(dev: &str, role: Role) -> PathBuf {
 }
 
 /// Before attaching: root, the interface exists, the BPF filesystem is mounted.
-pub(crate) fn preflight(what: &'static str, dev: &str) -> Result<(), DpError> {
+pub(crate) fn preflight(what: &'static str, dev: &str) -> Result<(), SysError> {
     crate::sys::require(what)?;
     ifindex(dev)?;
     ensure_bpffs()
 }
 
 /// Mounts the BPF filesystem at /sys/fs/bpf unless it is there.
-fn ensure_bpffs() -> Result<(), DpError> {
+fn ensure_bpffs() -> Result<(), SysError> {
     if is_bpffs(Path::new(BPFFS)) {
         return Ok(());
     }
@@ -65,7 +65,7 @@ fn ensure_bpffs() -> Result<(), DpError> {
         )
     };
     if r != 0 {
-        return Err(DpError::Io {
+        return Err(SysError::Io {
             what: "mounting the BPF filesystem at",
             path: BPFFS.into(),
             source: std::io::Error::last_os_error(),
@@ -77,12 +77,12 @@ fn ensure_bpffs() -> Result<(), DpError> {
 /// A pinned map seen as the type this csfq reads it as, or an error: a pin whose layout
 /// differs (made by another version of csfq, still attached across an upgrade) is refused,
 /// never read.
-pub(crate) fn typed<M, T>(m: M, path: &Path) -> Result<T, DpError>
+pub(crate) fn typed<M, T>(m: M, path: &Path) -> Result<T, SysError>
 where
     T: TryFrom<M, Error = aya::maps::MapError>,
 {
     T::try_from(m).map_err(|e| {
-        DpError::kernel(
+        SysError::kernel(
             format!(
                 "reading {} (pinned by another version of csfq? `csfq dp detach --dev IF` \
                  it, with `--netns NAME` if it is in one, and attach again)",
@@ -94,19 +94,19 @@ where
 }
 
 /// The map pinned at `path`.
-pub(crate) fn open_pinned(path: &Path) -> Result<Map, DpError> {
+pub(crate) fn open_pinned(path: &Path) -> Result<Map, SysError> {
     let data = MapData::from_pin(path)
-        .map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))?;
-    Map::from_map_data(data).map_err(|e| DpError::kernel(format!("opening {}", path.display()), e))
+        .map_err(|e| SysError::kernel(format!("opening {}", path.display()), e))?;
+    Map::from_map_data(data).map_err(|e| SysError::kernel(format!("opening {}", path.display()), e))
 }
 
 /// Entry 0 of the single-entry array pinned at `path` (a configuration, a state; `flags`:
 /// [`BPF_F_LOCK`] for a spin-locked value), as the type this csfq reads it as.
-pub(crate) fn read_entry<T: aya::Pod>(path: &Path, flags: u64, what: &str) -> Result<T, DpError> {
+pub(crate) fn read_entry<T: aya::Pod>(path: &Path, flags: u64, what: &str) -> Result<T, SysError> {
     let m = open_pinned(path)?;
     let a: aya::maps::Array<&MapData, T> = typed(&m, path)?;
     a.get(&0, flags)
-        .map_err(|e| DpError::kernel(format!("reading {what}"), e))
+        .map_err(|e| SysError::kernel(format!("reading {what}"), e))
 }
 
 /// Attaches `p`'s loaded program to `dev` (at its ingress if `ingress`) and pins its link
@@ -116,9 +116,9 @@ pub(crate) fn attach(
     p: &Program,
     ingress: bool,
     mut ebpf: aya::Ebpf,
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     let d = dir(dev, p.role);
-    fs::create_dir_all(&d).map_err(|source| DpError::Io {
+    fs::create_dir_all(&d).map_err(|source| SysError::Io {
         what: "creating",
         path: d.clone(),
         source,
@@ -129,7 +129,7 @@ pub(crate) fn attach(
             ebpf.map_mut(map)
                 .expect("map in object")
                 .pin(&path)
-                .map_err(|e| DpError::kernel(format!("pinning {}", path.display()), e))?;
+                .map_err(|e| SysError::kernel(format!("pinning {}", path.display()), e))?;
         }
         let prog: &mut SchedClassifier = ebpf
             .program_mut(p.function)
@@ -144,7 +144,7 @@ pub(crate) fn attach(
         let id = prog
             .attach_with_options(dev, at, TcAttachOptions::TcxOrder(LinkOrder::default()))
             .map_err(|e| {
-                DpError::kernel(
+                SysError::kernel(
                     format!(
                         "attaching the {} to {dev} (tcx needs Linux 6.6 or later)",
                         p.role.name()
@@ -154,13 +154,13 @@ pub(crate) fn attach(
             })?;
         let link = prog
             .take_link(id)
-            .map_err(|e| DpError::kernel("taking the link", e))?;
+            .map_err(|e| SysError::kernel("taking the link", e))?;
         let fd: FdLink = link
             .try_into()
-            .map_err(|e| DpError::kernel("the link is not a tcx link", e))?;
+            .map_err(|e| SysError::kernel("the link is not a tcx link", e))?;
         let path = d.join("link");
         fd.pin(&path)
-            .map_err(|e| DpError::kernel(format!("pinning {}", path.display()), e))?;
+            .map_err(|e| SysError::kernel(format!("pinning {}", path.display()), e))?;
         Ok(())
     })();
     if result.is_err() {
@@ -171,11 +171,11 @@ pub(crate) fn attach(
 
 /// After an attach: the program must be running on `dev`, or the command must not say
 /// it attached it.
-pub(crate) fn confirm_live(dev: &str, role: Role) -> Result<(), DpError> {
+pub(crate) fn confirm_live(dev: &str, role: Role) -> Result<(), AttachError> {
     if live(dev, &dir(dev, role)) {
         Ok(())
     } else {
-        Err(DpError::invalid(
+        Err(AttachError::invalid(
             "dev",
             format!(
                 "the {} was attached to {dev} but is not running there (was the interface \
@@ -217,14 +217,14 @@ pub fn is_attached(dev: &str, role: Role) -> bool {
 }
 
 /// Whether `d` holds the pins of a live link on `dev`; stale pins are removed.
-pub(crate) fn existing(dev: &str, d: &Path) -> Result<bool, DpError> {
+pub(crate) fn existing(dev: &str, d: &Path) -> Result<bool, SysError> {
     if !d.exists() {
         return Ok(false);
     }
     if live(dev, d) {
         return Ok(true);
     }
-    remove_pins(d).map_err(|source| DpError::Io {
+    remove_pins(d).map_err(|source| SysError::Io {
         what: "removing stale pins in",
         path: d.to_path_buf(),
         source,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::DpError;
+use crate::error::{DetachError, SysError};
 use crate::report::InterfaceStats;
 use crate::role::Role;
 
@@ -27,10 +27,10 @@ pub(crate) struct Program {
     pub pins: &'static [(&'static str, &'static str)],
     /// Reads its state from its pins into its part of the stats (its counters, if it has
     /// a `counters` pin, are read for it).
-    pub read: fn(&Pinned<'_>, &mut InterfaceStats) -> Result<(), DpError>,
+    pub read: fn(&Pinned<'_>, &mut InterfaceStats) -> Result<(), SysError>,
     /// Before `csfq dp detach` removes its pins: an error refuses the detach (a daemon
     /// that owns them still runs).
-    pub before_detach: fn(&Pinned<'_>) -> Result<(), DpError>,
+    pub before_detach: fn(&Pinned<'_>) -> Result<(), DetachError>,
     /// After `csfq dp detach` removed its pins: what else it left on the interface.
     pub after_detach: fn(dev: &str),
 }
@@ -52,7 +52,7 @@ impl Program {
 }
 
 /// No check before a detach.
-pub(crate) fn nothing_before(_: &Pinned<'_>) -> Result<(), DpError> {
+pub(crate) fn nothing_before(_: &Pinned<'_>) -> Result<(), DetachError> {
     Ok(())
 }
 

@@ -28,7 +28,7 @@
 use netlink_packet_core::Nla;
 use netlink_packet_route::tc::{TcAttribute, TcMessage, TcOption};
 
-use crate::error::DpError;
+use crate::error::SysError;
 use crate::htb::Tc;
 
 /// `TCA_TBF_PARMS`, `TCA_TBF_RATE64`.
@@ -56,7 +56,7 @@ pub struct Shaper {
 }
 
 /// Reads the root qdisc of `dev` (an interface of this network namespace).
-pub fn read_shaper(dev: &str) -> Result<Shaper, DpError> {
+pub fn read_shaper(dev: &str) -> Result<Shaper, SysError> {
     let ifindex = crate::sys::ifindex(dev)?;
     let mtu = interface_mtu(dev).unwrap_or(1500);
     let mut tc = Tc::open(ifindex)?;

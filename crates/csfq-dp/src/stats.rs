@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::DpError;
+use crate::error::SysError;
 use crate::loader::read_counters;
 use crate::netns::only_scope;
 use crate::pins::{entries, open_pinned, root, stale};
@@ -13,7 +13,7 @@ use crate::report::InterfaceStats;
 use crate::sys::require;
 
 /// What `p` pinned in `d` (`dev` in `scope`) shows: its counters, then its own state.
-fn read_one(scope: &str, dev: &str, p: &Program, d: &Path) -> Result<InterfaceStats, DpError> {
+fn read_one(scope: &str, dev: &str, p: &Program, d: &Path) -> Result<InterfaceStats, SysError> {
     let mut stats = empty(scope, dev, p);
     stats.stale = stale(d);
     // The loops' programs keep per-loop counts instead.
@@ -42,7 +42,7 @@ fn empty(scope: &str, dev: &str, p: &Program) -> InterfaceStats {
 
 /// Counters and state of every program csfq attached, in every scope (only the current
 /// one's under `--netns NAME` or `ip netns exec NAME`), sorted; stale ones marked.
-pub fn stats() -> Result<Vec<InterfaceStats>, DpError> {
+pub fn stats() -> Result<Vec<InterfaceStats>, SysError> {
     require("csfq dp stats")?;
     let mut out = Vec::new();
     for (scope, sp) in entries(&root()) {

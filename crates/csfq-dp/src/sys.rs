@@ -6,7 +6,7 @@ use std::ffi::CString;
 use std::fs;
 use std::path::Path;
 
-use crate::error::DpError;
+use crate::error::SysError;
 
 /// Whether this build carries the eBPF programs (clang and libbpf's headers were found).
 pub const AVAILABLE: bool = cfg!(csfq_bpf);
@@ -35,23 +35,23 @@ fn is_root() -> bool {
 }
 
 /// Checks that `what` can run: the programs are built in and we are root.
-pub(crate) fn require(what: &'static str) -> Result<(), DpError> {
+pub(crate) fn require(what: &'static str) -> Result<(), SysError> {
     if !AVAILABLE {
-        return Err(DpError::Unavailable);
+        return Err(SysError::Unavailable);
     }
     if !is_root() {
-        return Err(DpError::NotPermitted(what));
+        return Err(SysError::NotPermitted(what));
     }
     Ok(())
 }
 
 /// The index of interface `dev` in the current network namespace.
-pub fn ifindex(dev: &str) -> Result<u32, DpError> {
-    let c = CString::new(dev).map_err(|_| DpError::NoSuchInterface(dev.to_string()))?;
+pub fn ifindex(dev: &str) -> Result<u32, SysError> {
+    let c = CString::new(dev).map_err(|_| SysError::NoSuchInterface(dev.to_string()))?;
     // SAFETY: a valid NUL-terminated string.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if i == 0 || dev.contains('/') {
-        return Err(DpError::NoSuchInterface(dev.to_string()));
+        return Err(SysError::NoSuchInterface(dev.to_string()));
     }
     Ok(i)
 }
@@ -113,14 +113,14 @@ pub(crate) fn is_bpffs(path: &Path) -> bool {
 /// the pins and then write them; two at once could each find nothing attached, and the
 /// loser's clean-up would remove the winner's pins (and so its program) after the winner
 /// had reported success. Held until the returned file is dropped.
-pub(crate) fn change_lock() -> Result<fs::File, DpError> {
+pub(crate) fn change_lock() -> Result<fs::File, SysError> {
     let dir = Path::new("/run/lock");
     let path = if dir.is_dir() {
         dir.join("csfq-dp.lock")
     } else {
         std::env::temp_dir().join("csfq-dp.lock")
     };
-    let io = |what, source| DpError::Io {
+    let io = |what, source| SysError::Io {
         what,
         path: path.clone(),
         source,

@@ -64,7 +64,7 @@ pub(crate) fn link_of(
 ) -> Result<(u64, u64)> {
     let shaper = match csfq_dp::read_shaper(dev) {
         Ok(s) => Some(s),
-        Err(e @ csfq_dp::DpError::NoSuchInterface(_)) => return Err(e.into()),
+        Err(e @ csfq_dp::SysError::NoSuchInterface(_)) => return Err(e.into()),
         Err(e) if rate.is_none() || (need_limit && limit.is_none()) => {
             return Err(anyhow::Error::new(e).context(format!(
                 "reading the shaper on {dev} (give {} to attach without it)",

@@ -47,13 +47,31 @@ mod senders;
 
 use senders::{blast, blast_parallel, set_rcvbuf, setns};
 
+use crate::error::{AttachError, DetachError, SysError};
 use crate::lab::{Lab, LabError, Offloads};
 use crate::loader::EMPTY_PROGRAM;
 use crate::programs::{CORE, CSFNE, EDGE, MAY, TUF};
 use crate::{
     attach_core, attach_csfne, attach_edge, attach_may, attach_tuf, detach, enter_netns, Clock,
-    CoreSettings, CsfneSettings, DpError, EdgeSettings, MaySettings, TufSettings,
+    CoreSettings, CsfneSettings, EdgeSettings, MaySettings, TufSettings,
 };
+
+/// Why the benchmark stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The system refused (a namespace, a socket, the kernel).
+    #[error(transparent)]
+    System(#[from] SysError),
+    /// Attaching a measured program failed.
+    #[error(transparent)]
+    Attach(#[from] AttachError),
+    /// Detaching one between cases failed.
+    #[error(transparent)]
+    Detach(#[from] DetachError),
+    /// The benchmark's namespaces could not be made.
+    #[error("setting up the benchmark's namespaces: {0}")]
+    Setup(#[from] LabError),
+}
 
 /// One measured configuration.
 #[derive(Debug, Clone, Serialize)]
@@ -100,9 +118,9 @@ impl ProgCost {
 
 /// The run-time statistics of the edge, the core, the empty program, MAY, the CS-FNE core
 /// and the TUF core attached to `dev`'s egress, in that order.
-fn costs(dev: &str) -> Result<[ProgCost; 6], DpError> {
+fn costs(dev: &str) -> Result<[ProgCost; 6], SysError> {
     let (_, progs) = SchedClassifier::query_tcx(dev, TcAttachType::Egress)
-        .map_err(|e| DpError::kernel(format!("querying the programs on {dev}"), e))?;
+        .map_err(|e| SysError::kernel(format!("querying the programs on {dev}"), e))?;
     let mut out = [ProgCost::default(); 6];
     for p in progs {
         let c = ProgCost {
@@ -123,7 +141,7 @@ fn costs(dev: &str) -> Result<[ProgCost; 6], DpError> {
 }
 
 /// Attaches the empty program to `dev`'s egress; it stays while the result lives.
-fn attach_empty(dev: &str) -> Result<aya::Ebpf, DpError> {
+fn attach_empty(dev: &str) -> Result<aya::Ebpf, SysError> {
     let mut ebpf = crate::loader::load_empty()?;
     let prog: &mut SchedClassifier = ebpf
         .program_mut(EMPTY_PROGRAM)
@@ -135,7 +153,7 @@ fn attach_empty(dev: &str) -> Result<aya::Ebpf, DpError> {
         TcAttachType::Egress,
         TcAttachOptions::TcxOrder(LinkOrder::default()),
     )
-    .map_err(|e| DpError::kernel(format!("attaching the empty program to {dev}"), e))?;
+    .map_err(|e| SysError::kernel(format!("attaching the empty program to {dev}"), e))?;
     Ok(ebpf)
 }
 
@@ -152,24 +170,22 @@ fn median(xs: &mut [f64]) -> f64 {
 /// Runs the benchmark: `secs` per measurement, `repeat` interleaved repetitions. Needs
 /// root; makes and removes two namespaces (first removing any that an earlier run, killed
 /// halfway, left), and leaves the calling thread in the first of them.
-pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
+pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, BenchError> {
     crate::sys::require("csfq dp bench")?;
     crate::lab::remove_abandoned("csfqbench", &["a", "b"]);
     let mut lab = Lab::new(format!("csfqbench{}", std::process::id()));
-    let setup = |e: LabError| DpError::invalid("benchmark setup", e.to_string());
-    lab.add("a").map_err(setup)?;
-    lab.add("b").map_err(setup)?;
+    lab.add("a")?;
+    lab.add("b")?;
     lab.wire(
         ("a", "va", "10.98.0.1/24"),
         ("b", "vb", "10.98.0.2/24"),
         Offloads::Keep,
-    )
-    .map_err(setup)?;
+    )?;
     // The receiver's socket lives in b, the sender's in a; this thread stays in a.
     setns(&lab.ns("b"))?;
     let rx = UdpSocket::bind("10.98.0.2:9999");
     enter_netns(&lab.ns("a"))?;
-    let io = |source| DpError::Io {
+    let io = |source| SysError::Io {
         what: "opening a benchmark socket in",
         path: "/run/netns".into(),
         source,
@@ -205,7 +221,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
     ];
     // Run-time statistics stay on while this descriptor is open.
     let _stats = aya::sys::enable_stats(aya::sys::Stats::RunTime)
-        .map_err(|e| DpError::kernel("turning on BPF run-time statistics", e))?;
+        .map_err(|e| SysError::kernel("turning on BPF run-time statistics", e))?;
     let mut pps = vec![Vec::new(); cases.len()];
     let mut ratios = vec![Vec::new(); cases.len()];
     let mut cost = [[ProgCost::default(); 6]; CASES];
@@ -297,7 +313,7 @@ pub fn veth_path(secs: f64, repeat: u32) -> Result<Vec<PathResult>, DpError> {
                 tx.connect("10.98.0.2:9998").map_err(io)?;
                 Ok(tx)
             })
-            .collect::<Result<Vec<_>, DpError>>()?;
+            .collect::<Result<Vec<_>, SysError>>()?;
         for _ in 0..repeat {
             let mut this = [0f64; SCALING];
             for (i, &(_, edge, core, may, coarse)) in scaling.iter().enumerate() {

@@ -6,10 +6,10 @@ use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use crate::DpError;
+use crate::error::SysError;
 
 /// Moves the calling thread into network namespace `name`.
-pub(super) fn setns(name: &str) -> Result<(), DpError> {
+pub(super) fn setns(name: &str) -> Result<(), SysError> {
     let path = CString::new(format!("/run/netns/{name}")).expect("path");
     // SAFETY: open and setns with a valid path and our own descriptor, closed after.
     unsafe {
@@ -19,7 +19,7 @@ pub(super) fn setns(name: &str) -> Result<(), DpError> {
             libc::close(fd);
         }
         if !ok {
-            return Err(DpError::NoSuchNetns {
+            return Err(SysError::NoSuchNetns {
                 name: name.to_string(),
                 source: std::io::Error::last_os_error(),
             });
@@ -64,12 +64,12 @@ fn pin_to(cpu: usize) {
 
 /// Packets `dev` has received in namespace `ns`, from that namespace's /proc/net/dev
 /// (read by a thread that enters it: /proc/thread-self/net is the thread's namespace's).
-fn rx_packets(ns: &str, dev: &str) -> Result<u64, DpError> {
+fn rx_packets(ns: &str, dev: &str) -> Result<u64, SysError> {
     let (ns, dev) = (ns.to_string(), dev.to_string());
-    std::thread::spawn(move || -> Result<u64, DpError> {
+    std::thread::spawn(move || -> Result<u64, SysError> {
         setns(&ns)?;
         let path = "/proc/thread-self/net/dev";
-        let text = std::fs::read_to_string(path).map_err(|source| DpError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| SysError::Io {
             what: "reading",
             path: path.into(),
             source,
@@ -81,7 +81,7 @@ fn rx_packets(ns: &str, dev: &str) -> Result<u64, DpError> {
                     .map(str::to_string)
             })
             .and_then(|rest| rest.split_whitespace().nth(1)?.parse().ok())
-            .ok_or_else(|| DpError::Gone(format!("no receive counter for {dev} in {path}")))
+            .ok_or_else(|| SysError::Gone(format!("no receive counter for {dev} in {path}")))
     })
     .join()
     .expect("counter thread")
@@ -94,7 +94,7 @@ pub(super) fn blast_parallel(
     ns: &str,
     dev: &str,
     secs: f64,
-) -> Result<f64, DpError> {
+) -> Result<f64, SysError> {
     let before = rx_packets(ns, dev)?;
     let t0 = Instant::now();
     let stop = t0 + Duration::from_secs_f64(secs);

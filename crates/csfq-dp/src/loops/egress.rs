@@ -10,7 +10,7 @@ use super::pins::{attach_loop, publish, read_counts, Made};
 use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{check_loops, check_period, pid, EgressSettings};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
-use crate::error::DpError;
+use crate::error::AttachError;
 use crate::pins::{dir, preflight};
 use crate::role::Role;
 use crate::sys::{change_lock, monotonic_ns};
@@ -25,7 +25,7 @@ pub fn run_egress(
     s: &EgressSettings,
     stop: &AtomicBool,
     mut progress: impl FnMut(&str),
-) -> Result<(), DpError> {
+) -> Result<(), AttachError> {
     check_loops(&s.loops)?;
     let interval = check_period("interval", s.interval)?;
     preflight("csfq dp loop egress", &s.dev)?;

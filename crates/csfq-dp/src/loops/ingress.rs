@@ -10,7 +10,7 @@ use super::pins::{attach_loop, publish, refuse_running, Made};
 use super::wire::{no_checksum, precise_timers, udp, wait, Message};
 use super::{classid, pid, IngressSettings, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopStateRaw};
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::htb::Tc;
 use crate::pins::{dir, preflight};
 use crate::role::Role;
@@ -25,7 +25,7 @@ pub fn run_ingress(
     s: &IngressSettings,
     stop: &AtomicBool,
     mut progress: impl FnMut(&str),
-) -> Result<(), DpError> {
+) -> Result<(), AttachError> {
     let params = s.params()?;
     preflight("csfq dp loop ingress", &s.dev)?;
     let ifindex = crate::sys::ifindex(&s.dev)?;
@@ -70,11 +70,11 @@ pub fn run_ingress(
         .map(|_| {
             let u = udp(any, "binding a control socket to")?;
             u.connect(s.egress)
-                .map_err(|e| DpError::kernel(format!("connecting to {}", s.egress), e))?;
+                .map_err(|e| SysError::kernel(format!("connecting to {}", s.egress), e))?;
             no_checksum(&u, s.egress.is_ipv6())?;
             Ok(u)
         })
-        .collect::<Result<Vec<_>, DpError>>()?;
+        .collect::<Result<Vec<_>, SysError>>()?;
     precise_timers();
     let start = monotonic_ns();
     let mut ingress: Vec<Ingress> = params
@@ -137,13 +137,14 @@ pub fn run_ingress(
         let stats = made.htb.as_mut().expect("htb").class_stats()?;
         for (i, u) in socks.iter().enumerate() {
             let Some(&(_, cs)) = stats.iter().find(|(id, _)| *id == classid(i)) else {
-                return Err(DpError::Gone(format!(
+                return Err(SysError::Gone(format!(
                     "loop {i}'s htb class {:x}:{:x} is gone from {} (removed by someone \
                      else?); stopping",
                     HTB_MAJOR,
                     0x10 + i,
                     s.dev
-                )));
+                ))
+                .into());
             };
             let mut delta = cs.bytes.saturating_sub(departed[i]);
             departed[i] = departed[i].max(cs.bytes);

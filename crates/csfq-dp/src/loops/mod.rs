@@ -42,7 +42,7 @@ use csfq_algo::overlay::{LoopParams, Service};
 use csfq_algo::time::Nanos;
 
 use crate::abi::{WeightKey, LOOP_MAX};
-use crate::error::DpError;
+use crate::error::InvalidSetting;
 use crate::settings::Prefix;
 
 /// The htb root's major number at the ingress (`cf:`); loop `i`'s class is `cf:(10 + i)`.
@@ -192,16 +192,16 @@ pub struct EgressSettings {
     pub duration: Option<Duration>,
 }
 
-pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), DpError> {
+pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), InvalidSetting> {
     if loops.is_empty() || loops.len() > LOOP_MAX {
-        return Err(DpError::invalid(
+        return Err(InvalidSetting::new(
             "loop",
             format!("give 1 to {LOOP_MAX} loops (--loop PREFIX/LEN)"),
         ));
     }
     for (i, a) in loops.iter().enumerate() {
         if loops[..i].iter().any(|b| b.key() == a.key()) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "loop",
                 format!("{}/{} is given twice", a.prefix, a.len),
             ));
@@ -210,29 +210,32 @@ pub(super) fn check_loops(loops: &[LoopSpec]) -> Result<(), DpError> {
     Ok(())
 }
 
-pub(super) fn check_period(field: &'static str, d: Duration) -> Result<Nanos, DpError> {
+pub(super) fn check_period(field: &'static str, d: Duration) -> Result<Nanos, InvalidSetting> {
     if d < Duration::from_millis(1) || d > Duration::from_secs(10) {
-        return Err(DpError::invalid(field, "must be between 1 ms and 10 s"));
+        return Err(InvalidSetting::new(field, "must be between 1 ms and 10 s"));
     }
     Ok(Nanos(d.as_nanos() as u64))
 }
 
 impl IngressSettings {
     /// Each loop's parameters: the paper's (Section 7), with `sigma` and the top rate set.
-    pub fn params(&self) -> Result<Vec<LoopParams>, DpError> {
+    pub fn params(&self) -> Result<Vec<LoopParams>, InvalidSetting> {
         check_loops(&self.loops)?;
         let tau = check_period("tau", self.tau)?;
         if !(64..=65_535).contains(&self.packet_bytes) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "packet-bytes",
                 "must be 64 to 65535 bytes",
             ));
         }
         if self.max_rate_bps < 100_000 || self.max_rate_bps > 1_000_000_000_000 {
-            return Err(DpError::invalid("rate", "must be 100 kbit/s to 1 Tbit/s"));
+            return Err(InvalidSetting::new(
+                "rate",
+                "must be 100 kbit/s to 1 Tbit/s",
+            ));
         }
         if !(1..=100_000).contains(&self.queue_packets) {
-            return Err(DpError::invalid("queue", "must be 1 to 100000 packets"));
+            return Err(InvalidSetting::new("queue", "must be 1 to 100000 packets"));
         }
         let max = self.max_rate_bps as f64;
         self.loops
@@ -244,7 +247,7 @@ impl IngressSettings {
                     l.service
                 {
                     if rate_bps > max {
-                        return Err(DpError::invalid(
+                        return Err(InvalidSetting::new(
                             "loop",
                             format!("{}/{}: its rate is above --rate", l.prefix, l.len),
                         ));

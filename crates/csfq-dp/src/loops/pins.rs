@@ -6,7 +6,7 @@ use aya::maps::{Array, LpmTrie, MapData};
 
 use super::{LoopSpec, HTB_MAJOR};
 use crate::abi::{LoopConfigRaw, LoopCountRaw, LoopStateRaw, LOOP_MAX};
-use crate::error::DpError;
+use crate::error::{AttachError, DetachError, SysError};
 use crate::htb::Tc;
 use crate::loader::{self, configure};
 use crate::pins::{attach, dir, existing, open_pinned, read_entry, remove_pins, typed};
@@ -65,22 +65,16 @@ pub(super) fn program(role: Role) -> &'static Program {
 
 /// A running loop daemon owns its pins: pulled from under it, it would stop anyway, and
 /// its exit would remove what a new daemon had made meanwhile.
-fn refuse_while_running(p: &Pinned<'_>) -> Result<(), DpError> {
+fn refuse_while_running(p: &Pinned<'_>) -> Result<(), DetachError> {
     if let Some(l) = read_stats(p.dir)
         .ok()
         .and_then(|v| v.into_iter().find(|l| l.daemon_running))
     {
-        return Err(DpError::invalid(
-            "dev",
-            format!(
-                "a {} daemon (pid {}) runs on {}: stop it (Ctrl-C, or kill {}); it removes \
-                 what it made",
-                p.role.name(),
-                l.pid,
-                p.dev,
-                l.pid
-            ),
-        ));
+        return Err(DetachError::DaemonRunning {
+            role: p.role.name(),
+            pid: l.pid,
+            dev: p.dev.to_string(),
+        });
     }
     Ok(())
 }
@@ -93,7 +87,7 @@ fn remove_shaper(dev: &str) {
 }
 
 /// The loops a daemon published, for stats.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     stats.loops = Some(read_stats(p.dir)?);
     Ok(())
 }
@@ -116,13 +110,13 @@ impl Drop for Made {
 }
 
 /// Refuses if a daemon of `role` has its program on `dev` (stale pins are removed).
-pub(super) fn refuse_running(dev: &str, role: Role) -> Result<(), DpError> {
+pub(super) fn refuse_running(dev: &str, role: Role) -> Result<(), AttachError> {
     let d = dir(dev, role);
     if existing(dev, &d)? {
         let st = read_states(&d).ok().and_then(|s| s.first().copied());
         let running =
             st.is_some_and(|s| monotonic_ns().saturating_sub(s.updated_ns) < 1_000_000_000);
-        return Err(DpError::invalid(
+        return Err(AttachError::invalid(
             "dev",
             format!(
                 "a {} daemon {} on {dev}{}; {}",
@@ -152,7 +146,7 @@ pub(super) fn attach_loop(
     role: Role,
     loops: &[LoopSpec],
     cfg: &LoopConfigRaw,
-) -> Result<(), DpError> {
+) -> Result<(), AttachError> {
     refuse_running(dev, role)?;
     let p = program(role);
     let mut ebpf = loader::load(p, None)?;
@@ -167,15 +161,15 @@ pub(super) fn attach_loop(
                 i as u32,
                 0,
             )
-            .map_err(|e| DpError::kernel("writing a loop's prefix", e))?;
+            .map_err(|e| SysError::kernel("writing a loop's prefix", e))?;
         }
     }
-    attach(dev, p, role == Role::LoopEgress, ebpf)
+    Ok(attach(dev, p, role == Role::LoopEgress, ebpf)?)
 }
 
-pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> {
+pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), SysError> {
     let gone = |_| {
-        DpError::Gone(format!(
+        SysError::Gone(format!(
             "this daemon's pins in {} are gone (csfq dp detach?); stopping",
             d.display()
         ))
@@ -184,25 +178,25 @@ pub(super) fn publish(d: &Path, states: &[LoopStateRaw]) -> Result<(), DpError> 
     let mut a = typed::<_, Array<&mut MapData, LoopStateRaw>>(&mut m, &d.join("state"))?;
     for (i, s) in states.iter().enumerate() {
         a.set(i as u32, s, 0)
-            .map_err(|e| DpError::kernel("publishing a loop's state", e))?;
+            .map_err(|e| SysError::kernel("publishing a loop's state", e))?;
     }
     Ok(())
 }
 
 /// The states a daemon published (one per configured loop).
-pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, DpError> {
+pub(crate) fn read_states(d: &Path) -> Result<Vec<LoopStateRaw>, SysError> {
     let n = read_entry::<LoopConfigRaw>(&d.join("config"), 0, "the loops' configuration")?.loops;
     let st = open_pinned(&d.join("state"))?;
     let s: Array<&MapData, LoopStateRaw> = typed(&st, &d.join("state"))?;
     (0..n.min(LOOP_MAX as u32))
         .map(|i| {
             s.get(&i, 0)
-                .map_err(|e| DpError::kernel("reading a loop's state", e))
+                .map_err(|e| SysError::kernel("reading a loop's state", e))
         })
         .collect()
 }
 
-pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, DpError> {
+pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, SysError> {
     let states = read_states(d)?;
     let counts = read_counts(d, states.len())?;
     let now = monotonic_ns();
@@ -229,13 +223,13 @@ pub(crate) fn read_stats(d: &Path) -> Result<Vec<LoopStats>, DpError> {
 }
 
 /// The loops' byte counts at this edge.
-pub(super) fn read_counts(d: &Path, n: usize) -> Result<Vec<LoopCountRaw>, DpError> {
+pub(super) fn read_counts(d: &Path, n: usize) -> Result<Vec<LoopCountRaw>, SysError> {
     let m = open_pinned(&d.join("counts"))?;
     let a: Array<&MapData, LoopCountRaw> = typed(&m, &d.join("counts"))?;
     (0..n as u32)
         .map(|i| {
             a.get(&i, 0)
-                .map_err(|e| DpError::kernel("reading a loop's count", e))
+                .map_err(|e| SysError::kernel("reading a loop's count", e))
         })
         .collect()
 }

@@ -5,7 +5,7 @@ use std::os::fd::AsRawFd;
 
 use csfq_algo::overlay::{Control, Feedback};
 
-use crate::error::DpError;
+use crate::error::SysError;
 use crate::sys::monotonic_ns;
 
 /// A message's length: the 48 bytes `bpf/csfq_shared.h` lays out (the program's part),
@@ -130,7 +130,7 @@ pub(super) fn setsockopt(
     name: i32,
     v: i32,
     what: &str,
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     // SAFETY: setsockopt on an open socket with a pointer to an int we own.
     let r = unsafe {
         libc::setsockopt(
@@ -142,7 +142,7 @@ pub(super) fn setsockopt(
         )
     };
     if r != 0 {
-        return Err(DpError::kernel(
+        return Err(SysError::kernel(
             format!("setting {what} on a control socket"),
             std::io::Error::last_os_error(),
         ));
@@ -152,7 +152,7 @@ pub(super) fn setsockopt(
 
 /// UDP without a checksum (the egress program writes into the message): `SO_NO_CHECK`
 /// for IPv4; for IPv6, `UDP_NO_CHECK6_TX` and `UDP_NO_CHECK6_RX` (RFC 6936).
-pub(super) fn no_checksum(s: &UdpSocket, v6: bool) -> Result<(), DpError> {
+pub(super) fn no_checksum(s: &UdpSocket, v6: bool) -> Result<(), SysError> {
     const UDP_NO_CHECK6_TX: i32 = 101;
     const UDP_NO_CHECK6_RX: i32 = 102;
     if v6 {
@@ -209,10 +209,10 @@ pub(super) fn wait(socks: &[&UdpSocket], deadline: u64) {
     };
 }
 
-pub(super) fn udp(bind: SocketAddr, what: &'static str) -> Result<UdpSocket, DpError> {
-    let s = UdpSocket::bind(bind).map_err(|e| DpError::kernel(format!("{what} {bind}"), e))?;
+pub(super) fn udp(bind: SocketAddr, what: &'static str) -> Result<UdpSocket, SysError> {
+    let s = UdpSocket::bind(bind).map_err(|e| SysError::kernel(format!("{what} {bind}"), e))?;
     s.set_nonblocking(true)
-        .map_err(|e| DpError::kernel("a non-blocking control socket", e))?;
+        .map_err(|e| SysError::kernel("a non-blocking control socket", e))?;
     Ok(s)
 }
 

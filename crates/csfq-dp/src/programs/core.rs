@@ -6,7 +6,7 @@
 use crate::abi::{CoreConfigRaw, CoreStateRaw, EST_HISTOGRAM, EST_PAPER, MAX_TRUSTED};
 use crate::abi::{TRUST_ANY, TRUST_LISTED};
 use crate::attach::{attach_bottleneck, AttachOutcome};
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{CoreSite, CoreStats, InterfaceStats, ShaperNow};
@@ -80,13 +80,13 @@ pub enum CoreTrust {
 
 impl CoreTrust {
     /// `CSFQ_TRUST_*` and the trusted interfaces' indexes (0 ends the list), resolved here.
-    pub(crate) fn raw(&self) -> Result<(u32, [u32; MAX_TRUSTED]), DpError> {
+    pub(crate) fn raw(&self) -> Result<(u32, [u32; MAX_TRUSTED]), AttachError> {
         let mut trusted = [0u32; MAX_TRUSTED];
         let CoreTrust::Interfaces(names) = self else {
             return Ok((TRUST_ANY, trusted));
         };
         if names.is_empty() || names.len() > MAX_TRUSTED {
-            return Err(DpError::invalid(
+            return Err(AttachError::invalid(
                 "trusted-from",
                 format!("{} interfaces: name from 1 to {MAX_TRUSTED}", names.len()),
             ));
@@ -157,14 +157,17 @@ impl CoreSettings {
 
     /// The program's configuration, after the ranges the command line offers; the
     /// trusted interfaces' names resolved to their indexes here.
-    fn raw(&self) -> Result<CoreConfigRaw, DpError> {
+    fn raw(&self) -> Result<CoreConfigRaw, AttachError> {
         RATE.check("rate", self.rate_bps)?;
         BYTES.check("limit", self.limit_bytes.into())?;
         WINDOW.check("k-alpha", self.k_alpha_ns)?;
         WINDOW.check("k-c", self.k_c_ns)?;
         let threshold = self.threshold_bytes.unwrap_or(self.limit_bytes / 2);
         if threshold > self.limit_bytes {
-            return Err(DpError::invalid("threshold", "must not exceed the limit"));
+            return Err(AttachError::invalid(
+                "threshold",
+                "must not exceed the limit",
+            ));
         }
         let (clock, tick) = clock(self.clock, |tick| {
             four_ticks(
@@ -200,7 +203,7 @@ impl CoreSettings {
 }
 
 /// Attaches the core to `dev`'s egress, or updates its settings if attached already.
-pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_core(dev: &str, s: &CoreSettings) -> Result<AttachOutcome, AttachError> {
     attach_bottleneck(&CORE, "csfq dp core attach", dev, s.raw()?, None, |_, _| {
         Ok(())
     })
@@ -241,7 +244,7 @@ pub(crate) fn as_of_idle(
 /// Reads the core's configuration and state (`A`, `F`, `alpha`, the virtual queue, as of
 /// now: [`as_of_idle`]), and, where this process runs in its namespace, the shaper and the
 /// trusted interfaces now.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let c: CoreConfigRaw = read_entry(&CORE.config_pin(p.dir), 0, "the core configuration")?;
     let state = p.path(CORE.pin_of("core_state"));
     let s: CoreStateRaw = read_entry(&state, BPF_F_LOCK, "the core state")?;
@@ -343,7 +346,7 @@ mod tests {
         assert_eq!(CoreSettings::new(10_000_000).clock, Clock::Auto);
         assert_eq!(auto(&ok), CLOCK_COARSE);
         let field = |s: &CoreSettings| match s.raw() {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
+            Err(AttachError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
         };
         // The limit drains in just under four ticks.

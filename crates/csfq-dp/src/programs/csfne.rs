@@ -7,7 +7,7 @@
 
 use crate::abi::{CsfneConfigRaw, CsfneStateRaw, CSFNE_RING_MAX};
 use crate::attach::{attach_bottleneck, AttachOutcome};
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
@@ -87,17 +87,17 @@ impl CsfneSettings {
     }
 
     /// The program's configuration, after the ranges the command line offers.
-    pub(crate) fn raw(&self) -> Result<CsfneConfigRaw, DpError> {
+    pub(crate) fn raw(&self) -> Result<CsfneConfigRaw, AttachError> {
         RATE.check("rate", self.rate_bps)?;
         BYTES.check("limit", self.limit_bytes.into())?;
         WINDOW.check("k", self.k_ns)?;
         let target = self.target();
         if target > self.limit_bytes {
-            return Err(DpError::invalid("target", "must not exceed the limit"));
+            return Err(AttachError::invalid("target", "must not exceed the limit"));
         }
         let ring = self.ring.unwrap_or(CSFNE_RING_MAX as u32);
         if !ring.is_power_of_two() || ring as usize > CSFNE_RING_MAX {
-            return Err(DpError::invalid(
+            return Err(AttachError::invalid(
                 "ring",
                 format!("{ring} entries: a power of two from 1 to {CSFNE_RING_MAX}"),
             ));
@@ -129,7 +129,7 @@ impl CsfneSettings {
 
 /// Attaches the CS-FNE core to `dev`'s egress, or updates its settings if attached
 /// already (its rates, virtual queue and ring kept).
-pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, AttachError> {
     attach_bottleneck(
         &CSFNE,
         "csfq dp csfne attach",
@@ -142,7 +142,7 @@ pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpErr
             let now: CsfneConfigRaw =
                 read_entry(&CSFNE.config_pin(d), 0, "the CS-FNE configuration")?;
             if s.ring.is_some_and(|r| r != now.ring) {
-                return Err(DpError::invalid(
+                return Err(AttachError::invalid(
                     "ring",
                     format!(
                         "the CS-FNE core on {dev} has a ring of {} entries, which cannot change \
@@ -160,7 +160,7 @@ pub fn attach_csfne(dev: &str, s: &CsfneSettings) -> Result<AttachOutcome, DpErr
 
 /// Reads the configuration and state: `r_hit`, `r_miss`, `N_act`, `CL`, the virtual
 /// queue and how many of the ring's packets it holds.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let c: CsfneConfigRaw = read_entry(&CSFNE.config_pin(p.dir), 0, "the CS-FNE configuration")?;
     let state = p.path(CSFNE.pin_of("csfne_state"));
     let s: CsfneStateRaw = read_entry(&state, BPF_F_LOCK, "the CS-FNE state")?;
@@ -222,7 +222,7 @@ mod tests {
             (4096, 16_000, 100_000_000)
         );
         let field = |s: CsfneSettings| match s.raw() {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
+            Err(AttachError::Invalid(InvalidSetting { field, .. })) => field,
             other => panic!("{other:?}"),
         };
         for ring in [0, 3, 8192] {

@@ -12,7 +12,7 @@ use crate::abi::{
     UNLABELABLE_DROP, UNLABELABLE_PASS, UNLABELABLE_POLICE,
 };
 use crate::attach::{check_pinned_table, AttachOutcome};
-use crate::error::DpError;
+use crate::error::{AttachError, InvalidSetting, SysError};
 use crate::loader::{configure, insert_prefix, load_flows, map, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, read_entry, typed};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
@@ -225,24 +225,24 @@ impl Default for EdgeSettings {
 
 impl EdgeSettings {
     /// The program's configuration, after the ranges the command line offers.
-    fn raw(&self) -> Result<EdgeConfigRaw, DpError> {
+    fn raw(&self) -> Result<EdgeConfigRaw, InvalidSetting> {
         let (clock, tick_ns) = clock(self.clock, |_| Ok(()))?;
         WINDOW.check("k", self.k_ns)?;
         if self.tuf && self.meter != Meter::Eq3 {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "meter",
                 "TUF tags take the flow's rate by Eq. (3), as the TUF report's edges do: \
                  leave out --meter with --tuf",
             ));
         }
         if self.keep_source_tags && !self.tuf {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "keep-source-tags",
                 "source tags are TUF tags: give --tuf with --keep-source-tags",
             ));
         }
         if !(self.default_weight >= 0.001 && self.default_weight <= 1e6) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "default-weight",
                 "must be in [0.001, 1e6]",
             ));
@@ -251,7 +251,7 @@ impl EdgeSettings {
             TABLE.check("flows", n.into())?;
         }
         if self.allow_sources.len() > MAX_SOURCES - LINK_LOCAL.len() {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "allow-source",
                 format!(
                     "{} prefixes: at most {}",
@@ -301,7 +301,7 @@ impl EdgeSettings {
 fn insert_weights(
     trie: &mut LpmTrie<&mut aya::maps::MapData, [u8; 16], u32>,
     weights: &[WeightClass],
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     for c in weights {
         insert_prefix(trie, &c.key(), milli(c.weight), "writing a weight class")?;
     }
@@ -314,7 +314,7 @@ fn set_sources(
     trie: &mut LpmTrie<&mut aya::maps::MapData, [u8; 16], u32>,
     allowed: &[Prefix],
     prune: bool,
-) -> Result<(), DpError> {
+) -> Result<(), SysError> {
     let mut keys: Vec<WeightKey> = allowed.iter().map(Prefix::key).collect();
     if !allowed.is_empty() {
         keys.extend(
@@ -340,13 +340,13 @@ fn set_sources(
         .collect();
     for k in stale {
         trie.remove(&k)
-            .map_err(|e| DpError::kernel("removing an accepted source prefix", e))?;
+            .map_err(|e| SysError::kernel("removing an accepted source prefix", e))?;
     }
     Ok(())
 }
 
 /// Attaches the edge to `dev`, or updates its settings if it is attached already.
-pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, AttachError> {
     let raw = s.raw()?;
     preflight("csfq dp edge attach", dev)?;
     let _lock = change_lock()?;
@@ -380,7 +380,7 @@ pub fn attach_edge(dev: &str, s: &EdgeSettings) -> Result<AttachOutcome, DpError
 }
 
 /// Reads the edge's configuration and the size of its table.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let c: EdgeConfigRaw = read_entry(&EDGE.config_pin(p.dir), 0, "the edge configuration")?;
     // Entries are never emptied, only taken over: the flows in the table are those that
     // entered it less those evicted.
@@ -431,7 +431,7 @@ mod tests {
             ..Default::default()
         };
         match both.raw() {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => assert_eq!(field, "meter"),
+            Err(InvalidSetting { field, .. }) => assert_eq!(field, "meter"),
             other => panic!("{other:?}"),
         }
         let tuf = EdgeSettings {
@@ -445,7 +445,7 @@ mod tests {
             ..Default::default()
         };
         match keep.raw() {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => {
+            Err(InvalidSetting { field, .. }) => {
                 assert_eq!(field, "keep-source-tags")
             }
             other => panic!("{other:?}"),

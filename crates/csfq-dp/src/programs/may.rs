@@ -6,8 +6,7 @@ use aya::maps::{Array, Map, MapData};
 
 use crate::abi::{MayConfigRaw, MaySlotRaw, MayStateRaw};
 use crate::attach::{attach_bottleneck, check_pinned_table, AttachOutcome};
-use crate::error::DpError;
-use crate::error::InvalidSetting;
+use crate::error::{AttachError, InvalidSetting, SysError};
 use crate::pins::{read_entry, BPF_F_LOCK};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::report::{InterfaceStats, MayStats};
@@ -116,8 +115,8 @@ impl MaySettings {
 
     /// The program's configuration: `csfq_algo::may_fixed`'s conversion, after the
     /// ranges the command line offers.
-    pub fn raw(&self) -> Result<MayConfigRaw, DpError> {
-        let invalid = DpError::invalid;
+    pub fn raw(&self) -> Result<MayConfigRaw, InvalidSetting> {
+        let invalid = InvalidSetting::new;
         MAY_RATE.check("rate", self.rate_bps)?;
         INTERVAL.check("interval", self.interval_ns)?;
         TIMEOUT.check("timeout", self.timeout_ns)?;
@@ -191,7 +190,7 @@ impl MaySettings {
 
 /// Attaches MAY to `dev`'s egress, or updates its settings if attached already (its
 /// table and `v` kept).
-pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, AttachError> {
     let table = Some(s.table.unwrap_or(DEFAULT_FLOWS));
     attach_bottleneck(&MAY, "csfq dp may attach", dev, s.raw()?, table, |d, _| {
         check_pinned_table(dev, d, "MAY", "table", s.table)
@@ -199,25 +198,26 @@ pub fn attach_may(dev: &str, s: &MaySettings) -> Result<AttachOutcome, DpError> 
 }
 
 /// Reads MAY's configuration, `v`, the utilization and its table's occupancy.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let config: MayConfigRaw = read_entry(&MAY.config_pin(p.dir), 0, "the MAY configuration")?;
     let c = &config.params;
     let state = p.path(MAY.pin_of("may_state"));
     let s: MayStateRaw = read_entry(&state, BPF_F_LOCK, "the MAY state")?;
     let flows = MapData::from_pin(p.path(MAY.pin_of("may_flows")))
-        .map_err(|e| DpError::kernel("opening MAY's table", e))?;
+        .map_err(|e| SysError::kernel("opening MAY's table", e))?;
     let table_size = flows
         .info()
-        .map_err(|e| DpError::kernel("reading the table's size", e))?
+        .map_err(|e| SysError::kernel("reading the table's size", e))?
         .max_entries();
-    let flows = Map::from_map_data(flows).map_err(|e| DpError::kernel("opening MAY's table", e))?;
+    let flows =
+        Map::from_map_data(flows).map_err(|e| SysError::kernel("opening MAY's table", e))?;
     let slots: Array<&MapData, MaySlotRaw> =
-        Array::try_from(&flows).map_err(|e| DpError::kernel("opening MAY's table", e))?;
+        Array::try_from(&flows).map_err(|e| SysError::kernel("opening MAY's table", e))?;
     let (mut entries, mut live) = (0u64, 0u64);
     for i in 0..table_size {
         let slot = slots
             .get(&i, 0)
-            .map_err(|e| DpError::kernel("reading MAY's table", e))?;
+            .map_err(|e| SysError::kernel("reading MAY's table", e))?;
         if slot.key.family == 0 {
             continue;
         }
@@ -272,7 +272,7 @@ mod tests {
             CLOCK_FINE
         );
         let field = |s: &MaySettings| match s.raw() {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => field,
+            Err(InvalidSetting { field, .. }) => field,
             other => panic!("{other:?}"),
         };
         let short = 100 * tick - 1;

@@ -6,7 +6,7 @@
 
 use crate::abi::{TufConfigRaw, TufStateRaw};
 use crate::attach::{attach_bottleneck, AttachOutcome};
-use crate::error::DpError;
+use crate::error::{AttachError, SysError};
 use crate::pins::read_entry;
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
 use crate::programs::core::{site_of, vq_bytes_at, CoreTrust};
@@ -72,7 +72,7 @@ impl TufSettings {
     }
 
     /// The program's configuration, after the ranges the command line offers.
-    pub(crate) fn raw(&self) -> Result<TufConfigRaw, DpError> {
+    pub(crate) fn raw(&self) -> Result<TufConfigRaw, AttachError> {
         RATE.check("rate", self.rate_bps)?;
         BYTES.check("limit", self.limit_bytes.into())?;
         WINDOW.check("window", self.window_ns)?;
@@ -103,7 +103,7 @@ impl TufSettings {
 
 /// Attaches the TUF core to `dev`'s egress, or updates its settings if attached already
 /// (its threshold, histograms and virtual queue kept).
-pub fn attach_tuf(dev: &str, s: &TufSettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_tuf(dev: &str, s: &TufSettings) -> Result<AttachOutcome, AttachError> {
     attach_bottleneck(&TUF, "csfq dp tuf attach", dev, s.raw()?, None, |_, _| {
         Ok(())
     })
@@ -111,7 +111,7 @@ pub fn attach_tuf(dev: &str, s: &TufSettings) -> Result<AttachOutcome, DpError> 
 
 /// Reads the configuration and state: the threshold, the windows, the untagged traffic's
 /// rate, the virtual queue.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let c: TufConfigRaw = read_entry(&TUF.config_pin(p.dir), 0, "the TUF configuration")?;
     // Without BPF_F_LOCK: the words read are each written whole, and the histograms are
     // not read.
@@ -153,7 +153,7 @@ mod tests {
         })
         .raw()
         {
-            Err(DpError::Invalid(InvalidSetting { field, .. })) => assert_eq!(field, "window"),
+            Err(AttachError::Invalid(InvalidSetting { field, .. })) => assert_eq!(field, "window"),
             other => panic!("{other:?}"),
         }
     }

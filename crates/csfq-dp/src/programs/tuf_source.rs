@@ -8,7 +8,7 @@ use aya::maps::{HashMap, MapData};
 
 use crate::abi::{FixedPadhyeParams, TufSourceConfigRaw, TufSourceSocketRaw};
 use crate::attach::AttachOutcome;
-use crate::error::DpError;
+use crate::error::{AttachError, InvalidSetting, SysError};
 use crate::loader::{configure, load, reconfigure};
 use crate::pins::{attach, confirm_live, dir, existing, open_pinned, preflight, read_entry};
 use crate::program::{nothing_after, nothing_before, Pinned, Program};
@@ -79,16 +79,16 @@ impl Default for TufSourceSettings {
 
 impl TufSourceSettings {
     /// The program's configuration, after the ranges the command line offers.
-    pub(crate) fn raw(&self) -> Result<TufSourceConfigRaw, DpError> {
+    pub(crate) fn raw(&self) -> Result<TufSourceConfigRaw, InvalidSetting> {
         if !(1..=64).contains(&self.per_ack) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "per-ack",
                 format!("{} is out of range: must be from 1 to 64", self.per_ack),
             ));
         }
         if let Some(w) = self.max_window {
             if !(1..=MAX_WINDOW).contains(&w) {
-                return Err(DpError::invalid(
+                return Err(InvalidSetting::new(
                     "max-window",
                     format!(
                         "{w} segments is out of range: must be from 1 to {MAX_WINDOW} (leave it \
@@ -98,7 +98,7 @@ impl TufSourceSettings {
             }
         }
         if !(1_000_000..=10_000_000_000).contains(&self.rto_min_ns) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "rto-min",
                 format!(
                     "{} ms is out of range: must be from 1ms to 10s",
@@ -107,7 +107,7 @@ impl TufSourceSettings {
             ));
         }
         if !(self.weight >= 0.001 && self.weight <= 1e6) {
-            return Err(DpError::invalid(
+            return Err(InvalidSetting::new(
                 "weight",
                 format!("{} is out of range: must be from 0.001 to 1e6", self.weight),
             ));
@@ -125,7 +125,7 @@ impl TufSourceSettings {
 
 /// Attaches the source tagger to `dev`'s egress, or updates its settings if attached
 /// already (each socket's counter kept).
-pub fn attach_tuf_source(dev: &str, s: &TufSourceSettings) -> Result<AttachOutcome, DpError> {
+pub fn attach_tuf_source(dev: &str, s: &TufSourceSettings) -> Result<AttachOutcome, AttachError> {
     let raw = s.raw()?;
     preflight("csfq dp tuf-source attach", dev)?;
     let _lock = change_lock()?;
@@ -156,7 +156,7 @@ pub fn segments_per_packet(dev: &str) -> Option<u32> {
 const LISTED: usize = 64;
 
 /// Reads the settings and the sockets tagged.
-fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), DpError> {
+fn read(p: &Pinned<'_>, stats: &mut InterfaceStats) -> Result<(), SysError> {
     let c: TufSourceConfigRaw = read_entry(
         &TUF_SOURCE.config_pin(p.dir),
         0,
@@ -243,7 +243,7 @@ mod tests {
             ),
         ] {
             match s.raw() {
-                Err(DpError::Invalid(InvalidSetting { field: f, .. })) => assert_eq!(f, field),
+                Err(InvalidSetting { field: f, .. }) => assert_eq!(f, field),
                 other => panic!("{field}: {other:?}"),
             }
         }
