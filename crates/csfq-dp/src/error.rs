@@ -2,10 +2,11 @@
 //! [`SysError`], by the system (privileges, an interface, a namespace, the kernel, the BPF
 //! filesystem), and [`InvalidSetting`], a setting checked before anything is touched. On
 //! top, one type per operation, holding only what that operation can meet:
-//! [`AttachError`] (the system or a setting) and [`DetachError`] (the system, or nothing
-//! there to detach). Reading stats and running crafted packets meet only the system, so
-//! they return a `SysError`. Each wrapper is transparent: a message reads the same
-//! whichever operation hands it back.
+//! [`AttachError`] (the system or a setting) and [`DetachError`] (the system, nothing
+//! there to detach, or a loop's daemon that owns it); the benchmark's is
+//! [`crate::bench::BenchError`]. Reading stats and running crafted packets meet only the
+//! system, so they return a `SysError`. Each wrapper is transparent: a message reads the
+//! same whichever operation hands it back.
 
 use thiserror::Error;
 
