@@ -2,6 +2,7 @@
 //! Python package (`python/`), which runs experiments and reads their analyses in-process.
 
 pub mod bench;
+pub mod compare;
 pub mod demo;
 pub mod dp;
 pub mod exporter;

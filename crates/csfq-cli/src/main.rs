@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use csfq_cli::{bench, discipline_parser, dp, reproduce, run};
+use csfq_cli::{bench, compare, discipline_parser, dp, reproduce, run};
 use csfq_sim::DisciplineKind;
 
 /// `csfq --version`: the package's version and the commit it was built from, marked
@@ -102,6 +102,22 @@ enum Command {
         /// Print the experiment's summary.json (verdicts, notes, numbers) to standard output
         /// instead of the table.
         #[arg(long, conflicts_with_all = ["list", "all"])]
+        json: bool,
+    },
+    /// Compare two reproductions' verdicts (two `reproduce --all` directories, or two of one
+    /// experiment): which moved, by how many standard errors of the difference of their
+    /// means over the seeds, and which changed outcome.
+    Compare {
+        /// The reproduction before (e.g. docs/report).
+        old: PathBuf,
+        /// The reproduction after.
+        new: PathBuf,
+        /// The standard errors of the difference a move may span and count as the seeds'
+        /// noise.
+        #[arg(long, default_value_t = 2.0, value_parser = positive_finite)]
+        k: f64,
+        /// Print every verdict compared as JSON instead of the table of those that moved.
+        #[arg(long)]
         json: bool,
     },
     /// Campaigns are the Python package's: `python3 -m csfq sweep` (this says so).
@@ -313,6 +329,7 @@ fn main() -> ExitCode {
                 wide,
             },
         ),
+        Command::Compare { old, new, k, json } => compare::run(&old, &new, k, json),
         Command::Reproduce {
             id,
             list,

@@ -156,6 +156,83 @@ fn reproduce_lists_and_runs() {
     }
 }
 
+/// `csfq compare`: the committed csfq-table4 against a copy with its first verdict's
+/// seeds all moved by 1 (8 seeds, so the standard error of the difference is the seeds'
+/// standard deviation over 2) and its second verdict's outcome flipped: the first is
+/// beyond 2 standard errors, the second changed outcome, the rest identical.
+#[test]
+fn compare_counts_moves_in_standard_errors() {
+    let dir = tmp("compare");
+    let src = repo().join("docs/report/csfq-table4/summary.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    let (old, new) = (dir.join("old/csfq-table4"), dir.join("new/csfq-table4"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::copy(&src, old.join("summary.json")).unwrap();
+    let verdicts = v["verdicts"].as_array_mut().unwrap();
+    let n = verdicts.len();
+    let seeds: Vec<f64> = verdicts[0]["per_seed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let mean = seeds.iter().sum::<f64>() / seeds.len() as f64;
+    let sd = (seeds.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 7.0).sqrt();
+    verdicts[0]["per_seed"] = seeds.iter().map(|x| x + 1.0).collect();
+    verdicts[0]["ours"] = (mean + 1.0).into();
+    let flipped = if verdicts[1]["outcome"] == "matches" {
+        "departs"
+    } else {
+        "matches"
+    };
+    verdicts[1]["outcome"] = flipped.into();
+    std::fs::write(new.join("summary.json"), v.to_string()).unwrap();
+    let args = |json: bool| {
+        let mut a = vec![
+            "compare".to_string(),
+            dir.join("old").display().to_string(),
+            dir.join("new").display().to_string(),
+        ];
+        if json {
+            a.push("--json".into());
+        }
+        a
+    };
+    let o = csfq(
+        &args(false).iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        &dir,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "{n} verdicts of 1 experiment: 1 outcome changed, 1 beyond 2 SE, same outcome, {} identical",
+            n - 2
+        )),
+        "{stdout}"
+    );
+    let o = csfq(
+        &args(true).iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        &dir,
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let beyond = &j["rows"][1];
+    assert_eq!(beyond["moved"], "beyond", "{j}");
+    // |1| over sqrt(sd^2/8 + sd^2/8) = 2 / sd.
+    let z = beyond["z"].as_f64().unwrap();
+    assert!((z - 2.0 / sd).abs() < 1e-6 * z, "{z} against {}", 2.0 / sd);
+    let o = csfq(&["compare", "no-such-dir", "new"], &dir);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).1.contains("no-such-dir is not a directory"),
+        "{:?}",
+        text(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn maxmin_prints_the_allocation() {
     let scenario = repo().join("scenarios/csfq-fig3a.toml");
