@@ -311,6 +311,14 @@ pub fn run(old: &Path, new: &Path, k: f64, json: bool) -> Result<()> {
             r.moved.words(k),
         ]);
     }
+    // On a narrow terminal the verdict's words wrap, never an experiment's id (the
+    // width counts the cell's padding).
+    let id_width = c.rows.iter().map(|r| r.id.len()).max().unwrap_or(0) + 2;
+    if let Some(col) = t.column_mut(0) {
+        col.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+            comfy_table::Width::Fixed(id_width.min(u16::MAX as usize) as u16),
+        ));
+    }
     if c.rows.iter().any(|r| r.moved != Move::Identical) {
         println!("{t}");
     }
