@@ -124,33 +124,27 @@ impl Comparison {
     }
 }
 
-/// The sample mean and variance of finite values; `None` if a seed has no number.
-fn mean_var(xs: &[Option<f64>]) -> Option<(f64, f64, usize)> {
+/// A side's seeds: their mean, the squared standard error of that mean (the sample
+/// variance, `csfq_papers::check::sample_sd` squared, over the count); `None` where a seed
+/// has no number or there are fewer than two.
+fn mean_se2(xs: &[Option<f64>]) -> Option<(f64, f64)> {
     let xs: Vec<f64> = xs.iter().copied().collect::<Option<_>>()?;
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = if n > 1 {
-        xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
-    } else {
-        f64::NAN
-    };
-    Some((mean, var, n))
+    let n = xs.len() as f64;
+    (xs.len() >= 2).then(|| {
+        (
+            xs.iter().sum::<f64>() / n,
+            csfq_papers::check::sample_sd(&xs).powi(2) / n,
+        )
+    })
 }
 
 /// `|new - old|` over the standard error of the difference of the two seeds' means;
 /// `None` where a side has fewer than two seeds or a seed without a number.
 fn z_of(old: &Verdict, new: &Verdict) -> Option<f64> {
-    let (m0, v0, n0) = mean_var(&old.per_seed)?;
-    let (m1, v1, n1) = mean_var(&new.per_seed)?;
-    if n0 < 2 || n1 < 2 {
-        return None;
-    }
-    let se = (v0 / n0 as f64 + v1 / n1 as f64).sqrt();
+    let (m0, e0) = mean_se2(&old.per_seed)?;
+    let (m1, e1) = mean_se2(&new.per_seed)?;
     let d = (m1 - m0).abs();
-    Some(if d == 0.0 { 0.0 } else { d / se })
+    Some(if d == 0.0 { 0.0 } else { d / (e0 + e1).sqrt() })
 }
 
 fn compare_one(id: &str, old: Option<&Verdict>, new: Option<&Verdict>, k: f64) -> Row {
