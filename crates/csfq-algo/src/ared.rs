@@ -19,7 +19,7 @@
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::red::{spread, RedAverage, RedParams};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
@@ -80,16 +80,16 @@ impl AredParams {
 
 /// Adaptive RED.
 #[derive(Debug, Clone)]
-pub struct Ared<P> {
+pub struct Ared<K> {
     params: AredParams,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
     avg: RedAverage,
     max_p: f64,
     count: i64,
     last_adapt: Nanos,
 }
 
-impl<P: Packet> Ared<P> {
+impl<K: Held> Ared<K> {
     /// An empty queue; `max_p` starts at `params.red.max_p`.
     pub fn new(params: AredParams) -> Self {
         Ared {
@@ -140,38 +140,33 @@ impl<P: Packet> Ared<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for Ared<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for Ared<K> {
+    type Kept = K;
+
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Result<P, Dropped<P>> {
         self.avg.update(self.fifo.bytes(), now);
         self.adapt(now);
         let avg = self.avg.avg;
         let r = self.params.red;
         if avg >= 2.0 * r.max_th_bytes {
             self.count = 0;
-            return Some(Dropped::new(p, DropReason::RedForced));
+            return Err(Dropped::new(p, DropReason::RedForced));
         }
         if avg >= r.min_th_bytes {
             self.count += 1;
             if rng.random::<f64>() < spread(self.p_b(avg), self.count) {
                 self.count = 0;
-                return Some(Dropped::new(p, DropReason::RedEarly));
+                return Err(Dropped::new(p, DropReason::RedEarly));
             }
         } else {
             self.count = -1;
         }
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
 
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, now: Nanos) -> Option<P> {
+    fn depart(&mut self, now: Nanos) -> Option<K> {
         let p = self.fifo.pop();
         if self.fifo.is_empty() {
             self.avg.mark_idle(now);
@@ -194,6 +189,7 @@ mod tests {
     use super::*;
     use crate::queue::test_packet::TestPacket;
     use crate::queue::ConstRng;
+    use crate::queue::QueueDisc;
 
     /// Section 5's numbers for a 40 Mbit/s link of 1000-byte packets: C = 5000 packets/s,
     /// min_th = 5000 * 0.005 / 2 = 12.5 packets, max_th = 37.5, w_q = 1 - e^(-1/5000),

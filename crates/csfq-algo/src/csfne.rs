@@ -20,7 +20,7 @@
 use rand::Rng;
 
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::rate_estimator::RateEstimator;
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
@@ -166,13 +166,13 @@ impl FlowNumberEstimator {
 
 /// A CS-FNE core port.
 #[derive(Debug, Clone)]
-pub struct CsfneCore<P> {
+pub struct CsfneCore<K> {
     params: CsfneParams,
     fne: FlowNumberEstimator,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Packet> CsfneCore<P> {
+impl<K: Held> CsfneCore<K> {
     /// A core port.
     pub fn new(params: CsfneParams) -> Self {
         CsfneCore {
@@ -193,18 +193,20 @@ impl<P: Packet> CsfneCore<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for CsfneCore<P> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for CsfneCore<K> {
+    type Kept = K;
+
     #[inline]
-    fn enqueue<R: Rng + ?Sized>(
+    fn admit<R: Rng + ?Sized>(
         &mut self,
         mut p: P,
         now: Nanos,
         rng: &mut R,
-    ) -> Option<Dropped<P>> {
+    ) -> Result<P, Dropped<P>> {
         let size = p.size_bytes();
         if !self.fifo.is_empty() {
             let i = rng.random_range(0..self.fifo.len());
-            let hit = self.fifo.get(i).is_some_and(|q| q.flow() == p.flow());
+            let hit = self.fifo.get(i).is_some_and(|q| q.held_flow() == p.flow());
             self.fne.observe(now, size, hit);
         }
         let label = p.label();
@@ -213,23 +215,16 @@ impl<P: Packet> QueueDisc<P> for CsfneCore<P> {
             let prob = (1.0 - cl / label).max(0.0);
             if prob > 0.0 {
                 if rng.random::<f64>() < prob {
-                    return Some(Dropped::new(p, DropReason::CsfneProbabilistic));
+                    return Err(Dropped::new(p, DropReason::CsfneProbabilistic));
                 }
                 p.set_label(cl);
             }
         }
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {

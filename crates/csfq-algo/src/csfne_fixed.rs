@@ -41,7 +41,7 @@ use crate::fixed::{carried, drop_probability_q32, tables, ExpTables, FixedRate};
 /// The edge's TSW meter, kept with the edge's other meter (`crate::fixed`).
 pub use crate::fixed::{tsw_update, TSW_RATE_MAX, TSW_WIN_MIN_NS};
 use crate::packet::Packet;
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -275,13 +275,13 @@ pub fn active_flows(hit_bps: u64, miss_bps: u64) -> f64 {
 /// packet, a flow's fingerprint its number plus one. Beside [`crate::csfne::CsfneCore`],
 /// which samples its real queue, it shows what the ring costs.
 #[derive(Debug, Clone)]
-pub struct FixedCsfnePort<P> {
+pub struct FixedCsfnePort<K> {
     params: FixedCsfneParams,
     core: FixedCsfneCore,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Packet> FixedCsfnePort<P> {
+impl<K: Held> FixedCsfnePort<K> {
     /// A port whose virtual queue and FIFO hold `buffer_bytes` (`params.limit_bytes`).
     pub fn new(params: FixedCsfneParams) -> Self {
         FixedCsfnePort {
@@ -297,14 +297,16 @@ impl<P: Packet> FixedCsfnePort<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for FixedCsfnePort<P> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for FixedCsfnePort<K> {
+    type Kept = K;
+
     #[inline]
-    fn enqueue<R: Rng + ?Sized>(
+    fn admit<R: Rng + ?Sized>(
         &mut self,
         mut p: P,
         now: Nanos,
         rng: &mut R,
-    ) -> Option<Dropped<P>> {
+    ) -> Result<P, Dropped<P>> {
         let a = CsfneArrival {
             now_ns: now.0,
             bytes: p.size_bytes(),
@@ -314,22 +316,15 @@ impl<P: Packet> QueueDisc<P> for FixedCsfnePort<P> {
             draw: rng.random(),
         };
         match self.core.on_arrival(tables(), &self.params, &a).verdict {
-            CsfneVerdict::Drop(reason) => return Some(Dropped::new(p, reason)),
+            CsfneVerdict::Drop(reason) => return Err(Dropped::new(p, reason)),
             CsfneVerdict::Relabel(l) => p.set_label(carried(l) as f64),
             CsfneVerdict::Forward => {}
         }
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {

@@ -25,7 +25,7 @@ use rand::Rng;
 
 use crate::label_histogram::LabelHistogram;
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::rate_estimator::RateEstimator;
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
@@ -353,12 +353,12 @@ pub use crate::label_histogram::target_bytes;
 
 /// A CSFQ core output port: probabilistic drop, relabeling, FIFO.
 #[derive(Debug, Clone)]
-pub struct CsfqCore<P> {
+pub struct CsfqCore<K> {
     estimator: FairShareEstimator,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Packet> CsfqCore<P> {
+impl<K: Held> CsfqCore<K> {
     /// A core port with the given parameters.
     pub fn new(params: CsfqParams) -> Self {
         CsfqCore {
@@ -373,14 +373,16 @@ impl<P: Packet> CsfqCore<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for CsfqCore<P> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for CsfqCore<K> {
+    type Kept = K;
+
     #[inline]
-    fn enqueue<R: Rng + ?Sized>(
+    fn admit<R: Rng + ?Sized>(
         &mut self,
         mut packet: P,
         now: Nanos,
         rng: &mut R,
-    ) -> Option<Dropped<P>> {
+    ) -> Result<P, Dropped<P>> {
         let label = packet.label();
         let size = packet.size_bytes();
         let queue_bytes = self.fifo.bytes();
@@ -388,7 +390,7 @@ impl<P: Packet> QueueDisc<P> for CsfqCore<P> {
         if prob > 0.0 && prob > rng.random::<f64>() {
             self.estimator
                 .on_arrival(label, size, now, true, queue_bytes);
-            return Some(Dropped::new(packet, DropReason::CsfqProbabilistic));
+            return Err(Dropped::new(packet, DropReason::CsfqProbabilistic));
         }
         // Accepted by CSFQ: counts toward F even if the buffer then overflows.
         self.estimator
@@ -397,22 +399,13 @@ impl<P: Packet> QueueDisc<P> for CsfqCore<P> {
         if prob > 0.0 && self.estimator.params.relabel && alpha > 0.0 {
             packet.set_label(label.min(alpha)); // Section 2.5: L <- min(L, alpha)
         }
-        match self.fifo.push(packet) {
-            Ok(()) => None,
-            Err(packet) => {
-                self.estimator.on_overflow();
-                Some(Dropped::new(packet, DropReason::BufferOverflow))
-            }
-        }
+        self.fifo.admit(packet, now).map_err(|packet| {
+            self.estimator.on_overflow();
+            Dropped::new(packet, DropReason::BufferOverflow)
+        })
     }
 
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {
@@ -431,6 +424,7 @@ mod tests {
     use super::*;
     use crate::maxmin::fair_share;
     use crate::queue::test_packet::TestPacket;
+    use crate::queue::QueueDisc;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 

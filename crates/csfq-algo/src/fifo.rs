@@ -3,17 +3,18 @@
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
-/// First in, first out; an arrival that does not fit is dropped.
+/// First in, first out; an arrival that does not fit is dropped. `K` is what the queue
+/// keeps of each packet: the packet itself, or a [`crate::queue::Queued`] record.
 #[derive(Debug, Clone)]
-pub struct DropTail<P> {
-    fifo: ByteFifo<P>,
+pub struct DropTail<K> {
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Packet> DropTail<P> {
+impl<K: Held> DropTail<K> {
     /// A drop-tail FIFO of `buffer_bytes`.
     pub fn new(buffer_bytes: u32) -> Self {
         DropTail {
@@ -28,20 +29,14 @@ impl<P: Packet> DropTail<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for DropTail<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, _now: Nanos, _rng: &mut R) -> Option<Dropped<P>> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for DropTail<K> {
+    type Kept = K;
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, _rng: &mut R) -> Result<P, Dropped<P>> {
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {

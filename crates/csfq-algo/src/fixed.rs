@@ -26,7 +26,7 @@ use crate::csfq::Estimator;
 use crate::label_codec::LabelCodec;
 use crate::label_histogram::LabelHistogram;
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -657,13 +657,13 @@ impl FixedEdge {
 
 /// The integer CSFQ core port: [`FixedCore`] in front of a FIFO, drawing 32-bit randoms.
 #[derive(Debug, Clone)]
-pub struct FixedCsfqCore<P> {
+pub struct FixedCsfqCore<K> {
     params: FixedCoreParams,
     core: FixedCore,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Packet> FixedCsfqCore<P> {
+impl<K: Held> FixedCsfqCore<K> {
     /// A port with the given parameters and buffer.
     pub fn new(params: FixedCoreParams, buffer_bytes: u32) -> Self {
         FixedCsfqCore {
@@ -679,14 +679,16 @@ impl<P: Packet> FixedCsfqCore<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for FixedCsfqCore<P> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for FixedCsfqCore<K> {
+    type Kept = K;
+
     #[inline]
-    fn enqueue<R: Rng + ?Sized>(
+    fn admit<R: Rng + ?Sized>(
         &mut self,
         mut p: P,
         now: Nanos,
         rng: &mut R,
-    ) -> Option<Dropped<P>> {
+    ) -> Result<P, Dropped<P>> {
         let draw = rng.random::<u32>();
         let label = p.label() as u64;
         let arrival = Arrival {
@@ -698,25 +700,19 @@ impl<P: Packet> QueueDisc<P> for FixedCsfqCore<P> {
         };
         let v = self.core.on_arrival(tables(), &self.params, &arrival);
         match v {
-            FixedVerdict::Drop => Some(Dropped::new(p, DropReason::CsfqProbabilistic)),
+            FixedVerdict::Drop => Err(Dropped::new(p, DropReason::CsfqProbabilistic)),
             FixedVerdict::Forward(l) => {
                 if l != label {
                     p.set_label(carried(l) as f64);
                 }
-                self.fifo.push(p).err().map(|p| {
+                self.fifo.admit(p, now).map_err(|p| {
                     self.core.on_overflow();
                     Dropped::new(p, DropReason::BufferOverflow)
                 })
             }
         }
     }
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {

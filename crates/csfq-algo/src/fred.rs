@@ -16,7 +16,7 @@
 use rand::Rng;
 
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::red::{red_probability, RedAverage, RedParams};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
@@ -60,9 +60,9 @@ struct FlowState {
 
 /// FRED queue.
 #[derive(Debug, Clone)]
-pub struct Fred<P> {
+pub struct Fred<K> {
     params: FredParams,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
     avg: RedAverage,
     count: i64,
     /// Per-flow state indexed by `FlowId`; only flows with queued packets are active, and a
@@ -72,7 +72,7 @@ pub struct Fred<P> {
     min_q: f64,
 }
 
-impl<P: Packet> Fred<P> {
+impl<K: Held> Fred<K> {
     /// A FRED queue.
     pub fn new(params: FredParams) -> Self {
         Fred {
@@ -94,25 +94,29 @@ impl<P: Packet> Fred<P> {
         &mut self.flows[i]
     }
 
-    fn accept(&mut self, p: P) -> Option<Dropped<P>> {
+    fn accept<P: Packet>(&mut self, p: P, now: Nanos) -> Result<P, Dropped<P>>
+    where
+        K: Keep<P>,
+    {
         let f = p.flow();
         let size = p.size_bytes();
-        match self.fifo.push(p) {
-            Ok(()) => {
-                let st = self.flow(f);
-                if st.qlen == 0 {
-                    self.nactive += 1;
-                }
-                self.flow(f).qlen += size;
-                None
-            }
-            Err(p) => Some(Dropped::new(p, DropReason::BufferOverflow)),
+        let p = self
+            .fifo
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))?;
+        let st = self.flow(f);
+        if st.qlen == 0 {
+            self.nactive += 1;
         }
+        self.flow(f).qlen += size;
+        Ok(p)
     }
 }
 
-impl<P: Packet> QueueDisc<P> for Fred<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for Fred<K> {
+    type Kept = K;
+
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Result<P, Dropped<P>> {
         self.avg.update(self.fifo.bytes(), now);
         let avg = self.avg.avg;
         let red = self.params.red;
@@ -133,7 +137,7 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
         let qlen = st.qlen as f64;
         if fred2 && qlen < min_q {
             // FRED-2: a flow below minq buffers is always admitted if it fits.
-            return self.accept(p);
+            return self.accept(p, now);
         }
         // Non-adaptive flows: over maxq, over twice the fair share when the average is
         // high, or over the share with a history of strikes.
@@ -142,7 +146,7 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
             || (qlen >= avgcq && st.strike > 1)
         {
             self.flow(p.flow()).strike += 1;
-            return Some(Dropped::new(p, DropReason::FredFlowLimit));
+            return Err(Dropped::new(p, DropReason::FredFlowLimit));
         }
         if avg >= red.min_th_bytes && avg < red.max_th_bytes {
             self.count += 1;
@@ -151,29 +155,23 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
                 && rng.random::<f64>() < red_probability(avg, self.count, &red)
             {
                 self.count = 0;
-                return Some(Dropped::new(p, DropReason::RedEarly));
+                return Err(Dropped::new(p, DropReason::RedEarly));
             }
         } else if avg < red.min_th_bytes {
             self.count = -1;
         } else {
             self.count = 0;
-            return Some(Dropped::new(p, DropReason::RedForced));
+            return Err(Dropped::new(p, DropReason::RedForced));
         }
-        self.accept(p)
+        self.accept(p, now)
     }
 
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, now: Nanos) -> Option<P> {
+    fn depart(&mut self, now: Nanos) -> Option<K> {
         let p = self.fifo.pop()?;
         // Lin and Morris update the average on departures too.
         self.avg.update(self.fifo.bytes(), now);
-        let size = p.size_bytes();
-        let st = self.flow(p.flow());
+        let size = p.held_bytes();
+        let st = self.flow(p.held_flow());
         st.qlen -= size;
         if st.qlen == 0 {
             *st = FlowState::default();
@@ -202,6 +200,7 @@ impl<P: Packet> QueueDisc<P> for Fred<P> {
 mod tests {
     use super::*;
     use crate::queue::test_packet::TestPacket;
+    use crate::queue::QueueDisc;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 

@@ -64,7 +64,7 @@ use std::hash::BuildHasherDefault;
 use rand::Rng;
 
 use crate::packet::{FlowId, Packet};
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -219,10 +219,10 @@ type FixedState = BuildHasherDefault<DefaultHasher>;
 
 /// The MAY queue: one FIFO, the table `H`, the controller on `v`.
 #[derive(Debug, Clone)]
-pub struct May<P> {
+pub struct May<K> {
     params: MayParams,
     q0: f64,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
     table: HashMap<FlowId, MayEntry, FixedState>,
     v: f64,
     last_update: Nanos,
@@ -234,7 +234,7 @@ pub struct May<P> {
     stats: MayStats,
 }
 
-impl<P: Packet> May<P> {
+impl<K: Held> May<K> {
     /// An empty MAY queue; `v` starts at 0 (no drops until the link runs above `u0`).
     pub fn new(params: MayParams) -> Result<Self, MayParamError> {
         params.validate()?;
@@ -355,8 +355,10 @@ impl<P: Packet> May<P> {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for May<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for May<K> {
+    type Kept = K;
+
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Result<P, Dropped<P>> {
         let flow = p.flow_hash_key();
         let verdict = self.decide(flow, now, rng);
         self.update(now);
@@ -364,10 +366,10 @@ impl<P: Packet> QueueDisc<P> for May<P> {
             self.arrived_bytes += u64::from(p.size_bytes());
         }
         if let Some(reason) = verdict {
-            return Some(Dropped::new(p, reason));
+            return Err(Dropped::new(p, reason));
         }
-        match self.fifo.push(p) {
-            Ok(()) => None,
+        match self.fifo.admit(p, now) {
+            Ok(p) => Ok(p),
             Err(p) => {
                 if self.params.overflow_in_nd {
                     if let Some(e) = self.table.get_mut(&flow) {
@@ -375,18 +377,12 @@ impl<P: Packet> QueueDisc<P> for May<P> {
                         e.ts = now;
                     }
                 }
-                Some(Dropped::new(p, DropReason::BufferOverflow))
+                Err(Dropped::new(p, DropReason::BufferOverflow))
             }
         }
     }
 
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {
@@ -554,6 +550,7 @@ mod tests {
     use super::*;
     use crate::queue::test_packet::TestPacket;
     use crate::queue::ConstRng;
+    use crate::queue::QueueDisc;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 

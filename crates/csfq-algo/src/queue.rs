@@ -4,8 +4,18 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 
-use crate::packet::Packet;
+use crate::ared::Ared;
+use crate::csfne::CsfneCore;
+use crate::csfne_fixed::FixedCsfnePort;
+use crate::csfq::CsfqCore;
+use crate::fifo::DropTail;
+use crate::fixed::FixedCsfqCore;
+use crate::fred::Fred;
+use crate::may::May;
+use crate::packet::{FlowId, Packet};
+use crate::red::Red;
 use crate::time::Nanos;
+use crate::tuf_fixed::FixedTufPort;
 use crate::verdict::Dropped;
 
 /// A queue discipline at one output port: takes arrivals, hands out departures.
@@ -48,18 +58,156 @@ pub trait QueueDisc<P: Packet> {
     fn take_extra_drop(&mut self) -> Option<Dropped<P>> {
         None
     }
-    /// For a discipline that sends in arrival order and decides a packet's fate only when
-    /// it arrives (it never drops, reorders or changes a packet once queued, and its
-    /// `dequeue` takes the head): the packet its last accepted `enqueue` queued, as it will
-    /// leave. A simulator may then fix each packet's departure when it is queued. `None`
-    /// (the default) for every other discipline.
-    fn last_queued(&self) -> Option<&P> {
-        None
+}
+
+/// A discipline that sends in arrival order and decides a packet's fate only when it
+/// arrives: it never drops, reorders or changes a packet once queued, and sends the head
+/// first (drop-tail, RED, adaptive RED, FRED, CSFQ's and CS-FNE's cores, MAY, TUF's
+/// filter). `admit` hands an accepted packet back as it will leave, so whoever sends it
+/// can fix its departure when it is queued; the queue keeps only [`InOrder::Kept`] of it,
+/// what its own bookkeeping reads again (the whole packet, or a [`Queued`] record where
+/// the owner holds the packet itself). Every such discipline that keeps whole packets is
+/// a [`QueueDisc`] as well.
+pub trait InOrder<P: Packet> {
+    /// What the queue keeps of each packet until it leaves.
+    type Kept: Keep<P>;
+    /// A packet arrives at time `now`: queued (handed back as it will leave, relabeled
+    /// where the discipline relabels) or dropped.
+    fn admit<R: Rng + ?Sized>(
+        &mut self,
+        packet: P,
+        now: Nanos,
+        rng: &mut R,
+    ) -> Result<P, Dropped<P>>;
+    /// The link is free at time `now`: what the queue kept of its head, which leaves.
+    fn depart(&mut self, now: Nanos) -> Option<Self::Kept>;
+    /// Bytes queued.
+    fn len_bytes(&self) -> u32;
+    /// Packets queued.
+    fn len_packets(&self) -> usize;
+    /// Slots the queue has allocated (see [`QueueDisc::reserved_slots`]).
+    fn reserved_slots(&self) -> usize;
+    /// Per-flow records held (see [`QueueDisc::flow_slots`]).
+    fn flow_slots(&self) -> usize {
+        0
     }
-    /// Whether the discipline is of the kind [`QueueDisc::last_queued`] describes (and so
-    /// answers it): false by default.
-    fn departs_in_order(&self) -> bool {
-        false
+}
+
+/// An in-order discipline that keeps whole packets is a queue discipline: `enqueue`
+/// admits (the queue keeps a copy; the packet handed back is dropped here) and `dequeue`
+/// departs. (A macro, not a blanket impl over `InOrder`: that would overlap the other
+/// disciplines' impls for packets of downstream crates.)
+macro_rules! whole_packets {
+    ($($t:ident: $bound:path),+ $(,)?) => {
+        $(impl<P: $bound + Clone> $crate::queue::QueueDisc<P> for $t<P> {
+            #[inline]
+            fn enqueue<R: rand::Rng + ?Sized>(
+                &mut self,
+                packet: P,
+                now: $crate::time::Nanos,
+                rng: &mut R,
+            ) -> Option<$crate::verdict::Dropped<P>> {
+                $crate::queue::InOrder::admit(self, packet, now, rng).err()
+            }
+            #[inline]
+            fn dequeue(&mut self, now: $crate::time::Nanos) -> Option<P> {
+                $crate::queue::InOrder::<P>::depart(self, now)
+            }
+            fn len_bytes(&self) -> u32 {
+                $crate::queue::InOrder::<P>::len_bytes(self)
+            }
+            fn len_packets(&self) -> usize {
+                $crate::queue::InOrder::<P>::len_packets(self)
+            }
+            fn reserved_slots(&self) -> usize {
+                $crate::queue::InOrder::<P>::reserved_slots(self)
+            }
+            fn flow_slots(&self) -> usize {
+                $crate::queue::InOrder::<P>::flow_slots(self)
+            }
+        })+
+    };
+}
+
+whole_packets!(
+    DropTail: Packet,
+    Red: Packet,
+    Ared: Packet,
+    Fred: Packet,
+    CsfqCore: Packet,
+    CsfneCore: Packet,
+    FixedCsfnePort: Packet,
+    FixedCsfqCore: Packet,
+    May: Packet,
+    FixedTufPort: crate::tuf::Tagged,
+);
+
+/// What a byte-counted queue holds: a packet, or what an in-order queue keeps of one.
+pub trait Held {
+    /// Its length on the wire, bytes.
+    fn held_bytes(&self) -> u32;
+    /// Its flow (as [`Packet::flow`]).
+    fn held_flow(&self) -> FlowId;
+}
+
+impl<P: Packet> Held for P {
+    #[inline(always)]
+    fn held_bytes(&self) -> u32 {
+        self.size_bytes()
+    }
+    #[inline(always)]
+    fn held_flow(&self) -> FlowId {
+        self.flow()
+    }
+}
+
+/// What an in-order queue keeps of a packet `P` while it waits.
+pub trait Keep<P>: Held + Sized {
+    /// What is kept of `packet`, queued at `now`.
+    fn keep(packet: &P, now: Nanos) -> Self;
+}
+
+/// The whole packet, copied.
+impl<P: Packet + Clone> Keep<P> for P {
+    #[inline(always)]
+    fn keep(packet: &P, _now: Nanos) -> Self {
+        packet.clone()
+    }
+}
+
+/// What an in-order queue's bookkeeping reads of a packet once it is queued, and what its
+/// sender needs when it leaves: its size, its flow, and when it was queued. 16 bytes,
+/// where a simulator's packet is several times that and is held elsewhere (on the wire
+/// it was put on when queued).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queued {
+    /// When it was queued.
+    pub at: Nanos,
+    /// Its length on the wire, bytes.
+    pub size: u32,
+    /// Its flow (as [`Packet::flow`]).
+    pub flow: FlowId,
+}
+
+impl Held for Queued {
+    #[inline(always)]
+    fn held_bytes(&self) -> u32 {
+        self.size
+    }
+    #[inline(always)]
+    fn held_flow(&self) -> FlowId {
+        self.flow
+    }
+}
+
+impl<P: Packet> Keep<P> for Queued {
+    #[inline(always)]
+    fn keep(packet: &P, now: Nanos) -> Self {
+        Queued {
+            at: now,
+            size: packet.size_bytes(),
+            flow: packet.flow(),
+        }
     }
 }
 
@@ -118,7 +266,8 @@ pub(crate) fn push_back_small<P>(queue: &mut VecDeque<P>, packet: P) {
     queue.push_back(packet);
 }
 
-/// A FIFO that counts its bytes and refuses what does not fit in `capacity_bytes`.
+/// A FIFO that counts its bytes and refuses what does not fit in `capacity_bytes`: of
+/// packets, or of what an in-order queue keeps of them ([`Held`]).
 #[derive(Debug, Clone)]
 pub struct ByteFifo<P> {
     packets: VecDeque<P>,
@@ -126,7 +275,7 @@ pub struct ByteFifo<P> {
     capacity_bytes: u32,
 }
 
-impl<P: Packet> ByteFifo<P> {
+impl<P: Held> ByteFifo<P> {
     /// An empty FIFO holding at most `capacity_bytes` bytes.
     pub fn new(capacity_bytes: u32) -> Self {
         ByteFifo {
@@ -145,7 +294,7 @@ impl<P: Packet> ByteFifo<P> {
 
     /// Appends the packet, or hands it back if it does not fit.
     pub fn push(&mut self, packet: P) -> Result<(), P> {
-        let size = packet.size_bytes();
+        let size = packet.held_bytes();
         if !self.fits(size) {
             return Err(packet);
         }
@@ -154,10 +303,26 @@ impl<P: Packet> ByteFifo<P> {
         Ok(())
     }
 
+    /// Queues what `P` keeps of `packet`, queued at `now`, if the packet fits; the packet
+    /// is handed back either way (`Ok` queued, `Err` refused).
+    pub fn admit<Q>(&mut self, packet: Q, now: Nanos) -> Result<Q, Q>
+    where
+        Q: Packet,
+        P: Keep<Q>,
+    {
+        let size = packet.size_bytes();
+        if !self.fits(size) {
+            return Err(packet);
+        }
+        self.bytes += size;
+        push_back_small(&mut self.packets, P::keep(&packet, now));
+        Ok(packet)
+    }
+
     /// Removes the head.
     pub fn pop(&mut self) -> Option<P> {
         let p = self.packets.pop_front()?;
-        self.bytes -= p.size_bytes();
+        self.bytes -= p.held_bytes();
         Some(p)
     }
 
@@ -169,14 +334,14 @@ impl<P: Packet> ByteFifo<P> {
     /// Removes the tail (the most recent arrival).
     pub fn pop_back(&mut self) -> Option<P> {
         let p = self.packets.pop_back()?;
-        self.bytes -= p.size_bytes();
+        self.bytes -= p.held_bytes();
         Some(p)
     }
 
     /// Removes the packet at position `i` from the head.
     pub fn remove(&mut self, i: usize) -> Option<P> {
         let p = self.packets.remove(i)?;
-        self.bytes -= p.size_bytes();
+        self.bytes -= p.held_bytes();
         Some(p)
     }
 

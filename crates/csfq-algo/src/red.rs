@@ -8,7 +8,7 @@
 use rand::Rng;
 
 use crate::packet::Packet;
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::verdict::{DropReason, Dropped};
 
@@ -87,14 +87,14 @@ impl RedAverage {
 
 /// RED: FIFO with early random drop on the averaged queue length.
 #[derive(Debug, Clone)]
-pub struct Red<P> {
+pub struct Red<K> {
     params: RedParams,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
     avg: RedAverage,
     count: i64,
 }
 
-impl<P: Packet> Red<P> {
+impl<K: Held> Red<K> {
     /// A RED queue with the given parameters.
     pub fn new(params: RedParams) -> Self {
         Red {
@@ -130,37 +130,32 @@ pub(crate) fn spread(p_b: f64, count: i64) -> f64 {
     }
 }
 
-impl<P: Packet> QueueDisc<P> for Red<P> {
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Option<Dropped<P>> {
+impl<P: Packet, K: Keep<P>> InOrder<P> for Red<K> {
+    type Kept = K;
+
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, rng: &mut R) -> Result<P, Dropped<P>> {
         self.avg.update(self.fifo.bytes(), now);
         let avg = self.avg.avg;
         let prm = &self.params;
         if avg >= prm.max_th_bytes {
             self.count = 0;
-            return Some(Dropped::new(p, DropReason::RedForced));
+            return Err(Dropped::new(p, DropReason::RedForced));
         }
         if avg >= prm.min_th_bytes {
             self.count += 1;
             if rng.random::<f64>() < red_probability(avg, self.count, prm) {
                 self.count = 0;
-                return Some(Dropped::new(p, DropReason::RedEarly));
+                return Err(Dropped::new(p, DropReason::RedEarly));
             }
         } else {
             self.count = -1;
         }
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
 
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, now: Nanos) -> Option<P> {
+    fn depart(&mut self, now: Nanos) -> Option<K> {
         let p = self.fifo.pop();
         if self.fifo.is_empty() {
             self.avg.mark_idle(now);
@@ -182,6 +177,7 @@ impl<P: Packet> QueueDisc<P> for Red<P> {
 mod tests {
     use super::*;
     use crate::queue::test_packet::TestPacket;
+    use crate::queue::QueueDisc;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 

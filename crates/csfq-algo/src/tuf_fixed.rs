@@ -37,7 +37,7 @@ use rand::Rng;
 
 use crate::fixed::{ExpTables, FixedEdge, FixedRate};
 use crate::packet::FlowId;
-use crate::queue::{ByteFifo, QueueDisc};
+use crate::queue::{ByteFifo, Held, InOrder, Keep};
 use crate::time::Nanos;
 use crate::tuf::{rate_of_tag, Tagged, TAGS};
 use crate::verdict::{DropReason, Dropped};
@@ -163,13 +163,13 @@ impl FixedTufTagger {
 /// carry (untagged: tagged at the port as one flow). Beside [`crate::tuf::TufQueue`], which
 /// pushes the highest tag out of a full queue, it shows what the filter costs.
 #[derive(Debug, Clone)]
-pub struct FixedTufPort<P> {
+pub struct FixedTufPort<K> {
     params: FixedTufParams,
     filter: FixedTufFilter,
-    fifo: ByteFifo<P>,
+    fifo: ByteFifo<K>,
 }
 
-impl<P: Tagged> FixedTufPort<P> {
+impl<K: Held> FixedTufPort<K> {
     /// A port whose virtual queue and FIFO hold `params.limit_bytes`.
     pub fn new(params: FixedTufParams) -> Self {
         FixedTufPort {
@@ -185,9 +185,11 @@ impl<P: Tagged> FixedTufPort<P> {
     }
 }
 
-impl<P: Tagged> QueueDisc<P> for FixedTufPort<P> {
+impl<P: Tagged, K: Keep<P>> InOrder<P> for FixedTufPort<K> {
+    type Kept = K;
+
     #[inline]
-    fn enqueue<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, _rng: &mut R) -> Option<Dropped<P>> {
+    fn admit<R: Rng + ?Sized>(&mut self, p: P, now: Nanos, _rng: &mut R) -> Result<P, Dropped<P>> {
         let (v, _) = self.filter.on_arrival(
             crate::fixed::tables(),
             &self.params,
@@ -196,20 +198,13 @@ impl<P: Tagged> QueueDisc<P> for FixedTufPort<P> {
             p.tag(),
         );
         if let TufVerdict::Drop(reason) = v {
-            return Some(Dropped::new(p, reason));
+            return Err(Dropped::new(p, reason));
         }
         self.fifo
-            .push(p)
-            .err()
-            .map(|p| Dropped::new(p, DropReason::BufferOverflow))
+            .admit(p, now)
+            .map_err(|p| Dropped::new(p, DropReason::BufferOverflow))
     }
-    fn last_queued(&self) -> Option<&P> {
-        self.fifo.back()
-    }
-    fn departs_in_order(&self) -> bool {
-        true
-    }
-    fn dequeue(&mut self, _now: Nanos) -> Option<P> {
+    fn depart(&mut self, _now: Nanos) -> Option<K> {
         self.fifo.pop()
     }
     fn len_bytes(&self) -> u32 {

@@ -2,16 +2,16 @@
 //! `w_q` follow from the link's rate and a target delay (`[ared]`).
 
 use csfq_algo::ared::{Ared, AredParams};
+use csfq_algo::queue::Queued;
 use serde::{Deserialize, Serialize};
 
 use super::{DisciplineTables, Link, ParamError, TableError};
 use crate::limits::{within, MIN_TIME_MS};
-use crate::packet::SimPacket;
 
 /// Adaptive RED at a port.
-pub type Port = Box<Ared<SimPacket>>;
+pub type Port = Box<Ared<Queued>>;
 
-super::queue_alone!(Ared<SimPacket>);
+super::queue_alone!(in_order Ared<Queued>);
 
 /// Adaptive RED with the `[ared]` table for the link, counting in TCP's segment.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {

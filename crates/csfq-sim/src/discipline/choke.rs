@@ -9,7 +9,7 @@ use crate::packet::SimPacket;
 /// CHOKe at a port.
 pub type Port = Box<Choke<SimPacket>>;
 
-super::queue_alone!(Choke<SimPacket>);
+super::queue_alone!(scheduled Choke<SimPacket>);
 
 /// CHOKe with the `[red]` table's thresholds for the link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {

@@ -3,6 +3,7 @@
 //! target: these are ours), which the dataplane's model (`csfne-fixed`) also reads.
 
 use csfq_algo::csfne::{CsfneCore, CsfneParams, TswMeter};
+use csfq_algo::queue::Queued;
 use csfq_algo::Nanos;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ use crate::limits::{within, MIN_TIME_MS};
 use crate::packet::SimPacket;
 
 /// CS-FNE at a port: its edge's TSW meter and its flow-number-estimating core.
-pub type Port = Box<EdgeCore<TswMeter, CsfneCore<SimPacket>>>;
+pub type Port = Box<EdgeCore<TswMeter, CsfneCore<Queued>>>;
 
 /// Labels with the TSW rate; keeps no weights.
 impl Edge for TswMeter {
@@ -26,8 +27,10 @@ impl Edge for TswMeter {
     }
 }
 
+super::port_queue!(in_order CsfneCore<Queued>);
+
 /// `C / N_act`, the threshold rate.
-impl Estimate for CsfneCore<SimPacket> {
+impl Estimate for CsfneCore<Queued> {
     fn fair_share(&self) -> Option<f64> {
         Some(self.threshold_rate())
     }

@@ -4,16 +4,18 @@
 
 use csfq_algo::csfne_fixed::{FixedCsfneParams, FixedCsfnePort, RING_MAX};
 use csfq_algo::fixed::{FixedEdge, Meter};
+use csfq_algo::queue::Queued;
 
 use super::{DisciplineTables, EdgeCore, Estimate, Link, ParamError};
-use crate::packet::SimPacket;
 
 /// The integer CS-FNE at a port: its edge (the integer edge with the TSW meter,
 /// `csfq_fixed`) and its core with its ring.
-pub type Port = Box<EdgeCore<FixedEdge, FixedCsfnePort<SimPacket>>>;
+pub type Port = Box<EdgeCore<FixedEdge, FixedCsfnePort<Queued>>>;
+
+super::port_queue!(in_order FixedCsfnePort<Queued>);
 
 /// `CL`, the threshold rate.
-impl Estimate for FixedCsfnePort<SimPacket> {
+impl Estimate for FixedCsfnePort<Queued> {
     fn fair_share(&self) -> Option<f64> {
         Some(self.threshold_rate())
     }

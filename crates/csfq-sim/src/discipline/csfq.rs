@@ -3,6 +3,7 @@
 //! table, which the dataplane's models (`csfq-fixed`, `tuf-filter`) also read.
 
 use csfq_algo::csfq::{CsfqCore, CsfqEdge, CsfqParams};
+use csfq_algo::queue::Queued;
 use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ use crate::limits::{within, MIN_TIME_MS};
 use crate::packet::SimPacket;
 
 /// CSFQ at a port: its edge and its core.
-pub type Port = Box<EdgeCore<CsfqEdge, CsfqCore<SimPacket>>>;
+pub type Port = Box<EdgeCore<CsfqEdge, CsfqCore<Queued>>>;
 
 impl Edge for CsfqEdge {
     #[inline]
@@ -29,8 +30,10 @@ impl Edge for CsfqEdge {
     }
 }
 
+super::port_queue!(in_order CsfqCore<Queued>);
+
 /// `alpha`.
-impl Estimate for CsfqCore<SimPacket> {
+impl Estimate for CsfqCore<Queued> {
     fn fair_share(&self) -> Option<f64> {
         Some(self.estimator().alpha())
     }

@@ -2,6 +2,7 @@
 //! 16-bit floats: the Linux programs' numbers in the simulator. Reads `[csfq]`.
 
 use csfq_algo::fixed::{FixedCoreParams, FixedCsfqCore, FixedEdge};
+use csfq_algo::queue::Queued;
 use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
 
@@ -9,7 +10,7 @@ use super::{DisciplineTables, Edge, EdgeCore, Estimate, Link, ParamError};
 use crate::packet::SimPacket;
 
 /// The integer CSFQ at a port: its edge and its core.
-pub type Port = Box<EdgeCore<FixedEdge, FixedCsfqCore<SimPacket>>>;
+pub type Port = Box<EdgeCore<FixedEdge, FixedCsfqCore<Queued>>>;
 
 /// The integer edge, CSFQ's Eq. (3) meter or CS-FNE's TSW (`csfne-fixed`).
 impl Edge for FixedEdge {
@@ -27,8 +28,10 @@ impl Edge for FixedEdge {
     }
 }
 
+super::port_queue!(in_order FixedCsfqCore<Queued>);
+
 /// `alpha`, bit/s.
-impl Estimate for FixedCsfqCore<SimPacket> {
+impl Estimate for FixedCsfqCore<Queued> {
     fn fair_share(&self) -> Option<f64> {
         Some(self.alpha_bps() as f64)
     }

@@ -10,7 +10,7 @@ use crate::packet::SimPacket;
 /// DRR at a port.
 pub type Port = Box<Drr<SimPacket>>;
 
-super::queue_alone!(Drr<SimPacket>);
+super::queue_alone!(scheduled Drr<SimPacket>);
 
 /// DRR with the `[drr]` table over the link's buffer.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {

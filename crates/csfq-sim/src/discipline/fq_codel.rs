@@ -11,7 +11,7 @@ use crate::packet::SimPacket;
 /// FQ-CoDel at a port.
 pub type Port = Box<FqCodel<SimPacket>>;
 
-super::queue_alone!(FqCodel<SimPacket>);
+super::queue_alone!(scheduled FqCodel<SimPacket>);
 
 /// FQ-CoDel with the `[fq_codel]` table over the link's buffer. The hash perturbation
 /// follows the scenario's seed: runs stay reproducible.

@@ -2,15 +2,15 @@
 //! (`[red]`) and its own `[fred]` table.
 
 use csfq_algo::fred::{Fred, FredParams, FredVariant};
+use csfq_algo::queue::Queued;
 use serde::{Deserialize, Serialize};
 
 use super::{DisciplineTables, Link, ParamError, TableError};
-use crate::packet::SimPacket;
 
 /// FRED at a port.
-pub type Port = Box<Fred<SimPacket>>;
+pub type Port = Box<Fred<Queued>>;
 
-super::queue_alone!(Fred<SimPacket>);
+super::queue_alone!(in_order Fred<Queued>);
 
 fn build(t: &DisciplineTables, link: Link, variant: FredVariant) -> Port {
     Box::new(Fred::new(FredParams {

@@ -8,7 +8,7 @@ use crate::packet::SimPacket;
 /// LAS at a port.
 pub type Port = Box<Las<SimPacket>>;
 
-super::queue_alone!(Las<SimPacket>);
+super::queue_alone!(scheduled Las<SimPacket>);
 
 /// LAS over the link's buffer.
 pub fn build(_: &DisciplineTables, link: Link) -> Result<Port, ParamError> {

@@ -3,16 +3,18 @@
 //! Section IV).
 
 use csfq_algo::may::{May, MayParams};
+use csfq_algo::queue::Queued;
 use serde::{Deserialize, Serialize};
 
 use super::{ms, DisciplineTables, Link, ParamError, PortDiscipline, TableError};
 use crate::limits::{within, MAX_DURATION_S, MIN_TIME_MS};
-use crate::packet::SimPacket;
 
 /// MAY at a port.
-pub type Port = Box<May<SimPacket>>;
+pub type Port = Box<May<Queued>>;
 
-impl PortDiscipline for May<SimPacket> {
+super::port_queue!(in_order May<Queued>);
+
+impl PortDiscipline for May<Queued> {
     type Queue = Self;
 
     #[inline(always)]

@@ -18,7 +18,8 @@
 use std::fmt;
 
 use csfq_algo::may::{MayParamError, MayStats};
-use csfq_algo::{Dropped, FlowId, Nanos, QueueDisc};
+use csfq_algo::queue::Queued;
+use csfq_algo::{Dropped, FlowId, Nanos};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -99,12 +100,159 @@ macro_rules! with_disciplines {
 }
 pub(crate) use with_disciplines;
 
+/// What leaves a port's queue: the packet, from a queue that chooses what it sends when
+/// it sends; or what an in-order queue kept of it (see [`PortQueue`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Departure {
+    /// The packet itself.
+    Packet(SimPacket),
+    /// An in-order queue's record of it: the packet was handed back when it was queued.
+    Kept(Queued),
+}
+
+impl Departure {
+    /// Its length on the wire, bytes.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        match self {
+            Departure::Packet(p) => p.size,
+            Departure::Kept(k) => k.size,
+        }
+    }
+
+    /// When it was queued.
+    #[inline]
+    pub fn queued_at(&self) -> Nanos {
+        match self {
+            Departure::Packet(p) => p.enq,
+            Departure::Kept(k) => k.at,
+        }
+    }
+}
+
+/// What a port needs of its queue. A queue that sends in arrival order and decides each
+/// packet's fate when it arrives (`csfq_algo::queue::InOrder`: drop-tail, RED, adaptive
+/// RED, FRED, CSFQ's and CS-FNE's cores, TUF's filter, MAY) hands an accepted packet back
+/// as it will leave and keeps a 16-byte [`Queued`] record of it; its port puts the packet
+/// on the wire at once, at the time its transmission will start. The others (DRR, LAS,
+/// CHOKe, FQ-CoDel, TUF's push-out queue: `csfq_algo::QueueDisc`) hold whole packets and
+/// choose what they send when they send.
+pub trait PortQueue {
+    /// The queue is in order (see above).
+    const IN_ORDER: bool;
+    /// [`PortQueue::IN_ORDER`], of a value.
+    #[inline(always)]
+    fn in_order(&self) -> bool {
+        Self::IN_ORDER
+    }
+    /// A packet arrives: `Ok(Some(p))` queued by an in-order queue (`p` as it will leave),
+    /// `Ok(None)` queued by one that holds it, `Err` the first packet dropped for it (the
+    /// arrival, or one pushed out; the rest from [`PortQueue::take_extra_drop`]).
+    fn enqueue<R: Rng + ?Sized>(
+        &mut self,
+        p: SimPacket,
+        now: Nanos,
+        rng: &mut R,
+    ) -> Result<Option<SimPacket>, Dropped<SimPacket>>;
+    /// One more packet the last `enqueue` or `dequeue` dropped, if any.
+    fn take_extra_drop(&mut self) -> Option<Dropped<SimPacket>>;
+    /// The link is free at `now`: what leaves.
+    fn dequeue(&mut self, now: Nanos) -> Option<Departure>;
+    /// Bytes queued.
+    fn len_bytes(&self) -> u32;
+    /// Packets queued.
+    fn len_packets(&self) -> usize;
+    /// Slots allocated by the queue.
+    fn reserved_slots(&self) -> usize;
+    /// Per-flow records held.
+    fn flow_slots(&self) -> usize;
+}
+
+/// [`PortQueue`] for queues of either kind: `in_order` ones (`csfq_algo::queue::InOrder`,
+/// keeping [`Queued`] records) and `scheduled` ones (`csfq_algo::QueueDisc` of
+/// [`SimPacket`]s).
+macro_rules! port_queue {
+    (in_order $($t:ty),+) => {
+        $(impl $crate::discipline::PortQueue for $t {
+            const IN_ORDER: bool = true;
+            #[inline(always)]
+            fn enqueue<R: rand::Rng + ?Sized>(
+                &mut self,
+                p: $crate::packet::SimPacket,
+                now: csfq_algo::Nanos,
+                rng: &mut R,
+            ) -> Result<Option<$crate::packet::SimPacket>, csfq_algo::Dropped<$crate::packet::SimPacket>> {
+                csfq_algo::queue::InOrder::admit(self, p, now, rng).map(Some)
+            }
+            #[inline(always)]
+            fn take_extra_drop(&mut self) -> Option<csfq_algo::Dropped<$crate::packet::SimPacket>> {
+                None
+            }
+            #[inline(always)]
+            fn dequeue(&mut self, now: csfq_algo::Nanos) -> Option<$crate::discipline::Departure> {
+                csfq_algo::queue::InOrder::<$crate::packet::SimPacket>::depart(self, now)
+                    .map($crate::discipline::Departure::Kept)
+            }
+            fn len_bytes(&self) -> u32 {
+                csfq_algo::queue::InOrder::<$crate::packet::SimPacket>::len_bytes(self)
+            }
+            fn len_packets(&self) -> usize {
+                csfq_algo::queue::InOrder::<$crate::packet::SimPacket>::len_packets(self)
+            }
+            fn reserved_slots(&self) -> usize {
+                csfq_algo::queue::InOrder::<$crate::packet::SimPacket>::reserved_slots(self)
+            }
+            fn flow_slots(&self) -> usize {
+                csfq_algo::queue::InOrder::<$crate::packet::SimPacket>::flow_slots(self)
+            }
+        })+
+    };
+    (scheduled $($t:ty),+) => {
+        $(impl $crate::discipline::PortQueue for $t {
+            const IN_ORDER: bool = false;
+            #[inline(always)]
+            fn enqueue<R: rand::Rng + ?Sized>(
+                &mut self,
+                p: $crate::packet::SimPacket,
+                now: csfq_algo::Nanos,
+                rng: &mut R,
+            ) -> Result<Option<$crate::packet::SimPacket>, csfq_algo::Dropped<$crate::packet::SimPacket>> {
+                match csfq_algo::QueueDisc::enqueue(self, p, now, rng) {
+                    None => Ok(None),
+                    Some(d) => Err(d),
+                }
+            }
+            #[inline(always)]
+            fn take_extra_drop(&mut self) -> Option<csfq_algo::Dropped<$crate::packet::SimPacket>> {
+                csfq_algo::QueueDisc::take_extra_drop(self)
+            }
+            #[inline(always)]
+            fn dequeue(&mut self, now: csfq_algo::Nanos) -> Option<$crate::discipline::Departure> {
+                csfq_algo::QueueDisc::dequeue(self, now).map($crate::discipline::Departure::Packet)
+            }
+            fn len_bytes(&self) -> u32 {
+                csfq_algo::QueueDisc::len_bytes(self)
+            }
+            fn len_packets(&self) -> usize {
+                csfq_algo::QueueDisc::len_packets(self)
+            }
+            fn reserved_slots(&self) -> usize {
+                csfq_algo::QueueDisc::reserved_slots(self)
+            }
+            fn flow_slots(&self) -> usize {
+                csfq_algo::QueueDisc::flow_slots(self)
+            }
+        })+
+    };
+}
+pub(crate) use port_queue;
+
 /// What a port runs besides its queue: the edge's duties where a flow enters, and the
 /// fair-share estimate it reports. Every method but the queue's has a default that does
 /// nothing, for the disciplines that are a queue alone.
 pub trait PortDiscipline {
     /// The queue every packet through the port goes through.
-    type Queue: QueueDisc<SimPacket>;
+    type Queue: PortQueue;
 
     /// The queue.
     fn queue(&self) -> &Self::Queue;
@@ -161,7 +309,7 @@ pub trait Estimate {
     }
 }
 
-impl<E: Edge, Q: QueueDisc<SimPacket> + Estimate> PortDiscipline for EdgeCore<E, Q> {
+impl<E: Edge, Q: PortQueue + Estimate> PortDiscipline for EdgeCore<E, Q> {
     type Queue = Q;
 
     #[inline(always)]
@@ -192,9 +340,11 @@ impl<E: Edge, Q: QueueDisc<SimPacket> + Estimate> PortDiscipline for EdgeCore<E,
     }
 }
 
-/// A discipline that is its queue alone: no edge, no estimate.
+/// A discipline that is its queue alone: no edge, no estimate; `in_order` or `scheduled`
+/// as in [`port_queue!`].
 macro_rules! queue_alone {
-    ($($t:ty),+) => {
+    ($kind:ident $($t:ty),+) => {
+        $crate::discipline::port_queue!($kind $($t),+);
         $(impl $crate::discipline::PortDiscipline for $t {
             type Queue = Self;
             #[inline(always)]
@@ -362,8 +512,9 @@ macro_rules! declare {
             /// Enqueues `p`, as a qdisc's `enqueue(skb, sch, to_free)` does: every packet
             /// the discipline drops for it (the arrival, or packets pushed out to make
             /// room, CHOKe's matched victim) is handed to `drop`, in the order they were
-            /// dropped. Returns whether it dropped any; a discipline that departs in order
-            /// only ever drops the arrival.
+            /// dropped. A discipline that departs in order hands the packet back if it
+            /// queued it, as it will leave (its queue keeps only a record); it only ever
+            /// drops the arrival.
             #[inline]
             pub fn enqueue<R: Rng + ?Sized>(
                 &mut self,
@@ -371,14 +522,15 @@ macro_rules! declare {
                 now: Nanos,
                 rng: &mut R,
                 drop: &mut dyn FnMut(Dropped<SimPacket>),
-            ) -> bool {
+            ) -> Option<SimPacket> {
                 // The drain is a second dispatch, taken only after a drop: inside the first
                 // it made FQ-CoDel's runs 4-7% slower (the inlining of its paths changed).
                 let first = match self {
                     $(Discipline::$variant(d) => d.queue_mut().enqueue(p, now, rng),)+
                 };
-                let Some(d) = first else {
-                    return false;
+                let d = match first {
+                    Ok(leaves) => return leaves,
+                    Err(d) => d,
                 };
                 drop(d);
                 while let Some(d) = match self {
@@ -386,38 +538,29 @@ macro_rules! declare {
                 } {
                     drop(d);
                 }
-                true
+                None
             }
 
             /// Whether the discipline sends in arrival order and decides only on arrival
-            /// (see `QueueDisc::last_queued`), so that its port fixes each packet's
-            /// departure when the packet is queued: FIFO, RED, adaptive RED, FRED, CSFQ's
-            /// and CS-FNE's cores, TUF's filter and MAY. DRR, FQ-CoDel, LAS, CHOKe and
-            /// TUF's push-out queue decide when they send, or drop what is queued.
+            /// (see [`PortQueue`]), so that its port fixes each packet's departure when
+            /// the packet is queued: FIFO, RED, adaptive RED, FRED, CSFQ's and CS-FNE's
+            /// cores, TUF's filter and MAY. DRR, FQ-CoDel, LAS, CHOKe and TUF's push-out
+            /// queue decide when they send, or drop what is queued.
             pub fn departs_in_order(&self) -> bool {
                 match self {
-                    $(Discipline::$variant(d) => d.queue().departs_in_order(),)+
+                    $(Discipline::$variant(d) => d.queue().in_order(),)+
                 }
             }
 
-            /// The packet the last accepted enqueue queued, as it will leave (disciplines
-            /// that depart in order; `None` for the others).
-            #[inline]
-            pub fn last_queued(&self) -> Option<&SimPacket> {
-                match self {
-                    $(Discipline::$variant(d) => d.queue().last_queued(),)+
-                }
-            }
-
-            /// Dequeues the next packet to send, as a qdisc's `dequeue(sch)` does; the
-            /// packets a discipline that manages its queue at the head drops on the way
-            /// (CoDel) are handed to `drop`, in order.
+            /// Dequeues what leaves next, as a qdisc's `dequeue(sch)` does: the packet, or
+            /// an in-order queue's record of it. The packets a discipline that manages its
+            /// queue at the head drops on the way (CoDel) are handed to `drop`, in order.
             #[inline]
             pub fn dequeue(
                 &mut self,
                 now: Nanos,
                 mut drop: impl FnMut(Dropped<SimPacket>),
-            ) -> Option<SimPacket> {
+            ) -> Option<Departure> {
                 match self {
                     $(Discipline::$variant(d) => {
                         let q = d.queue_mut();
@@ -547,7 +690,7 @@ mod tests {
         use std::mem::size_of;
         assert_eq!(
             size_of::<super::Discipline>(),
-            size_of::<csfq_algo::fifo::DropTail<crate::packet::SimPacket>>()
+            size_of::<csfq_algo::fifo::DropTail<csfq_algo::queue::Queued>>()
         );
     }
 

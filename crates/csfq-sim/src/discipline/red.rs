@@ -1,16 +1,16 @@
 //! RED (Floyd and Jacobson 1993; `csfq_algo::red`) and its `[red]` table, whose
 //! thresholds FRED and CHOKe also read (16 KB / 32 KB in the CSFQ paper).
 
+use csfq_algo::queue::Queued;
 use csfq_algo::red::{Red, RedParams};
 use serde::{Deserialize, Serialize};
 
 use super::{DisciplineTables, Link, ParamError, TableError};
-use crate::packet::SimPacket;
 
 /// RED at a port.
-pub type Port = Box<Red<SimPacket>>;
+pub type Port = Box<Red<Queued>>;
 
-super::queue_alone!(Red<SimPacket>);
+super::queue_alone!(in_order Red<Queued>);
 
 /// RED with the `[red]` table for the link.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {

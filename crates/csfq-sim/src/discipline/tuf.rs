@@ -35,6 +35,8 @@ impl Edge for TufTagger {
 /// The push-out queue keeps no estimate.
 impl Estimate for TufQueue<SimPacket> {}
 
+super::port_queue!(scheduled TufQueue<SimPacket>);
+
 /// TUF with the `[tuf]` table over the link's buffer.
 pub fn build(t: &DisciplineTables, link: Link) -> Result<Port, ParamError> {
     Ok(Box::new(EdgeCore {

@@ -4,6 +4,7 @@
 //! link in front of a FIFO, not a queue that pushes the highest tag out. Reads `[tuf]`
 //! (the tagger's `K`) and `[csfq]` (the filter's window, `K_c`).
 
+use csfq_algo::queue::Queued;
 use csfq_algo::tuf_fixed::{FixedTufParams, FixedTufPort, FixedTufTagger};
 use csfq_algo::{FlowId, Nanos};
 use rand::Rng;
@@ -13,7 +14,7 @@ use crate::packet::{SimPacket, NO_TAG};
 
 /// The integer TUF at a port: its edge's tagger of every flow and the filter in front of
 /// a FIFO.
-pub type Port = Box<EdgeCore<FixedTufTagger, FixedTufPort<SimPacket>>>;
+pub type Port = Box<EdgeCore<FixedTufTagger, FixedTufPort<Queued>>>;
 
 /// Tags a packet unless it already carries a tag.
 impl Edge for FixedTufTagger {
@@ -34,8 +35,10 @@ impl Edge for FixedTufTagger {
     }
 }
 
+super::port_queue!(in_order FixedTufPort<Queued>);
+
 /// The threshold tag's rate.
-impl Estimate for FixedTufPort<SimPacket> {
+impl Estimate for FixedTufPort<Queued> {
     fn fair_share(&self) -> Option<f64> {
         Some(self.threshold_rate())
     }

@@ -144,7 +144,8 @@ impl Simulation {
     /// [`Topology::ports`]) send or drop; replaces an earlier tracer. Call
     /// [`Simulation::finish_trace`] after the run to flush it.
     pub fn trace(&mut self, ports: &[usize], tracer: Box<dyn Tracer>) -> Result<(), NoSuchPort> {
-        self.ports.trace(ports, tracer)
+        self.ports
+            .trace(ports, tracer, &mut self.events, &self.topo.ports)
     }
 
     /// Flushes the tracer (if any); returns what it recorded, or its first error.

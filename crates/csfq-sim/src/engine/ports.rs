@@ -9,11 +9,14 @@
 //! `DropReason` from `csfq-algo`; the port counts it, a tracer sees it, and `on_drop`
 //! charges it to its flow.
 
+use std::collections::VecDeque;
+
+use csfq_algo::queue::Queued;
 use csfq_algo::{Dropped, FlowId, Nanos};
 use rand_pcg::Pcg64Mcg;
 
 use crate::config::Scenario;
-use crate::discipline::Discipline;
+use crate::discipline::{Departure, Discipline};
 use crate::events::{EventKind, Events};
 use crate::kinds::DisciplineKind;
 use crate::net::{BuildError, PortDef, Topology};
@@ -35,8 +38,9 @@ pub(super) struct Port {
     txdone_pending: bool,
     /// The discipline departs in order ([`Discipline::departs_in_order`]): each packet is
     /// put on the wire when it is queued, at the time its transmission will start, and
-    /// leaves the discipline's queue (`dequeue` at that time) when the port is next looked
-    /// at (see [`Ports::catch_up`]). No `TxDone` event.
+    /// the queue keeps only a 16-byte record of it (its size, flow and arrival), which
+    /// leaves (`dequeue` at that time) when the port is next looked at (see
+    /// [`Ports::catch_up`]). No `TxDone` event.
     in_order: bool,
     /// With `in_order`: when the packet at the head of the discipline's queue starts its
     /// transmission (the ones behind it follow back to back).
@@ -168,6 +172,10 @@ pub(super) struct Ports {
     /// when the port is next looked at, and at the end of the run).
     pub(super) hops: u64,
     tracer: Option<Box<dyn Tracer>>,
+    /// The packets queued at each traced in-order port, as they will leave, for the
+    /// tracer: an in-order queue keeps only a record of each (its port, and its packets in
+    /// arrival order).
+    held: Vec<(u32, VecDeque<SimPacket>)>,
     /// Transmission times computed lately, by packet size and link rate.
     tx_times: TxTimes,
 }
@@ -273,6 +281,7 @@ impl Ports {
             free_slots: Vec::with_capacity(1024),
             hops: 0,
             tracer: None,
+            held: Vec::new(),
             tx_times: TxTimes::default(),
         })
     }
@@ -288,7 +297,10 @@ impl Ports {
         &mut self,
         ports: &[usize],
         tracer: Box<dyn Tracer>,
+        events: &mut Events,
+        defs: &[PortDef],
     ) -> Result<(), NoSuchPort> {
+        let now = events.now();
         if let Some(&port) = ports.iter().find(|&&p| p >= self.ports.len()) {
             return Err(NoSuchPort {
                 port,
@@ -298,14 +310,48 @@ impl Ports {
         for p in &mut self.ports {
             p.traced = false;
         }
+        self.held.clear();
         for &p in ports {
-            self.ports[p].traced = true;
-            if self.ports[p].in_order && !self.observed.contains(&(p as u32)) {
-                self.observed.push(p as u32);
+            if self.ports[p].in_order {
+                if !self.observed.contains(&(p as u32)) {
+                    self.observed.push(p as u32);
+                }
+                let queued = self.queued_on_wire(p, now, defs);
+                // Each is recorded when its transmission starts, in time order, as the
+                // packets queued from now on will be.
+                let mut start = self.ports[p].head_start;
+                for q in &queued {
+                    events.schedule(start, EventKind::TxDone(p as u32));
+                    start += self.tx_times.get(q.size, defs[p].rate_bps);
+                }
+                self.held.push((p as u32, queued));
             }
+            self.ports[p].traced = true;
         }
         self.tracer = Some(tracer);
         Ok(())
+    }
+
+    /// The packets queued now at in-order port `port`, as they will leave: the last ones
+    /// on its wire (each was put there when it was queued, one hop further on).
+    fn queued_on_wire(&mut self, port: usize, now: Nanos, defs: &[PortDef]) -> VecDeque<SimPacket> {
+        // Packets whose transmission has started by now leave the queue first, untraced
+        // (a port that is not observed is brought up to date only when next looked at).
+        self.catch_up(port, now, defs);
+        let queued = self.ports[port].disc.len_packets();
+        let mut wire: Vec<&InFlight> = self
+            .in_flight
+            .iter()
+            .filter(|w| w.port == port as u32)
+            .collect();
+        wire.sort_by_key(|w| (w.at, w.seq));
+        wire[wire.len().saturating_sub(queued)..]
+            .iter()
+            .map(|w| SimPacket {
+                hop: w.packet.hop - 1,
+                ..w.packet
+            })
+            .collect()
     }
 
     /// Flushes the tracer, if any.
@@ -447,18 +493,18 @@ impl Ports {
         let rng = &mut self.rngs[port.rng as usize];
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
-        let dropped = port.disc.enqueue(p, now, rng, &mut |d| {
+        let queued = port.disc.enqueue(p, now, rng, &mut |d| {
             charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
         });
-        if dropped {
-            // In order: only the arrival is ever dropped.
+        // In order: the arrival queued, as it will leave, or dropped (only the arrival
+        // ever is).
+        let Some(queued) = queued else {
             return;
+        };
+        if traced {
+            self.held_at(port_id).push_back(queued);
         }
         let port = &mut self.ports[port_id];
-        let queued = *port
-            .disc
-            .last_queued()
-            .expect("an in-order discipline shows what it queued");
         let len = port.disc.len_packets();
         port.peak_packets = port.peak_packets.max(len as u32);
         let start = port.busy_until.max(now);
@@ -488,13 +534,26 @@ impl Ports {
             let mut head_drop = |d: Dropped<SimPacket>| {
                 debug_assert!(false, "an in-order discipline dropped at its head: {d:?}");
             };
-            let p = port
+            let d = port
                 .disc
                 .dequeue(at, &mut head_drop)
                 .expect("a queue that is not empty dequeues");
-            port.head_start = at + self.tx_times.get(p.size, defs[port_id].rate_bps);
-            self.account(port_id, &p, at);
+            port.head_start = at + self.tx_times.get(d.size(), defs[port_id].rate_bps);
+            match d {
+                Departure::Packet(p) => self.account(port_id, &p, at),
+                Departure::Kept(k) => self.account_kept(port_id, k, at),
+            }
         }
+    }
+
+    /// The packets held for the tracer at traced in-order port `port_id`.
+    fn held_at(&mut self, port_id: usize) -> &mut VecDeque<SimPacket> {
+        let i = self
+            .held
+            .iter()
+            .position(|(p, _)| *p == port_id as u32)
+            .expect("every traced in-order port holds its queued packets");
+        &mut self.held[i].1
     }
 
     /// Brings every in-order port up to `now`: once, at the end of the run.
@@ -529,7 +588,8 @@ impl Ports {
         let next = port.disc.dequeue(now, &mut |d| {
             charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
         });
-        let Some(p) = next else {
+        // An in-order port never gets here: its packets were put on the wire when queued.
+        let Some(Departure::Packet(p)) = next else {
             return;
         };
         self.transmit(port_id, p, defs, events);
@@ -550,17 +610,39 @@ impl Ports {
     /// A packet starts its transmission at port `port_id` at `at`: traced, and counted in
     /// the link's record.
     fn account(&mut self, port_id: usize, p: &SimPacket, at: Nanos) {
-        self.hops += 1;
-        let port = &mut self.ports[port_id];
-        if port.traced {
+        if self.ports[port_id].traced {
             if let Some(t) = &mut self.tracer {
                 t.sent(at, port_id, p);
             }
         }
-        if let Some(r) = &mut port.record {
+        self.record_tx(port_id, p.size, p.enq, at);
+    }
+
+    /// [`Ports::account`] of a packet an in-order queue kept a record of: the tracer is
+    /// given the packet held for it.
+    fn account_kept(&mut self, port_id: usize, k: Queued, at: Nanos) {
+        if self.ports[port_id].traced {
+            let p = self
+                .held_at(port_id)
+                .pop_front()
+                .expect("a traced in-order port holds each packet its queue kept");
+            debug_assert_eq!((p.size, p.enq), (k.size, k.at));
+            if let Some(t) = &mut self.tracer {
+                t.sent(at, port_id, &p);
+            }
+        }
+        self.record_tx(port_id, k.size, k.at, at);
+    }
+
+    /// A transmission of `size` bytes queued at `queued_at` starts at `at`: counted, and
+    /// in the link's record.
+    #[inline]
+    fn record_tx(&mut self, port_id: usize, size: u32, queued_at: Nanos, at: Nanos) {
+        self.hops += 1;
+        if let Some(r) = &mut self.ports[port_id].record {
             r.tx_pkts += 1;
-            r.tx_bytes += p.size as u64;
-            r.sojourn.record(at.saturating_sub(p.enq).0);
+            r.tx_bytes += size as u64;
+            r.sojourn.record(at.saturating_sub(queued_at).0);
         }
     }
 

@@ -17,7 +17,7 @@ use csfq_algo::{Dropped, FlowId, Nanos};
 use rand_pcg::Pcg64Mcg;
 
 use crate::config::Scenario;
-use crate::discipline::Discipline;
+use crate::discipline::{Departure, Discipline};
 use crate::events::{Action, EventKind};
 use crate::net::{BuildError, LoopDef, Topology};
 use crate::observe::report::LoopReport;
@@ -31,6 +31,9 @@ struct LoopRt {
     ingress: Ingress,
     egress: Egress,
     queue: Discipline,
+    /// The packets an in-order shaper queue holds, as they will leave (the queue keeps
+    /// only a record of each).
+    held: VecDeque<SimPacket>,
     rng: Pcg64Mcg,
     /// The pending `LoopSend` event's time, if any.
     send_at: Option<Nanos>,
@@ -82,6 +85,7 @@ impl Loops {
                         rng: stream(s.seed, Stream::Loop, i as u64),
                         send_at: None,
                         interval_at: None,
+                        held: VecDeque::new(),
                         controls: VecDeque::new(),
                         feedbacks: VecDeque::new(),
                         sent_pkts: 0,
@@ -127,10 +131,11 @@ impl Loops {
     ) {
         let lp = &mut self.loops[l];
         let drops = &mut lp.ingress_drops;
-        lp.queue.enqueue(p, now, &mut lp.rng, &mut |d| {
+        let queued = lp.queue.enqueue(p, now, &mut lp.rng, &mut |d| {
             *drops += 1;
             on_drop(&d);
         });
+        lp.held.extend(queued);
         lp.peak_queue = lp.peak_queue.max(lp.queue.len_bytes());
         self.reschedule(l, now, out);
     }
@@ -165,7 +170,12 @@ impl Loops {
         let mut head_drop = |d: Dropped<SimPacket>| {
             debug_assert!(false, "a loop's shaper queue dropped at its head: {d:?}");
         };
-        if let Some(mut p) = lp.queue.dequeue(now, &mut head_drop) {
+        let next = match lp.queue.dequeue(now, &mut head_drop) {
+            Some(Departure::Packet(p)) => Some(p),
+            Some(Departure::Kept(_)) => lp.held.pop_front(),
+            None => None,
+        };
+        if let Some(mut p) = next {
             lp.ingress.on_send(p.size, now);
             lp.sent_pkts += 1;
             p.shaped = true;
