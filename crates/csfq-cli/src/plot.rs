@@ -430,6 +430,14 @@ fn fonts() -> Option<std::sync::Arc<resvg::usvg::fontdb::Database>> {
         .clone()
 }
 
+/// Starts loading the system's fonts on a thread of their own, so that a figure drawn
+/// later finds them loaded (or waits for the load to end) instead of loading them then.
+pub fn load_fonts_in_background() {
+    std::thread::spawn(|| {
+        fonts();
+    });
+}
+
 /// Renders an SVG file to PNG at `scale` (2: 1800 x 1080 for our charts). Returns false,
 /// writing nothing, when the system has no fonts to draw the text with.
 pub fn svg_to_png(svg: &Path, png: &Path, scale: f32) -> Result<bool> {
