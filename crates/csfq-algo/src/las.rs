@@ -1,6 +1,6 @@
 //! Least Attained Service: serve the flow that has been served least. Rai, Urvoy-Keller
 //! and Biersack, "Analysis of LAS Scheduling for Job Size Distributions with High
-//! Variance", SIGMETRICS 2003; the stateful comparison of the MAY paper (its ref. [12]).
+//! Variance", SIGMETRICS 2003; the stateful comparison of the MAY paper (its ref. \[12\]).
 //!
 //! Per-flow FIFOs sharing one buffer. The link sends the head packet of the backlogged flow
 //! with the fewest bytes sent so far (ties to the lower flow id). When an arrival does not
