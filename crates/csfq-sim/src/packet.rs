@@ -138,3 +138,34 @@ impl Packet for SimPacket {
         self.label = label;
     }
 }
+
+/// A packet on a wire. A link's packets arrive in the order they were sent, so they wait
+/// in a list in that order and only the first one's `Arrive` event is in the heap; each
+/// keeps the scheduling order it was given when sent, so the heap takes every `Arrive`
+/// exactly when it would if all were in it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InFlight {
+    pub(crate) packet: SimPacket,
+    /// When it arrives.
+    pub(crate) at: Nanos,
+    /// Its scheduling order.
+    pub(crate) seq: u64,
+    /// The next packet on the same wire (`u32::MAX` if none).
+    pub(crate) next: u32,
+    /// The port that sent it; `u32::MAX` once it has arrived and the slot is free.
+    pub(crate) port: u32,
+}
+
+/// The most memory one queued packet takes: at a port that sends in arrival order, its
+/// queue's record and its slot on the wire (it is put there when it is queued); at one
+/// that chooses what it sends, the packet in its queue.
+pub(crate) const QUEUED_PACKET_BYTES: usize = {
+    let in_order =
+        std::mem::size_of::<csfq_algo::queue::Queued>() + std::mem::size_of::<InFlight>();
+    let held = std::mem::size_of::<SimPacket>();
+    if in_order > held {
+        in_order
+    } else {
+        held
+    }
+};

@@ -9,7 +9,7 @@ use super::{FlowKind, ScenarioFile};
 pub struct QueueBound {
     /// Packets, over both directions of every link.
     pub packets: u64,
-    /// Memory they would take in the simulator's queues, bytes.
+    /// Memory they would take in the simulator's queues and on its wires, bytes.
     pub bytes: u64,
     /// The link with the largest share: its index, routers and buffer.
     pub link: (usize, String, String, u32),
@@ -77,7 +77,7 @@ impl ScenarioFile {
             take(self.overlay.control_bytes, "[overlay] control_bytes");
         }
         let size = u64::from(smallest.0.max(1));
-        let per_packet = std::mem::size_of::<crate::packet::SimPacket>() as u64;
+        let per_packet = crate::packet::QUEUED_PACKET_BYTES as u64;
         let mut packets = 0u64;
         let mut link = (0, String::new(), String::new(), 0);
         for (i, l) in self.links.iter().enumerate() {

@@ -159,13 +159,17 @@ fn rlm_layers_are_bounded_like_any_source() {
 }
 
 /// The worst case the buffers could queue, by hand: two 64 000-byte directions of
-/// 20-byte packets are 6400 packets; a 4 GB buffer of them is refused against a budget
+/// 20-byte packets are 6400 packets, 112 bytes each; a 4 GB buffer of them is refused against a budget
 /// it exceeds (it used to grow to 8.5 GB and abort), naming the link and the packet.
 #[test]
 fn buffers_that_cannot_fit_are_refused() {
     let small = GOOD.replace("rate_mbps = 1\n", "rate_mbps = 1\npacket_bytes = 20\n");
     let b = parse(&small).unwrap().queue_bound();
     assert_eq!(b.packets, 6400);
+    // Each at most 112 bytes: at an in-order port a 16-byte record in its queue (time,
+    // size, flow) and a 96-byte slot on its wire (the 72-byte packet, its arrival time,
+    // its scheduling order, the next slot, the port); at a scheduler the 72-byte packet.
+    assert_eq!(b.bytes, 6400 * 112);
     assert_eq!(b.smallest, (20, "a flow's packet_bytes"));
     let huge = small.replace(
         "rate_mbps = 10\n",

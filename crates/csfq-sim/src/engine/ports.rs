@@ -22,7 +22,7 @@ use crate::kinds::DisciplineKind;
 use crate::net::{BuildError, PortDef, Topology};
 use crate::observe::delay::{Precision, Sojourn};
 use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
-use crate::packet::SimPacket;
+use crate::packet::{InFlight, SimPacket};
 use crate::rng::{stream, Stream};
 
 #[derive(Debug)]
@@ -124,21 +124,6 @@ fn charge_drop(
         }
     }
     on_drop(d);
-}
-
-/// A packet on a wire. A link's packets arrive in the order they were sent, so they wait
-/// in a list in that order and only the first one's `Arrive` event is in the heap; each
-/// keeps the scheduling order it was given when sent, so the heap takes every `Arrive`
-/// exactly when it would if all were in it.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    packet: SimPacket,
-    at: Nanos,
-    seq: u64,
-    /// The next packet on the same wire ([`NONE`] if none).
-    next: u32,
-    /// The port that sent it; [`NONE`] once it has arrived and the slot is free.
-    port: u32,
 }
 
 /// What a router port records for its link's report: counters, and time series sampled
