@@ -66,6 +66,6 @@ pub mod tuf_source;
 pub mod verdict;
 
 pub use packet::{FlowId, Packet};
-pub use queue::QueueDisc;
+pub use queue::{InOrder, QueueDisc, Queued};
 pub use time::Nanos;
 pub use verdict::{DropReason, Dropped};

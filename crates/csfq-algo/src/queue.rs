@@ -1,4 +1,6 @@
-//! The interface every queue discipline implements, and the byte-counted FIFO they share.
+//! The interfaces queue disciplines implement ([`QueueDisc`]; [`InOrder`] for those that
+//! send in arrival order and decide on arrival, whose queues may keep a [`Queued`] record
+//! of each packet instead of the packet), and the byte-counted FIFO they share.
 
 use std::collections::VecDeque;
 
