@@ -328,11 +328,6 @@ impl<P: Held> ByteFifo<P> {
         Some(p)
     }
 
-    /// The tail (the most recent arrival), as it is queued.
-    pub fn back(&self) -> Option<&P> {
-        self.packets.back()
-    }
-
     /// Removes the tail (the most recent arrival).
     pub fn pop_back(&mut self) -> Option<P> {
         let p = self.packets.pop_back()?;

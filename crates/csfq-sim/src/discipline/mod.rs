@@ -119,15 +119,6 @@ impl Departure {
             Departure::Kept(k) => k.size,
         }
     }
-
-    /// When it was queued.
-    #[inline]
-    pub fn queued_at(&self) -> Nanos {
-        match self {
-            Departure::Packet(p) => p.enq,
-            Departure::Kept(k) => k.at,
-        }
-    }
 }
 
 /// What a port needs of its queue. A queue that sends in arrival order and decides each
