@@ -17,9 +17,11 @@
 //! transmission and propagation time and arrives (an `Arrive` event) at the next node,
 //! which forwards it again. At a port whose discipline departs in order, a queued packet
 //! is put on the wire at once, its transmission starting when the ones before it end (see
-//! [`crate::events`] on the canonical order). A packet's `hop` counts the ports it has left. Nothing on
-//! that path allocates once the queues and the event heap have grown to their working
-//! size.
+//! [`crate::events`] on the canonical order). A packet whose next hop is a private one (a
+//! host's access port that its flow alone crosses; `crate::events` says when) is handed to it
+//! as it leaves the port before, with no arrival event at the router between. A packet's
+//! `hop` counts the ports it has left. Nothing on that path allocates once the queues and
+//! the event heap have grown to their working size.
 //!
 //! Hosts and loops do not call the engine back: they return [`Action`]s (send this packet,
 //! schedule that event), which the engine carries out in the order given. The order of
@@ -41,7 +43,7 @@ use crate::kinds::DisciplineKind;
 use crate::net::{BuildError, Topology};
 use crate::observe::delay::{FlowDelay, Precision};
 use crate::observe::report::SimReport;
-use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
+use crate::observe::trace::{CannotTrace, TraceEnd, Tracer};
 use crate::overlay::Loops;
 use crate::packet::{Kind, SimPacket};
 use ports::Ports;
@@ -143,9 +145,9 @@ impl Simulation {
     /// From now on, tells `tracer` of every packet that `ports` (indices into
     /// [`Topology::ports`]) send or drop; replaces an earlier tracer. Call
     /// [`Simulation::finish_trace`] after the run to flush it.
-    pub fn trace(&mut self, ports: &[usize], tracer: Box<dyn Tracer>) -> Result<(), NoSuchPort> {
+    pub fn trace(&mut self, ports: &[usize], tracer: Box<dyn Tracer>) -> Result<(), CannotTrace> {
         self.ports
-            .trace(ports, tracer, &mut self.events, &self.topo.ports)
+            .trace(ports, tracer, &mut self.events, &self.topo)
     }
 
     /// Flushes the tracer (if any); returns what it recorded, or its first error.
@@ -247,7 +249,7 @@ impl Simulation {
             EventKind::TxDone(port) => {
                 let hosts = &mut self.hosts;
                 self.ports
-                    .tx_done(port as usize, &self.topo.ports, &mut self.events, |d| {
+                    .tx_done(port as usize, &self.topo, &mut self.events, |d| {
                         hosts.record_drop(d)
                     });
             }
@@ -367,7 +369,7 @@ impl Simulation {
         p.enq = now;
         let hosts = &mut self.hosts;
         self.ports
-            .send(port_id, p, &self.topo.ports, &mut self.events, |d| {
+            .send(port_id, p, &self.topo, &mut self.events, |d| {
                 hosts.record_drop(d)
             });
     }

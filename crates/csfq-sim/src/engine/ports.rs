@@ -1,7 +1,8 @@
 //! Output ports: each directed link's queue discipline, its wire, and what a router port
 //! records for its link's report. Here a packet is labeled at its edge, enqueued or
 //! dropped, and put on the wire; its arrival at the far end is an `Arrive` event naming its
-//! slot in the in-flight slab.
+//! slot in the in-flight slab, or, where the next hop is a private one, it is handed on to
+//! that hop at once ([`Ports::hand_on`]).
 //!
 //! Where a packet is dropped, and why: [`Ports::send`] (the discipline refuses it on
 //! arrival, or pushes others out to make room) and [`Ports::tx_done`] (disciplines that
@@ -19,10 +20,10 @@ use crate::config::Scenario;
 use crate::discipline::{Departure, Discipline};
 use crate::events::{EventKind, Events};
 use crate::kinds::DisciplineKind;
-use crate::net::{BuildError, PortDef, Topology};
+use crate::net::{BuildError, OpenLoopDef, PortDef, Topology};
 use crate::observe::delay::{Precision, Sojourn};
-use crate::observe::trace::{NoSuchPort, TraceEnd, Tracer};
-use crate::packet::{InFlight, SimPacket};
+use crate::observe::trace::{CannotTrace, TraceEnd, Tracer};
+use crate::packet::{InFlight, Kind, SimPacket};
 use crate::rng::{stream, Stream};
 
 #[derive(Debug)]
@@ -58,6 +59,12 @@ pub(super) struct Port {
     /// when it arrives: until then it is the wire's last, and the next is put behind it.
     wire_tail: u32,
     wire_tail_at: Nanos,
+    /// A private hop: the port before it on its one user's path, whose packets are handed
+    /// to this one when they leave that port ([`NONE`] if it is not one; see
+    /// [`Ports::hand_on`]).
+    fed_by: u32,
+    /// Some port after this one is a private hop fed by it.
+    feeds_private: bool,
 }
 
 impl Port {
@@ -163,6 +170,57 @@ pub(super) struct Ports {
     held: Vec<(u32, VecDeque<SimPacket>)>,
     /// Transmission times computed lately, by packet size and link rate.
     tx_times: TxTimes,
+    /// The end of the run: a packet that would reach a private hop later is not handed on.
+    end: Nanos,
+}
+
+/// Marks the private hops of `topo` (see [`Ports::hand_on`]): a flow's last hop (the
+/// access port from its last router to its host) that nothing else crosses, reported by
+/// no link record, drop-tail, at least as fast as the hop before it and with room for one
+/// of the packets it carries. Its packets come from one wire, in the order they leave the
+/// port before it, all of one size (a flow's data packets have one size, so do its ACKs):
+/// each leaves that port at least one transmission time there after the one before it, at
+/// least the time it takes here, so each finds the one before it already sent or being
+/// sent, and nothing waiting. It queues at most the packet that arrives, and never drops.
+fn mark_private_hops(ports: &mut [Port], topo: &Topology, s: &Scenario) {
+    let mut users = vec![0u32; ports.len()];
+    for f in 0..topo.flows.len() {
+        for h in topo.fwd(f).iter().chain(topo.rev(f)) {
+            users[h.port as usize] += 1;
+        }
+    }
+    for l in &topo.loops {
+        for &p in l.fwd.iter().chain(&l.rev) {
+            users[p] += 1;
+        }
+    }
+    for (f, def) in topo.flows.iter().enumerate() {
+        let data_bytes = def
+            .open_loop
+            .as_deref()
+            .map_or(s.tcp.segment_bytes, OpenLoopDef::packet_bytes);
+        // A flow's data in an overlay loop meets the loop's edges on the way (its shaper
+        // and egress, which the engine calls at the routers); its ACKs do not.
+        let data = (!topo.rides_overlay(f)).then(|| (topo.fwd(f), data_bytes));
+        for (path, size) in data.into_iter().chain([(topo.rev(f), s.tcp.ack_bytes)]) {
+            let [.., before, last] = path else {
+                continue;
+            };
+            let (x, y) = (before.port as usize, last.port as usize);
+            let (dx, dy) = (&topo.ports[x], &topo.ports[y]);
+            if users[y] == 1
+                && ports[y].in_order
+                && ports[y].record.is_none()
+                && dy.discipline == DisciplineKind::Fifo
+                && dy.rate_bps >= dx.rate_bps
+                && dy.buffer_bytes >= size
+            {
+                debug_assert_eq!(last.local, 0, "a port with one user knows it as 0");
+                ports[y].fed_by = x as u32;
+                ports[x].feeds_private = true;
+            }
+        }
+    }
 }
 
 impl Ports {
@@ -210,9 +268,12 @@ impl Ports {
                     traced: false,
                     wire_tail: NONE,
                     wire_tail_at: Nanos::ZERO,
+                    fed_by: NONE,
+                    feeds_private: false,
                 })
             })
             .collect::<Result<_, BuildError>>()?;
+        mark_private_hops(&mut ports, topo, s);
         let observed = ports
             .iter()
             .enumerate()
@@ -260,6 +321,7 @@ impl Ports {
         }
         Ok(Ports {
             ports,
+            end: Nanos::from_secs_f64(s.duration_s),
             observed,
             rngs,
             in_flight: Vec::with_capacity(1024),
@@ -283,14 +345,20 @@ impl Ports {
         ports: &[usize],
         tracer: Box<dyn Tracer>,
         events: &mut Events,
-        defs: &[PortDef],
-    ) -> Result<(), NoSuchPort> {
+        topo: &Topology,
+    ) -> Result<(), CannotTrace> {
         let now = events.now();
-        if let Some(&port) = ports.iter().find(|&&p| p >= self.ports.len()) {
-            return Err(NoSuchPort {
-                port,
-                ports: self.ports.len(),
-            });
+        let defs = &topo.ports;
+        for &port in ports {
+            if port >= self.ports.len() {
+                return Err(CannotTrace::NoSuchPort {
+                    port,
+                    ports: self.ports.len(),
+                });
+            }
+            if self.ports[port].fed_by != NONE {
+                return Err(CannotTrace::PrivateHop { port });
+            }
         }
         for p in &mut self.ports {
             p.traced = false;
@@ -301,7 +369,7 @@ impl Ports {
                 if !self.observed.contains(&(p as u32)) {
                     self.observed.push(p as u32);
                 }
-                let queued = self.queued_on_wire(p, now, defs);
+                let queued = self.queued_on_wire(p, now, topo);
                 // Each is recorded when its transmission starts, in time order, as the
                 // packets queued from now on will be.
                 let mut start = self.ports[p].head_start;
@@ -318,24 +386,38 @@ impl Ports {
     }
 
     /// The packets queued now at in-order port `port`, as they will leave: the last ones
-    /// on its wire (each was put there when it was queued, one hop further on).
-    fn queued_on_wire(&mut self, port: usize, now: Nanos, defs: &[PortDef]) -> VecDeque<SimPacket> {
+    /// it sent on (each was put on its wire when it was queued, one hop further on, or
+    /// handed on to a private hop after it, whose wire holds it two hops further on).
+    fn queued_on_wire(&mut self, port: usize, now: Nanos, topo: &Topology) -> VecDeque<SimPacket> {
         // Packets whose transmission has started by now leave the queue first, untraced
         // (a port that is not observed is brought up to date only when next looked at).
-        self.catch_up(port, now, defs);
+        self.catch_up(port, now, &topo.ports);
         let queued = self.ports[port].disc.len_packets();
-        let mut wire: Vec<&InFlight> = self
+        // Each with when it reaches the end of this port's link (a private hop's packet
+        // entered its queue then) and the order it was sent in.
+        let mut sent: Vec<(Nanos, u64, SimPacket)> = self
             .in_flight
             .iter()
-            .filter(|w| w.port == port as u32)
-            .collect();
-        wire.sort_by_key(|w| (w.at, w.seq));
-        wire[wire.len().saturating_sub(queued)..]
-            .iter()
-            .map(|w| SimPacket {
-                hop: w.packet.hop - 1,
-                ..w.packet
+            .filter_map(|w| {
+                if w.port == port as u32 {
+                    let hop = w.packet.hop - 1;
+                    return Some((w.at, w.seq, SimPacket { hop, ..w.packet }));
+                }
+                let on = self.ports.get(w.port as usize)?;
+                if on.fed_by != port as u32 {
+                    return None;
+                }
+                let p = w.packet;
+                let hop = p.hop - 2;
+                let here = topo.hop(p.flow.index(), p.kind == Kind::Data, hop as usize)?;
+                let local = here.local;
+                Some((p.enq, 0, SimPacket { hop, local, ..p }))
             })
+            .collect();
+        sent.sort_by_key(|w| (w.0, w.1));
+        sent[sent.len().saturating_sub(queued)..]
+            .iter()
+            .map(|w| w.2)
             .collect()
     }
 
@@ -399,22 +481,18 @@ impl Ports {
         &mut self,
         port_id: usize,
         mut p: SimPacket,
-        defs: &[PortDef],
+        topo: &Topology,
         events: &mut Events,
         mut on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
         let now = events.now();
+        self.enter(port_id, &mut p, now);
         let port = &mut self.ports[port_id];
-        let rng = &mut self.rngs[port.rng as usize];
-        if !p.entered && port.from_router {
-            // The first router the packet meets is its edge: it (re)writes the label.
-            p.entered = true;
-            port.disc.label_at_edge(&mut p, now, rng);
-        }
         if port.in_order {
-            self.send_in_order(port_id, p, defs, events, on_drop);
+            self.send_in_order(port_id, p, now, topo, events, &mut on_drop);
             return;
         }
+        let rng = &mut self.rngs[port.rng as usize];
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
         port.disc.enqueue(p, now, rng, &mut |d| {
@@ -426,7 +504,7 @@ impl Ports {
         port.peak_packets = port.peak_packets.max(port.disc.len_packets() as u32);
         if !port.txdone_pending {
             if now >= port.busy_until {
-                self.start_tx(port_id, defs, events, on_drop);
+                self.start_tx(port_id, topo, events, &mut on_drop);
             } else if !port.disc.is_empty() {
                 port.txdone_pending = true;
                 let at = port.busy_until;
@@ -435,51 +513,66 @@ impl Ports {
         }
     }
 
+    /// A packet reaches port `port_id` at `now`: if it is the first router port on the
+    /// packet's path, its edge, it (re)writes the label.
+    #[inline]
+    fn enter(&mut self, port_id: usize, p: &mut SimPacket, now: Nanos) {
+        let port = &mut self.ports[port_id];
+        if !p.entered && port.from_router {
+            p.entered = true;
+            let rng = &mut self.rngs[port.rng as usize];
+            port.disc.label_at_edge(p, now, rng);
+        }
+    }
+
     /// Port `port_id` finished sending: start the next packet.
     pub(super) fn tx_done(
         &mut self,
         port_id: usize,
-        defs: &[PortDef],
+        topo: &Topology,
         events: &mut Events,
-        on_drop: impl FnMut(&Dropped<SimPacket>),
+        mut on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
         if self.ports[port_id].in_order {
             // A traced in-order port's departure: recorded now, in time order. The event
             // is the trace's, not the model's: not counted, so a traced run reports the
             // events an untraced one does.
             events.uncount();
-            self.catch_up(port_id, events.now(), defs);
+            self.catch_up(port_id, events.now(), &topo.ports);
             return;
         }
         self.ports[port_id].txdone_pending = false;
-        self.start_tx(port_id, defs, events, on_drop);
+        self.start_tx(port_id, topo, events, &mut on_drop);
     }
 
-    /// [`Ports::send`] at a port whose discipline departs in order: the queue brought up
-    /// to date, then the packet sent at once (an idle drop-tail port), dropped, or queued
-    /// and put on the wire at the end of the transmissions before it.
-    fn send_in_order(
+    /// [`Ports::send`] at a port whose discipline departs in order, at `now` (a private
+    /// hop's packet arrives later than the event being handled: [`Ports::hand_on`]): the
+    /// queue brought up to date, then the packet sent at once (an idle drop-tail port),
+    /// dropped, or queued and put on the wire at the end of the transmissions before it.
+    fn send_in_order<F: FnMut(&Dropped<SimPacket>)>(
         &mut self,
         port_id: usize,
         p: SimPacket,
-        defs: &[PortDef],
+        now: Nanos,
+        topo: &Topology,
         events: &mut Events,
-        mut on_drop: impl FnMut(&Dropped<SimPacket>),
+        on_drop: &mut F,
     ) {
-        let now = events.now();
+        let defs = &topo.ports;
         self.catch_up(port_id, now, defs);
         let port = &mut self.ports[port_id];
         if now >= port.busy_until && port.disc.passes_through(p.size) {
             port.peak_packets = port.peak_packets.max(1);
             self.account(port_id, &p, now);
-            self.put_on_wire(port_id, p, now, defs, events);
+            let handed = self.put_on_wire(port_id, p, now, now, topo, events);
+            self.hand_on(handed, topo, events, on_drop);
             return;
         }
         let rng = &mut self.rngs[port.rng as usize];
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
         let queued = port.disc.enqueue(p, now, rng, &mut |d| {
-            charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
+            charge_drop(port_id, r, traced, tracer, &d, now, on_drop);
         });
         // In order: the arrival queued, as it will leave, or dropped (only the arrival
         // ever is).
@@ -497,11 +590,40 @@ impl Ports {
             port.head_start = start;
         }
         let traced = port.traced;
-        self.put_on_wire(port_id, queued, start, defs, events);
+        let handed = self.put_on_wire(port_id, queued, start, now, topo, events);
         if start == now {
             self.catch_up(port_id, now, defs);
         } else if traced {
             events.schedule(start, EventKind::TxDone(port_id as u32));
+        }
+        self.hand_on(handed, topo, events, on_drop);
+    }
+
+    /// Hands a packet that has just left a port to the private hop after it (see
+    /// [`mark_private_hops`]), at the time it reaches it: the hop's queue is brought to
+    /// that time, ahead of the event being handled, and the packet queued there at once,
+    /// with no event for its arrival at the router between. Nothing else reaches that
+    /// queue, and every packet that does comes this way in the order it arrives, so the
+    /// hop sees what it would see at each arrival; it never drops, and nothing reads it
+    /// before the run's end (it has no link record, and cannot be traced). Only the order
+    /// of events at one instant changes: the packet's arrival at its host is given its
+    /// scheduling order now, not when it reaches the router (see [`crate::events`]).
+    #[inline]
+    fn hand_on<F: FnMut(&Dropped<SimPacket>)>(
+        &mut self,
+        handed: Option<(usize, SimPacket)>,
+        topo: &Topology,
+        events: &mut Events,
+        on_drop: &mut F,
+    ) {
+        if let Some((port_id, mut p)) = handed {
+            let at = p.enq;
+            self.enter(port_id, &mut p, at);
+            self.send_in_order(port_id, p, at, topo, events, on_drop);
+            debug_assert!(
+                self.ports[port_id].disc.len_packets() <= 1,
+                "a private hop holds at most the packet that arrived"
+            );
         }
     }
 
@@ -558,12 +680,12 @@ impl Ports {
         }
     }
 
-    fn start_tx(
+    fn start_tx<F: FnMut(&Dropped<SimPacket>)>(
         &mut self,
         port_id: usize,
-        defs: &[PortDef],
+        topo: &Topology,
         events: &mut Events,
-        mut on_drop: impl FnMut(&Dropped<SimPacket>),
+        on_drop: &mut F,
     ) {
         let now = events.now();
         let port = &mut self.ports[port_id];
@@ -571,25 +693,33 @@ impl Ports {
         let traced = port.traced;
         // Disciplines that manage the queue at its head (CoDel) drop while dequeueing.
         let next = port.disc.dequeue(now, &mut |d| {
-            charge_drop(port_id, r, traced, tracer, &d, now, &mut on_drop);
+            charge_drop(port_id, r, traced, tracer, &d, now, on_drop);
         });
         // An in-order port never gets here: its packets were put on the wire when queued.
         let Some(Departure::Packet(p)) = next else {
             return;
         };
-        self.transmit(port_id, p, defs, events);
+        self.transmit(port_id, p, topo, events, on_drop);
     }
 
     /// Puts a packet that has left port `port_id`'s queue on the wire.
-    fn transmit(&mut self, port_id: usize, p: SimPacket, defs: &[PortDef], events: &mut Events) {
+    fn transmit<F: FnMut(&Dropped<SimPacket>)>(
+        &mut self,
+        port_id: usize,
+        p: SimPacket,
+        topo: &Topology,
+        events: &mut Events,
+        on_drop: &mut F,
+    ) {
         let now = events.now();
         self.account(port_id, &p, now);
-        self.put_on_wire(port_id, p, now, defs, events);
+        let handed = self.put_on_wire(port_id, p, now, now, topo, events);
         let port = &mut self.ports[port_id];
         if !port.disc.is_empty() {
             port.txdone_pending = true;
             events.schedule(port.busy_until, EventKind::TxDone(port_id as u32));
         }
+        self.hand_on(handed, topo, events, on_drop);
     }
 
     /// A packet starts its transmission at port `port_id` at `at`: traced, and counted in
@@ -607,11 +737,14 @@ impl Ports {
     /// given the packet held for it.
     fn account_kept(&mut self, port_id: usize, k: Queued, at: Nanos) {
         if self.ports[port_id].traced {
-            let p = self
+            let mut p = self
                 .held_at(port_id)
                 .pop_front()
                 .expect("a traced in-order port holds each packet its queue kept");
-            debug_assert_eq!((p.size, p.enq), (k.size, k.at));
+            debug_assert_eq!(p.size, k.size);
+            // A packet recovered from a private hop's wire when the trace began carries
+            // its arrival there: it entered this queue when its record says.
+            p.enq = k.at;
             if let Some(t) = &mut self.tracer {
                 t.sent(at, port_id, &p);
             }
@@ -631,25 +764,42 @@ impl Ports {
         }
     }
 
-    /// Puts a packet on port `port_id`'s wire, its transmission starting at `start` (now,
-    /// or when the ones before it end), and marks the port busy until it ends.
+    /// Puts a packet on port `port_id`'s wire at `now` (the event's time, or a private
+    /// hop's arrival), its transmission starting at `start` (now, or when the ones before
+    /// it end), and marks the port busy until it ends. A packet whose next hop is a private
+    /// one that it reaches by the end of the run is not put on the wire but returned, with
+    /// its `local` and `enq` set for that hop, to be handed on ([`Ports::hand_on`]).
+    #[must_use]
     fn put_on_wire(
         &mut self,
         port_id: usize,
         mut p: SimPacket,
         start: Nanos,
-        defs: &[PortDef],
+        now: Nanos,
+        topo: &Topology,
         events: &mut Events,
-    ) {
-        let now = events.now();
-        let def = &defs[port_id];
+    ) -> Option<(usize, SimPacket)> {
+        let def = &topo.ports[port_id];
         let tx = self.tx_times.get(p.size, def.rate_bps);
         p.hop += 1;
         let arrive = start + tx + def.delay;
+        self.ports[port_id].busy_until = start + tx;
+        if self.ports[port_id].feeds_private && arrive <= self.end {
+            let next = match p.kind {
+                Kind::Data => topo.hop(p.flow.index(), true, p.hop as usize),
+                Kind::Ack => topo.hop(p.flow.index(), false, p.hop as usize),
+                Kind::Control | Kind::Feedback => None,
+            };
+            if let Some(h) = next.filter(|h| self.ports[h.port as usize].fed_by == port_id as u32) {
+                p.local = h.local;
+                p.enq = arrive;
+                return Some((h.port as usize, p));
+            }
+        }
         // Is the wire's last packet still on it? It is if it arrives later than now; if
         // it arrives now, its slot says whether it has yet (a slot freed, or taken by
         // another port's packet, names no longer this port).
-        let port = &mut self.ports[port_id];
+        let port = &self.ports[port_id];
         let tail = port.wire_tail;
         let on_wire = tail != NONE
             && (port.wire_tail_at > now
@@ -692,7 +842,7 @@ impl Ports {
         let port = &mut self.ports[port_id];
         port.wire_tail = slot;
         port.wire_tail_at = arrive;
-        port.busy_until = start + tx;
+        None
     }
 
     /// Records each router port's queue, fair-share estimate and table size.
@@ -715,7 +865,100 @@ impl Ports {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{FlowSpec, LinkSpec, LoopSpec, ScenarioBuilder};
+    use crate::net::Hop;
     use proptest::prelude::*;
+
+    /// Every private hop of `s` and the port feeding it, sorted.
+    fn private_hops(s: &Scenario) -> (Topology, Vec<(usize, usize)>) {
+        let topo = Topology::build(s).unwrap();
+        let ports = Ports::build(&topo, s).unwrap();
+        let mut hops: Vec<_> = (ports.ports.iter().enumerate())
+            .filter(|(_, p)| p.fed_by != NONE)
+            .map(|(i, p)| (i, p.fed_by as usize))
+            .collect();
+        hops.sort_unstable();
+        (topo, hops)
+    }
+
+    /// A path's last port and the one before it.
+    fn last_two(path: &[Hop]) -> (usize, usize) {
+        let [.., before, last] = path else {
+            panic!("a path of one hop: {path:?}")
+        };
+        (last.port as usize, before.port as usize)
+    }
+
+    /// A TCP flow with access links at `access_mbps` over a 10 Mbit/s link, beside a UDP
+    /// flow without access links (its last hop is the link itself, reported).
+    fn dumbbell(access_mbps: f64) -> Scenario {
+        ScenarioBuilder::new("private", 1.0, DisciplineKind::Csfq)
+            .routers(["r1", "r2"])
+            .link(LinkSpec::new("r1", "r2", 10.0))
+            .flow(FlowSpec::tcp("r1", "r2").access(access_mbps, 1.0))
+            .flow(FlowSpec::udp("r1", "r2", 1.0))
+            .build()
+            .unwrap()
+    }
+
+    /// A flow's last access port (data: into its receiver; ACKs: into its sender) is a
+    /// private hop, fed by the link before it, when it is at least as fast as that link;
+    /// a slower one may queue, and is not. A flow without access links has none.
+    #[test]
+    fn a_last_access_port_as_fast_as_the_link_before_it_is_private() {
+        for (access, private) in [(100.0, true), (10.0, true), (9.99, false)] {
+            let (topo, got) = private_hops(&dumbbell(access));
+            let mut want = Vec::new();
+            if private {
+                want = vec![last_two(topo.fwd(0)), last_two(topo.rev(0))];
+                want.sort_unstable();
+            }
+            assert_eq!(got, want, "access at {access} Mbit/s");
+        }
+    }
+
+    /// A flow whose data rides an overlay loop meets the loop's egress on the way: its
+    /// data's last hop is not private, its ACKs' is.
+    #[test]
+    fn a_flow_in_an_overlay_loop_has_only_its_acks_last_hop_private() {
+        let s = ScenarioBuilder::new("private-loop", 1.0, DisciplineKind::Fifo)
+            .routers(["i", "e"])
+            .link(LinkSpec::new("i", "e", 10.0))
+            .overlay_loop(LoopSpec::new("be", "i", "e"))
+            .flow(FlowSpec::tcp("i", "e").access(100.0, 1.0).via_loop("be"))
+            .build()
+            .unwrap();
+        let (topo, got) = private_hops(&s);
+        assert_eq!(got, vec![last_two(topo.rev(0))]);
+    }
+
+    /// A tracer that keeps nothing.
+    #[derive(Debug)]
+    struct Nothing;
+
+    impl Tracer for Nothing {
+        fn sent(&mut self, _: Nanos, _: usize, _: &SimPacket) {}
+        fn dropped(&mut self, _: Nanos, _: usize, _: &SimPacket, _: csfq_algo::DropReason) {}
+        fn finish(&mut self) -> std::io::Result<TraceEnd> {
+            Ok(TraceEnd {
+                packets: 0,
+                stopped_at: None,
+            })
+        }
+    }
+
+    /// A trace cannot name a private hop (its packets are queued ahead of their arrival),
+    /// and says so.
+    #[test]
+    fn a_trace_of_a_private_hop_is_refused() {
+        let s = dumbbell(100.0);
+        let mut sim = crate::Simulation::new(&s).unwrap();
+        let port = last_two(sim.topology().fwd(0)).0;
+        let refused = sim.trace(&[0, port], Box::new(Nothing));
+        assert_eq!(refused, Err(CannotTrace::PrivateHop { port }));
+        let text = refused.unwrap_err().to_string();
+        assert!(text.contains("private access port"), "{text}");
+    }
 
     proptest! {
         /// Remembered or computed, the time is the one `Nanos::transmission` gives, as

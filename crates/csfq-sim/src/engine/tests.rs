@@ -79,3 +79,37 @@ fn runs_are_the_same_event_for_event() {
         assert_eq!((a.events(), a.delivered()), (b.events(), b.delivered()));
     }
 }
+
+/// A private hop as fast as the link before it, worked out by hand: the same link and
+/// source, with access links of 8 Mbit/s and 1 ms on both sides. The sender's access port
+/// sends packet k at k ms (1 ms each, the source offering two a millisecond); it reaches
+/// `a` at k + 2 ms, finds the link idle (each ends as the next arrives), reaches `b` at
+/// k + 5 ms and is handed to the receiver's access port, where the packet before it has
+/// just ended its transmission: it is sent at once and reaches its host at k + 7 ms.
+#[test]
+fn a_private_hop_as_fast_as_the_link_delivers_one_hop_later() {
+    let s = ScenarioBuilder::new("private-hop", 0.02, DisciplineKind::Fifo)
+        .routers(["a", "b"])
+        .link(
+            LinkSpec::new("a", "b", 8.0)
+                .delay_ms(2.0)
+                .buffer_bytes(1500),
+        )
+        .flow(FlowSpec::udp("a", "b", 16.0).jitter(0.0).access(8.0, 1.0))
+        .build()
+        .unwrap();
+    let mut sim = Simulation::new(&s).unwrap();
+    for (ms, delivered) in [(7, 1), (10, 4), (20, 14)] {
+        sim.run_until(Nanos(ms * MS - 1));
+        assert_eq!(sim.delivered().0, delivered - 1, "just before {ms} ms");
+        sim.run_until(Nanos(ms * MS));
+        assert_eq!(sim.delivered().0, delivered, "at {ms} ms");
+    }
+    let d = sim.flow_delay(0).unwrap();
+    assert_eq!(d.base, Nanos(7 * MS));
+    let r = sim.report();
+    assert_eq!(
+        (r.links[0].dropped_pkts, r.links[0].peak_queue_pkts),
+        (0, 1)
+    );
+}

@@ -19,6 +19,19 @@
 //! is deterministic and the same on every machine (integer time, a counter, no
 //! addresses or hashes in the key).
 //!
+//! **Private hops.** A flow's last hop, the access port from its last router to its host,
+//! is *private* when nothing else crosses it, no link record reports it, it is drop-tail,
+//! at least as fast as the hop before it and has room for a packet (`mark_private_hops`
+//! in the engine's ports). Such a hop never holds more than the packet that arrives and
+//! never drops, and its packets reach it from one wire, in order; so a packet is handed
+//! to it when it leaves the hop before (at the time it will arrive there), with no event
+//! for its arrival at the router between. Its arrival at its host is then given its
+//! scheduling order when it leaves that hop before, not when it reaches the router: **at
+//! one instant, a host's arrival runs in the order of its departure from the hop before
+//! its last**. This order replaced one with an arrival event at that router (25 to 33%
+//! fewer events on the dumbbells; results moved only through events at one nanosecond,
+//! which `tests/event_order.rs` checks as before).
+//!
 //! TCP's timers (a retransmission timeout per connection, a delayed ACK per receiver)
 //! wait in a heap of their own: there is one per flow and most are hundreds of
 //! milliseconds away, so they stay out of the way of the packets' events, which are taken

@@ -32,14 +32,29 @@ pub struct TraceEnd {
     pub stopped_at: Option<Nanos>,
 }
 
-/// [`crate::Simulation::trace`] was given a port the network does not have.
+/// [`crate::Simulation::trace`] was given a port it cannot trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("port {port} does not exist: the network has {ports} ports")]
-pub struct NoSuchPort {
-    /// The port asked for.
-    pub port: usize,
-    /// How many ports there are.
-    pub ports: usize,
+pub enum CannotTrace {
+    /// The network has no such port.
+    #[error("port {port} does not exist: the network has {ports} ports")]
+    NoSuchPort {
+        /// The port asked for.
+        port: usize,
+        /// How many ports there are.
+        ports: usize,
+    },
+    /// The port is a private hop (a host's access port that one flow's packets alone
+    /// cross): the run queues each packet there when it leaves the port before, ahead of
+    /// its arrival, so its sends could not be recorded in time order.
+    #[error(
+        "port {port} is a host's private access port: its packets are queued there when \
+         they leave the hop before it, so they cannot be traced in time order; trace the \
+         link before it"
+    )]
+    PrivateHop {
+        /// The port asked for.
+        port: usize,
+    },
 }
 
 /// A link named on the command line that the scenario does not have, or names twice.
