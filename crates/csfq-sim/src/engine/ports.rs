@@ -20,7 +20,7 @@ use crate::config::Scenario;
 use crate::discipline::{Departure, Discipline};
 use crate::events::{EventKind, Events};
 use crate::kinds::DisciplineKind;
-use crate::net::{BuildError, OpenLoopDef, PortDef, Topology};
+use crate::net::{BuildError, PortDef, Topology};
 use crate::observe::delay::{Precision, Sojourn};
 use crate::observe::trace::{CannotTrace, TraceEnd, Tracer};
 use crate::packet::{InFlight, Kind, SimPacket};
@@ -59,12 +59,6 @@ pub(super) struct Port {
     /// when it arrives: until then it is the wire's last, and the next is put behind it.
     wire_tail: u32,
     wire_tail_at: Nanos,
-    /// A private hop: the port before it on its one user's path, whose packets are handed
-    /// to this one when they leave that port ([`NONE`] if it is not one; see
-    /// [`Ports::hand_on`]).
-    fed_by: u32,
-    /// Some port after this one is a private hop fed by it.
-    feeds_private: bool,
 }
 
 impl Port {
@@ -174,55 +168,6 @@ pub(super) struct Ports {
     end: Nanos,
 }
 
-/// Marks the private hops of `topo` (see [`Ports::hand_on`]): a flow's last hop (the
-/// access port from its last router to its host) that nothing else crosses, reported by
-/// no link record, drop-tail, at least as fast as the hop before it and with room for one
-/// of the packets it carries. Its packets come from one wire, in the order they leave the
-/// port before it, all of one size (a flow's data packets have one size, so do its ACKs):
-/// each leaves that port at least one transmission time there after the one before it, at
-/// least the time it takes here, so each finds the one before it already sent or being
-/// sent, and nothing waiting. It queues at most the packet that arrives, and never drops.
-fn mark_private_hops(ports: &mut [Port], topo: &Topology, s: &Scenario) {
-    let mut users = vec![0u32; ports.len()];
-    for f in 0..topo.flows.len() {
-        for h in topo.fwd(f).iter().chain(topo.rev(f)) {
-            users[h.port as usize] += 1;
-        }
-    }
-    for l in &topo.loops {
-        for &p in l.fwd.iter().chain(&l.rev) {
-            users[p] += 1;
-        }
-    }
-    for (f, def) in topo.flows.iter().enumerate() {
-        let data_bytes = def
-            .open_loop
-            .as_deref()
-            .map_or(s.tcp.segment_bytes, OpenLoopDef::packet_bytes);
-        // A flow's data in an overlay loop meets the loop's edges on the way (its shaper
-        // and egress, which the engine calls at the routers); its ACKs do not.
-        let data = (!topo.rides_overlay(f)).then(|| (topo.fwd(f), data_bytes));
-        for (path, size) in data.into_iter().chain([(topo.rev(f), s.tcp.ack_bytes)]) {
-            let [.., before, last] = path else {
-                continue;
-            };
-            let (x, y) = (before.port as usize, last.port as usize);
-            let (dx, dy) = (&topo.ports[x], &topo.ports[y]);
-            if users[y] == 1
-                && ports[y].in_order
-                && ports[y].record.is_none()
-                && dy.discipline == DisciplineKind::Fifo
-                && dy.rate_bps >= dx.rate_bps
-                && dy.buffer_bytes >= size
-            {
-                debug_assert_eq!(last.local, 0, "a port with one user knows it as 0");
-                ports[y].fed_by = x as u32;
-                ports[x].feeds_private = true;
-            }
-        }
-    }
-}
-
 impl Ports {
     /// The ports of `topo` with their disciplines, and the flows' weights set at their
     /// edges and schedulers.
@@ -268,12 +213,9 @@ impl Ports {
                     traced: false,
                     wire_tail: NONE,
                     wire_tail_at: Nanos::ZERO,
-                    fed_by: NONE,
-                    feeds_private: false,
                 })
             })
             .collect::<Result<_, BuildError>>()?;
-        mark_private_hops(&mut ports, topo, s);
         let observed = ports
             .iter()
             .enumerate()
@@ -356,7 +298,7 @@ impl Ports {
                     ports: self.ports.len(),
                 });
             }
-            if self.ports[port].fed_by != NONE {
+            if defs[port].private {
                 return Err(CannotTrace::PrivateHop { port });
             }
         }
@@ -403,15 +345,16 @@ impl Ports {
                     let hop = w.packet.hop - 1;
                     return Some((w.at, w.seq, SimPacket { hop, ..w.packet }));
                 }
-                let on = self.ports.get(w.port as usize)?;
-                if on.fed_by != port as u32 {
+                if !topo.ports.get(w.port as usize)?.private {
                     return None;
                 }
                 let p = w.packet;
                 let hop = p.hop - 2;
                 let here = topo.hop(p.flow.index(), p.kind == Kind::Data, hop as usize)?;
-                let local = here.local;
-                Some((p.enq, 0, SimPacket { hop, local, ..p }))
+                (here.port == port as u32).then(|| {
+                    let local = here.local;
+                    (p.enq, 0, SimPacket { hop, local, ..p })
+                })
             })
             .collect();
         sent.sort_by_key(|w| (w.0, w.1));
@@ -600,7 +543,7 @@ impl Ports {
     }
 
     /// Hands a packet that has just left a port to the private hop after it (see
-    /// [`mark_private_hops`]), at the time it reaches it: the hop's queue is brought to
+    /// [`PortDef::private`]), at the time it reaches it: the hop's queue is brought to
     /// that time, ahead of the event being handled, and the packet queued there at once,
     /// with no event for its arrival at the router between. Nothing else reaches that
     /// queue, and every packet that does comes this way in the order it arrives, so the
@@ -784,13 +727,14 @@ impl Ports {
         p.hop += 1;
         let arrive = start + tx + def.delay;
         self.ports[port_id].busy_until = start + tx;
-        if self.ports[port_id].feeds_private && arrive <= self.end {
+        if def.feeds_private && arrive <= self.end {
             let next = match p.kind {
                 Kind::Data => topo.hop(p.flow.index(), true, p.hop as usize),
                 Kind::Ack => topo.hop(p.flow.index(), false, p.hop as usize),
                 Kind::Control | Kind::Feedback => None,
             };
-            if let Some(h) = next.filter(|h| self.ports[h.port as usize].fed_by == port_id as u32) {
+            // A private hop has one user: a packet bound for it comes from this port.
+            if let Some(h) = next.filter(|h| topo.ports[h.port as usize].private) {
                 p.local = h.local;
                 p.enq = arrive;
                 return Some((h.port as usize, p));
@@ -865,71 +809,18 @@ impl Ports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{FlowSpec, LinkSpec, LoopSpec, ScenarioBuilder};
-    use crate::net::Hop;
+    use crate::config::{FlowSpec, LinkSpec, ScenarioBuilder};
     use proptest::prelude::*;
 
-    /// Every private hop of `s` and the port feeding it, sorted.
-    fn private_hops(s: &Scenario) -> (Topology, Vec<(usize, usize)>) {
-        let topo = Topology::build(s).unwrap();
-        let ports = Ports::build(&topo, s).unwrap();
-        let mut hops: Vec<_> = (ports.ports.iter().enumerate())
-            .filter(|(_, p)| p.fed_by != NONE)
-            .map(|(i, p)| (i, p.fed_by as usize))
-            .collect();
-        hops.sort_unstable();
-        (topo, hops)
-    }
-
-    /// A path's last port and the one before it.
-    fn last_two(path: &[Hop]) -> (usize, usize) {
-        let [.., before, last] = path else {
-            panic!("a path of one hop: {path:?}")
-        };
-        (last.port as usize, before.port as usize)
-    }
-
-    /// A TCP flow with access links at `access_mbps` over a 10 Mbit/s link, beside a UDP
-    /// flow without access links (its last hop is the link itself, reported).
-    fn dumbbell(access_mbps: f64) -> Scenario {
+    /// A TCP flow with access links at 100 Mbit/s over a 10 Mbit/s link: its last access
+    /// ports are private hops.
+    fn dumbbell() -> Scenario {
         ScenarioBuilder::new("private", 1.0, DisciplineKind::Csfq)
             .routers(["r1", "r2"])
             .link(LinkSpec::new("r1", "r2", 10.0))
-            .flow(FlowSpec::tcp("r1", "r2").access(access_mbps, 1.0))
-            .flow(FlowSpec::udp("r1", "r2", 1.0))
+            .flow(FlowSpec::tcp("r1", "r2").access(100.0, 1.0))
             .build()
             .unwrap()
-    }
-
-    /// A flow's last access port (data: into its receiver; ACKs: into its sender) is a
-    /// private hop, fed by the link before it, when it is at least as fast as that link;
-    /// a slower one may queue, and is not. A flow without access links has none.
-    #[test]
-    fn a_last_access_port_as_fast_as_the_link_before_it_is_private() {
-        for (access, private) in [(100.0, true), (10.0, true), (9.99, false)] {
-            let (topo, got) = private_hops(&dumbbell(access));
-            let mut want = Vec::new();
-            if private {
-                want = vec![last_two(topo.fwd(0)), last_two(topo.rev(0))];
-                want.sort_unstable();
-            }
-            assert_eq!(got, want, "access at {access} Mbit/s");
-        }
-    }
-
-    /// A flow whose data rides an overlay loop meets the loop's egress on the way: its
-    /// data's last hop is not private, its ACKs' is.
-    #[test]
-    fn a_flow_in_an_overlay_loop_has_only_its_acks_last_hop_private() {
-        let s = ScenarioBuilder::new("private-loop", 1.0, DisciplineKind::Fifo)
-            .routers(["i", "e"])
-            .link(LinkSpec::new("i", "e", 10.0))
-            .overlay_loop(LoopSpec::new("be", "i", "e"))
-            .flow(FlowSpec::tcp("i", "e").access(100.0, 1.0).via_loop("be"))
-            .build()
-            .unwrap();
-        let (topo, got) = private_hops(&s);
-        assert_eq!(got, vec![last_two(topo.rev(0))]);
     }
 
     /// A tracer that keeps nothing.
@@ -951,9 +842,10 @@ mod tests {
     /// and says so.
     #[test]
     fn a_trace_of_a_private_hop_is_refused() {
-        let s = dumbbell(100.0);
+        let s = dumbbell();
         let mut sim = crate::Simulation::new(&s).unwrap();
-        let port = last_two(sim.topology().fwd(0)).0;
+        let port = sim.topology().fwd(0).last().unwrap().port as usize;
+        assert!(sim.topology().ports[port].private);
         let refused = sim.trace(&[0, port], Box::new(Nothing));
         assert_eq!(refused, Err(CannotTrace::PrivateHop { port }));
         let text = refused.unwrap_err().to_string();

@@ -35,6 +35,8 @@ impl Topology {
                     buffer_bytes: l.buffer_bytes,
                     discipline: l.discipline.unwrap_or(s.discipline),
                     between_routers: true,
+                    private: false,
+                    feeds_private: false,
                 });
             }
         }
@@ -103,6 +105,8 @@ impl Topology {
                                 buffer_bytes: ACCESS_BUFFER_BYTES,
                                 discipline: DisciplineKind::Fifo,
                                 between_routers: false,
+                                private: false,
+                                feeds_private: false,
                             });
                         }
                         first
@@ -208,7 +212,7 @@ impl Topology {
         flows.shrink_to_fit();
         flow_routes.shrink_to_fit();
         route_hops.shrink_to_fit();
-        Ok(Topology {
+        let mut topo = Topology {
             nodes,
             ports,
             flows,
@@ -216,7 +220,61 @@ impl Topology {
             port_flows,
             routes: flow_routes,
             route_hops,
-        })
+        };
+        topo.mark_private_hops(s.tcp.segment_bytes, s.tcp.ack_bytes);
+        Ok(topo)
+    }
+
+    /// Marks the private hops ([`PortDef::private`]) and the ports that feed them. A
+    /// private hop is a flow's last hop (the access port from its last router into its
+    /// host) that nothing else crosses, drop-tail, at least as fast as the hop before it
+    /// and with room for one of the packets it carries. Its packets come from one wire, in
+    /// the order they leave the port before it, all of one size (a flow's data packets have
+    /// one size, TCP segments or its source's packets, and so do its ACKs): each leaves
+    /// that port at least one transmission time there after the one before it, at least
+    /// the time it takes here, so it finds the one before it sent or being sent and nothing
+    /// waiting. So it never holds more than the packet that arrives and never drops. A
+    /// flow's data in an overlay loop meets the loop's edges on the way (at the routers):
+    /// its data's last hop is not marked, its ACKs' may be.
+    fn mark_private_hops(&mut self, segment_bytes: u32, ack_bytes: u32) {
+        let mut users = vec![0u32; self.ports.len()];
+        for f in 0..self.flows.len() {
+            for h in self.fwd(f).iter().chain(self.rev(f)) {
+                users[h.port as usize] += 1;
+            }
+        }
+        for l in &self.loops {
+            for &p in l.fwd.iter().chain(&l.rev) {
+                users[p] += 1;
+            }
+        }
+        let mut marks = Vec::new();
+        for (f, def) in self.flows.iter().enumerate() {
+            let data_bytes = def
+                .open_loop
+                .as_deref()
+                .map_or(segment_bytes, OpenLoopDef::packet_bytes);
+            let data = (!self.rides_overlay(f)).then(|| (self.fwd(f), data_bytes));
+            for (path, size) in data.into_iter().chain([(self.rev(f), ack_bytes)]) {
+                let [.., before, last] = path else {
+                    continue;
+                };
+                let (x, y) = (before.port as usize, last.port as usize);
+                let (dx, dy) = (&self.ports[x], &self.ports[y]);
+                if users[y] == 1
+                    && !dy.between_routers
+                    && dy.discipline == DisciplineKind::Fifo
+                    && dy.rate_bps >= dx.rate_bps
+                    && dy.buffer_bytes >= size
+                {
+                    marks.push((x, y));
+                }
+            }
+        }
+        for (x, y) in marks {
+            self.ports[x].feeds_private = true;
+            self.ports[y].private = true;
+        }
     }
 }
 
@@ -312,6 +370,7 @@ mod tests {
     use rand_pcg::Pcg64Mcg;
 
     use super::*;
+    use crate::config::{FlowSpec, LinkSpec, LoopSpec, ScenarioBuilder};
 
     /// Breadth first over every node and port, each node's ports in index order, hosts
     /// relaying nothing: the definition the per-router-pair routes must agree with.
@@ -411,5 +470,73 @@ mod tests {
         let median = v[n / 2] as f64;
         let want = (20.0 * 0.06 / 1.06 * 2f64.powf(1.0 / 1.06)).ceil();
         assert_eq!(median, want);
+    }
+
+    /// The private hops of `s` and the ports marked as feeding them, each sorted.
+    fn private_hops(s: &Scenario) -> (Topology, [Vec<usize>; 2]) {
+        let topo = Topology::build(s).unwrap();
+        let marked = |f: fn(&PortDef) -> bool| -> Vec<usize> {
+            (0..topo.ports.len())
+                .filter(|&i| f(&topo.ports[i]))
+                .collect()
+        };
+        let hops = [marked(|p| p.private), marked(|p| p.feeds_private)];
+        (topo, hops)
+    }
+
+    /// The last ports of `paths` and the ones before them, each sorted.
+    fn last_two(paths: &[&[Hop]]) -> [Vec<usize>; 2] {
+        let mut two = [Vec::new(), Vec::new()];
+        for path in paths {
+            let [.., before, last] = path else {
+                panic!("a path of one hop: {path:?}")
+            };
+            two[0].push(last.port as usize);
+            two[1].push(before.port as usize);
+        }
+        two.iter_mut().for_each(|v| v.sort_unstable());
+        two
+    }
+
+    /// A TCP flow with access links at `access_mbps` over a 10 Mbit/s link, beside a UDP
+    /// flow without access links (its last hop is the link itself, reported).
+    fn dumbbell(access_mbps: f64) -> Scenario {
+        ScenarioBuilder::new("private", 1.0, DisciplineKind::Csfq)
+            .routers(["r1", "r2"])
+            .link(LinkSpec::new("r1", "r2", 10.0))
+            .flow(FlowSpec::tcp("r1", "r2").access(access_mbps, 1.0))
+            .flow(FlowSpec::udp("r1", "r2", 1.0))
+            .build()
+            .unwrap()
+    }
+
+    /// A flow's last access port (data: into its receiver; ACKs: into its sender) is a
+    /// private hop, fed by the link before it (marked too), when it is at least as fast as that link;
+    /// a slower one may queue, and is not. A flow without access links has none.
+    #[test]
+    fn a_last_access_port_as_fast_as_the_link_before_it_is_private() {
+        for (access, private) in [(100.0, true), (10.0, true), (9.99, false)] {
+            let (topo, got) = private_hops(&dumbbell(access));
+            let want = match private {
+                true => last_two(&[topo.fwd(0), topo.rev(0)]),
+                false => Default::default(),
+            };
+            assert_eq!(got, want, "access at {access} Mbit/s");
+        }
+    }
+
+    /// A flow whose data rides an overlay loop meets the loop's egress on the way: its
+    /// data's last hop is not private, its ACKs' is.
+    #[test]
+    fn a_flow_in_an_overlay_loop_has_only_its_acks_last_hop_private() {
+        let s = ScenarioBuilder::new("private-loop", 1.0, DisciplineKind::Fifo)
+            .routers(["i", "e"])
+            .link(LinkSpec::new("i", "e", 10.0))
+            .overlay_loop(LoopSpec::new("be", "i", "e"))
+            .flow(FlowSpec::tcp("i", "e").access(100.0, 1.0).via_loop("be"))
+            .build()
+            .unwrap();
+        let (topo, got) = private_hops(&s);
+        assert_eq!(got, last_two(&[topo.rev(0)]));
     }
 }

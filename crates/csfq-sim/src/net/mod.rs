@@ -79,6 +79,14 @@ pub struct PortDef {
     pub discipline: DisciplineKind,
     /// Whether it joins two routers (reported), or is an access link.
     pub between_routers: bool,
+    /// A private hop: the last hop of one flow's data or ACK path, into its host, that
+    /// nothing else crosses and that never holds more than the packet arriving nor drops
+    /// (drop-tail, at least as fast as the hop before it, room for a packet); the engine
+    /// hands a packet to it when it leaves the hop before, with no arrival event between
+    /// (the canonical event order says so).
+    pub private: bool,
+    /// The hop before a private hop on its flow's path.
+    pub feeds_private: bool,
 }
 
 /// One flow, expanded from its `[[flow]]` table.
