@@ -511,8 +511,8 @@ mod tests {
     }
 
     /// A flow's last access port (data: into its receiver; ACKs: into its sender) is a
-    /// private hop, fed by the link before it (marked too), when it is at least as fast as that link;
-    /// a slower one may queue, and is not. A flow without access links has none.
+    /// private hop, fed by the link before it (marked too), when it is at least as fast as
+    /// that link; a slower one may queue, and is not. A flow without access links has none.
     #[test]
     fn a_last_access_port_as_fast_as_the_link_before_it_is_private() {
         for (access, private) in [(100.0, true), (10.0, true), (9.99, false)] {
