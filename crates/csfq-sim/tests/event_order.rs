@@ -5,7 +5,10 @@
 //! fall on one nanosecond, nothing but the count of events may differ: every flow's and
 //! every link's counts equal those the engine with an event per departure gave
 //! (`testdata/no-ties-counts.csv`, written by that engine; `testdata/no-ties.toml` says
-//! how the absence of ties was checked).
+//! how the absence of ties was checked). The same counts hold since a packet bound for a
+//! private hop (its flow's access port into its host) is handed to it when it leaves the
+//! link before, with no arrival event at the router between: its flows' access links are
+//! private hops.
 
 use std::path::PathBuf;
 
