@@ -16,7 +16,8 @@ use csfq_algo::Nanos;
 use crate::config::{FlowSpec, LinkSpec, ScenarioBuilder};
 use crate::{DisciplineKind, Simulation};
 
-fn one_hop() -> Simulation {
+/// The link a -> b above, carrying `flow`.
+fn over_one_link(flow: FlowSpec) -> Simulation {
     let s = ScenarioBuilder::new("one-hop", 0.02, DisciplineKind::Fifo)
         .routers(["a", "b"])
         .link(
@@ -24,10 +25,14 @@ fn one_hop() -> Simulation {
                 .delay_ms(2.0)
                 .buffer_bytes(1500),
         )
-        .flow(FlowSpec::udp("a", "b", 16.0).jitter(0.0))
+        .flow(flow)
         .build()
         .unwrap();
     Simulation::new(&s).unwrap()
+}
+
+fn one_hop() -> Simulation {
+    over_one_link(FlowSpec::udp("a", "b", 16.0).jitter(0.0))
 }
 
 const MS: u64 = 1_000_000;
@@ -88,17 +93,7 @@ fn runs_are_the_same_event_for_event() {
 /// just ended its transmission: it is sent at once and reaches its host at k + 7 ms.
 #[test]
 fn a_private_hop_as_fast_as_the_link_delivers_one_hop_later() {
-    let s = ScenarioBuilder::new("private-hop", 0.02, DisciplineKind::Fifo)
-        .routers(["a", "b"])
-        .link(
-            LinkSpec::new("a", "b", 8.0)
-                .delay_ms(2.0)
-                .buffer_bytes(1500),
-        )
-        .flow(FlowSpec::udp("a", "b", 16.0).jitter(0.0).access(8.0, 1.0))
-        .build()
-        .unwrap();
-    let mut sim = Simulation::new(&s).unwrap();
+    let mut sim = over_one_link(FlowSpec::udp("a", "b", 16.0).jitter(0.0).access(8.0, 1.0));
     for (ms, delivered) in [(7, 1), (10, 4), (20, 14)] {
         sim.run_until(Nanos(ms * MS - 1));
         assert_eq!(sim.delivered().0, delivered - 1, "just before {ms} ms");
