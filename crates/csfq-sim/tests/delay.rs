@@ -308,3 +308,27 @@ fn sojourn_percentiles_match_the_exact_ones_of_a_trace() {
     }
     eprintln!("p50 printed and exact, ms: {p50s:?}");
 }
+
+/// delays.csv quotes a link's name where CSV needs it (routers named with a comma and a
+/// quote): read back by a CSV reader, every row has its seven fields, the link's name as
+/// written, and counts that add up to the packets the link sent.
+#[test]
+fn delays_csv_quotes_the_names_that_need_it() {
+    let r = run("name = \"t\"\nduration_s = 0.1\ndiscipline = \"fifo\"\n\
+         routers = [\"a,1\", \"b \\\"2\\\"\"]\n\
+         [[link]]\nbetween = [\"a,1\", \"b \\\"2\\\"\"]\nrate_mbps = 10\n\
+         [[flow]]\nkind = \"udp\"\nfrom = \"a,1\"\nto = \"b \\\"2\\\"\"\nrate_mbps = 20\n");
+    let csv = r.delays_csv();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let mut sent = 0;
+    for row in rows.records() {
+        let row = row.unwrap();
+        assert_eq!(row.len(), 7, "{row:?}");
+        if &row[0] == "link" && &row[1] == "a,1->b \"2\"" {
+            sent += row[5].parse::<u64>().unwrap();
+        }
+    }
+    let link = r.links.iter().find(|l| l.from == "a,1").unwrap();
+    assert!(link.tx_pkts > 0);
+    assert_eq!(sent, link.tx_pkts);
+}
