@@ -631,8 +631,12 @@ fn write_tables(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
     crate::write_atomic(&dir.join("delays.csv"), r.delays_csv())?;
     // Streamed: with per-flow time series the JSON can be far larger than the run's state.
     crate::write_atomic_with(&dir.join("summary.json"), |out| {
-        serde_json::to_writer_pretty(&mut *out, &Summary::of(r, refs))?;
-        writeln!(out)
+        // serde_json writes a token at a time: gathered here, each token is a copy, not a
+        // call through `dyn Write`.
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        serde_json::to_writer_pretty(&mut out, &Summary::of(r, refs))?;
+        writeln!(out)?;
+        out.flush()
     })
 }
 
