@@ -204,8 +204,9 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
     // Refused runs write nothing.
     let sim = build(&s, long)?;
     crate::prepare_out_dir(&dir)?;
-    // The figure's fonts load on the other core while the simulation runs.
-    crate::plot::load_fonts_in_background();
+    // The figure's fonts and canvas are made ready on the other core while the
+    // simulation runs.
+    crate::plot::prepare_in_background();
     let (report, refs, wall, traced) = simulate_with_progress(sim, &s, trace.as_ref())?;
     write_outputs(&dir, &report, &refs)?;
     if json {
