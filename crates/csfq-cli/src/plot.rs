@@ -475,8 +475,12 @@ const CANVAS_BYTES: usize =
 /// so that a figure drawn later finds them there (or waits for the fonts' load to end)
 /// instead of making them then. The canvas is written all over: a new pixmap's memory is
 /// mapped page by page at its first writes, which took about half the time of drawing a
-/// chart's PNG (some 2000 page faults for 8 MB).
+/// chart's PNG (some 2000 page faults for 8 MB). With one CPU to run on, nothing is done
+/// ahead: the thread would take its time from the simulation's.
 pub fn prepare_in_background() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
     std::thread::spawn(|| {
         fonts();
         // Opaque white (premultiplied, every byte 255), as a chart's page paints it.
