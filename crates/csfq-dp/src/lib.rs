@@ -39,7 +39,7 @@
 //! `programs/` (edge, core, MAY, CS-FNE, TUF: each program's descriptor, settings, attach and stats)
 //! and [`loops`] (the overlay's two programs and their daemons); then what walks every
 //! descriptor: `detach`, `stats`; `report` holds the stats' data. [`shaper`] and
-//! [`htb`] speak rtnetlink; [`bench`] and `test_run` measure and test; [`lab`] makes the
+//! [`htb`] speak rtnetlink; [`bench`](mod@bench) and `test_run` measure and test; [`lab`] makes the
 //! namespaces the demo, the namespace tests and the bench run in.
 
 pub mod abi;

@@ -6,7 +6,7 @@
 //!
 //! The sender is one thread sending 64-byte datagrams as fast as it can; the cost of the
 //! programs shows as the rate they take off that. The core runs uncongested (`C` = 100
-//! Gbit/s, its windows 43 ms: [`bench_core`]): every packet pays for parsing, its CPU's
+//! Gbit/s, its windows 43 ms: `bench_core`): every packet pays for parsing, its CPU's
 //! lane and the virtual queue (alone, it sees unlabeled packets, priced under the lock),
 //! and none is dropped, so every configuration delivers all it is handed. MAY runs
 //! uncongested too (`C` = 100 Gbit/s, so `v` stays 0): every packet pays for parsing, its

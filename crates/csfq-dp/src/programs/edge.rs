@@ -119,7 +119,7 @@ pub struct EdgeSettings {
     pub clock: Clock,
     /// The source prefixes the edge accepts; IP from any other source is dropped
     /// (`drop_source`), as ingress filtering does (BCP 38). Empty: every source (the
-    /// default). At most [`MAX_SOURCES`].
+    /// default). At most `MAX_SOURCES` (1024).
     pub allow_sources: Vec<Prefix>,
     /// How a flow's rate is measured: CSFQ's Eq. (3) (the default) or, for the edges of a
     /// CS-FNE island, the Time Sliding Window of Kim's thesis (Fig. 3-1), over `k_ns`.

@@ -102,11 +102,11 @@ pub enum Sweep {
         /// The largest M.
         max: u32,
     },
-    /// overlay-fig7: [`DUMBBELL_LOOPS`] x FIFO/FRED x [`DUMBBELL_FLOWS`].
+    /// overlay-fig7: [`overlay::DUMBBELL_LOOPS`] x FIFO/FRED x [`overlay::DUMBBELL_FLOWS`].
     OverlayDumbbell,
     /// overlay-fig8/9: the scenario without loops, then with them.
     LoopsOffOn,
-    /// overlay-fig10: the leased line's share over [`LEASED_SHARES`].
+    /// overlay-fig10: the leased line's share over [`overlay::LEASED_SHARES`].
     LeasedShares,
 }
 

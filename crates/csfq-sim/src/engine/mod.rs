@@ -1,6 +1,6 @@
 //! The discrete-event engine: it owns the run's parts and moves packets between them.
 //!
-//! - [`crate::events`]: the clock and the event queue (time, then scheduling order);
+//! - `crate::events`: the clock and the event queue (time, then scheduling order);
 //! - `ports` (here): every output port's discipline and wire, where packets queue, are
 //!   dropped and are sent;
 //! - [`crate::hosts`]: the flows' sources, TCP senders and receivers;
@@ -11,19 +11,19 @@
 //! - `prefetch` (here): a cache hint, by which the loop asks for the next event's data
 //!   while it handles the current one.
 //!
-//! A packet's path, per hop: [`Simulation::forward`] finds the next port of its path (or
+//! A packet's path, per hop: `Simulation::forward` finds the next port of its path (or
 //! its loop's shaper, or its destination), the port labels it if this is its edge, then
 //! sends it at once, queues it, or drops it; when it leaves the port it travels for its
 //! transmission and propagation time and arrives (an `Arrive` event) at the next node,
 //! which forwards it again. At a port whose discipline departs in order, a queued packet
 //! is put on the wire at once, its transmission starting when the ones before it end (see
-//! [`crate::events`] on the canonical order). A packet whose next hop is a private one (a
+//! `crate::events` on the canonical order). A packet whose next hop is a private one (a
 //! host's access port that its flow alone crosses; `crate::events` says when) is handed to it
 //! as it leaves the port before, with no arrival event at the router between. A packet's
 //! `hop` counts the ports it has left. Nothing on that path allocates once the queues and
 //! the event heap have grown to their working size.
 //!
-//! Hosts and loops do not call the engine back: they return [`Action`]s (send this packet,
+//! Hosts and loops do not call the engine back: they return `Action`s (send this packet,
 //! schedule that event), which the engine carries out in the order given. The order of
 //! scheduling is part of the result (it breaks ties between events at one instant).
 

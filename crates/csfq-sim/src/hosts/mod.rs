@@ -3,10 +3,10 @@
 //! NewReno ([`tcp`], with ns-2's coarse timer in [`ns2_timer`]); TUF's tagging of TCP at
 //! the source.
 //!
-//! Hosts never touch the event queue or the network: each handler appends [`Action`]s
+//! Hosts never touch the event queue or the network: each handler appends `Action`s
 //! (packets to send, events to schedule) in the order it wants them, and the engine
 //! carries them out in that order. What reaches a flow's destination, and what the network
-//! drops of it, is counted here in [`FlowStats`].
+//! drops of it, is counted here in `FlowStats`.
 
 pub mod ns2_timer;
 pub mod rlm;

@@ -1,5 +1,5 @@
 //! What a run records and reports: per-flow delay histograms ([`delay`]), compact
-//! per-flow counters ([`compact`]), the report types ([`report`]), and packet traces
+//! per-flow counters (`compact`), the report types ([`report`]), and packet traces
 //! ([`trace`], written as pcapng by [`pcap`]). The engine fills them in; nothing here runs
 //! the simulation.
 

@@ -6,9 +6,9 @@
 //! Control and feedback packets are real packets that cross the network like any other;
 //! they carry only their number, and each loop keeps the payloads of those in flight. A
 //! loop's messages travel as a flow of their own, numbered after the scenario's flows
-//! ([`Loops::message_flow`]).
+//! (`Loops::message_flow`).
 //!
-//! Like hosts, loops return [`Action`]s for the engine to carry out in order.
+//! Like hosts, loops return `Action`s for the engine to carry out in order.
 
 use std::collections::VecDeque;
 
