@@ -16,6 +16,9 @@ cargo test --workspace --all-targets
 step "cargo test --workspace --all-targets"
 cargo test --workspace --doc
 step "the documentation's examples"
+# The API documentation builds without a warning (no link to a missing or private item).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
+step "the API documentation"
 
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 venv="$target/py-venv"
