@@ -433,8 +433,8 @@ fn fonts() -> Option<std::sync::Arc<resvg::usvg::fontdb::Database>> {
 
 /// Reads the sans-serif family's regular face (the one every chart's text is set in) into
 /// memory. A system font is otherwise a file that fontdb maps and unmaps each time a text
-/// is shaped: a few hundred times a chart, each unmapping a 0.7 MB file (a third of the
-/// time to read a chart's SVG into a tree). The other faces stay on disk.
+/// is shaped: a few hundred times a chart, each unmapping a 0.7 MB file (more than half
+/// the time to read csfq-fig3b's chart into a tree). The other faces stay on disk.
 fn keep_sans_serif_in_memory(db: &mut resvg::usvg::fontdb::Database) {
     use resvg::usvg::fontdb::{Family, Query, Source};
     let query = Query {
