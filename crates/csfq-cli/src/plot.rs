@@ -597,12 +597,10 @@ fn encode_opaque_png(pixmap: &resvg::tiny_skia::Pixmap) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_chart_is_written_as_svg_and_as_png_of_twice_its_size() {
-        let dir = std::env::temp_dir().join(format!("csfq-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let chart = Chart {
-            title: "t".into(),
+    /// A per-flow chart of one series of three points, with a reference line.
+    fn small_chart(title: &str) -> Chart {
+        Chart {
+            title: title.into(),
             x_label: "flow number".into(),
             y_label: "throughput (Mbps)".into(),
             series: vec![Series {
@@ -614,7 +612,14 @@ mod tests {
             reference: Some((1.0, "fair".into())),
             log_y: false,
             per_flow: true,
-        };
+        }
+    }
+
+    #[test]
+    fn a_chart_is_written_as_svg_and_as_png_of_twice_its_size() {
+        let dir = std::env::temp_dir().join(format!("csfq-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chart = small_chart("t");
         let svg = dir.join("c.svg");
         chart.write_svg(&svg).unwrap();
         let text = std::fs::read_to_string(&svg).unwrap();
@@ -687,20 +692,7 @@ mod tests {
         };
         let dir = std::env::temp_dir().join(format!("csfq-canvas-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let chart = Chart {
-            title: "canvas".into(),
-            x_label: "flow number".into(),
-            y_label: "throughput (Mbps)".into(),
-            series: vec![Series {
-                name: "a".into(),
-                points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 1.5)],
-                markers: true,
-                line: true,
-            }],
-            reference: Some((1.0, "fair".into())),
-            log_y: false,
-            per_flow: true,
-        };
+        let chart = small_chart("canvas");
         let svg = dir.join("c.svg");
         chart.draw_svg(&svg, &[]).unwrap();
         let page = "<svg width=\"90\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">\n\
