@@ -1046,7 +1046,11 @@ impl Bottleneck {
 /// flow above 1.52x the mean; the TCP against UDPs at twice their share averages 0.643 of
 /// its share, csfne-table2); for TUF, the report gives its TCP 70-100% of its share against
 /// UDPs (tuf-fig10) and its flows "comparable" to CSFQ's (tuf-fig9), whose bound is 1.5x
-/// here. Each core's C and limit come from the tbf.
+/// here. Each core's C and limit come from the tbf. Each core must have dropped by its own
+/// rule (its drop counter above zero) where the UDP's sender kept up with the link (90% of
+/// it); where it did not, as at 1 Gbit/s on a slow machine (61 Mbit/s seen, under its
+/// share), there is nothing above its share to drop, and neither that nor the TCPs' floor is
+/// judged.
 #[test]
 fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
     if !runnable("csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits") {
@@ -1133,10 +1137,20 @@ fn csfne_and_tuf_hold_a_udp_at_the_link_rate_from_10_mbits_to_1_gbits() {
                 "tuf" => "drop_tuf_highest_tag",
                 _ => "drop_csfq_prob",
             };
-            assert!(
-                st["counters"][drop]["packets"].as_u64() > Some(0),
-                "{mbps} Mbit/s, {scheme}: no {drop}: {st}"
-            );
+            // The core has a flow above its share to drop only where the UDP's sender
+            // kept up with the link (the rule that judges the TCPs' floor below).
+            if udp_sent.is_none_or(|s| hog_keeps_up(s, mbps)) {
+                assert!(
+                    st["counters"][drop]["packets"].as_u64() > Some(0),
+                    "{mbps} Mbit/s, {scheme}: no {drop}: {st}"
+                );
+            } else {
+                eprintln!(
+                    "{mbps} Mbit/s, {scheme}: the UDP's sender under 90% of the link, its \
+                     {drop} ({}) not judged",
+                    st["counters"][drop]["packets"]
+                );
+            }
             seen.push((scheme, rates, udp_sent));
         }
         for (scheme, rates, udp_sent) in &seen[..2] {
