@@ -51,11 +51,7 @@ const FONT: &str = "sans-serif";
 /// about 800 pixels).
 macro_rules! markers {
     ($chart:expr, $i:expr, $points:expr, $color:expr) => {{
-        let mut seen = std::collections::HashSet::new();
-        let pts: Vec<_> = $points
-            .filter(|p| seen.insert($chart.backend_coord(p)))
-            .collect();
-        let pts = pts.into_iter();
+        let pts = once_per_pixel($points, |p| $chart.backend_coord(p)).into_iter();
         let style = if ($i / 4) % 2 == 0 {
             $color.filled()
         } else {
@@ -71,6 +67,16 @@ macro_rules! markers {
         }
         .context("drawing markers")?;
     }};
+}
+
+/// The `items` whose place in pixels (`at`) none before them had: what a chart draws of
+/// a series, since the same shape again at the same pixels adds nothing to see.
+fn once_per_pixel<T, K: std::hash::Hash + Eq>(
+    items: impl Iterator<Item = T>,
+    mut at: impl FnMut(&T) -> K,
+) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
+    items.filter(|x| seen.insert(at(x))).collect()
 }
 
 /// Drawing a [`Chart`] (a data type of the papers crate): SVG, and PNG from it.
@@ -273,15 +279,12 @@ impl Draw for Chart {
                         } else if self.per_flow {
                             // A dash between the pixels of one before it is drawn once,
                             // as markers are.
-                            let mut seen = std::collections::HashSet::new();
-                            let dashes: Vec<_> = s
-                                .points
-                                .iter()
-                                .map(|&(x, y)| [(x - 0.35, y), (x + 0.35, y)])
-                                .filter(|[a, b]| {
-                                    seen.insert((chart.backend_coord(a), chart.backend_coord(b)))
-                                })
-                                .collect();
+                            let dashes = once_per_pixel(
+                                s.points
+                                    .iter()
+                                    .map(|&(x, y)| [(x - 0.35, y), (x + 0.35, y)]),
+                                |[a, b]| (chart.backend_coord(a), chart.backend_coord(b)),
+                            );
                             chart
                                 .draw_series(dashes.into_iter().map(|ends| {
                                     PathElement::new(ends.to_vec(), color.stroke_width(2))
