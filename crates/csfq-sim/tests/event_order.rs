@@ -7,8 +7,9 @@
 //! (`testdata/no-ties-counts.csv`, written by that engine; `testdata/no-ties.toml` says
 //! how the absence of ties was checked). The same counts hold since a packet bound for a
 //! private hop (its flow's access port into its host) is handed to it when it leaves the
-//! link before, with no arrival event at the router between: its flows' access links are
-//! private hops.
+//! link before, with no arrival event at the router between (its flows' access links are
+//! private hops), and since its hosts take those packets as they are handed on, with no
+//! arrival event at the host.
 
 use std::path::PathBuf;
 

@@ -10,9 +10,11 @@ use csfq_sim::config::ScenarioBuilder;
 use csfq_sim::{DisciplineKind, MemoryUse, Scenario, ScenarioFile, Simulation};
 
 /// One UDP at the link rate and 99 TCP flows over a 100 Mbit/s link with a 1 MB buffer,
-/// each flow with private 1 Gbit/s access links (ports that rarely queue anything).
+/// each flow with private 1 Gbit/s access links (ports that rarely queue anything), for
+/// 10 s: read at 2 and 8 s, both before the end, where the packets still in the network
+/// are all on wires (none taken by its host ahead of its arrival after the end).
 fn scenario(d: DisciplineKind) -> Scenario {
-    ScenarioBuilder::udp_and_tcps("memory", 8.0, d, 100.0, 99)
+    ScenarioBuilder::udp_and_tcps("memory", 10.0, d, 100.0, 99)
         .with(|s| s.sample_interval = Some(1000.0))
         .build()
         .unwrap()

@@ -235,6 +235,7 @@ fn a_trace_started_halfway_records_the_packets_already_queued() {
     let start = 1_500_000_001u128;
     let path = std::env::temp_dir().join(format!("csfq-{}-half.pcapng", std::process::id()));
     let mut sim = Simulation::new(&s).unwrap();
+    sim.keep_for_a_later_trace();
     let ports = link_ports(&s, "r1-r2").unwrap();
     sim.run_until(csfq_algo::Nanos(start as u64));
     let trace =

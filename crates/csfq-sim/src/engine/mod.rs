@@ -19,7 +19,9 @@
 //! is put on the wire at once, its transmission starting when the ones before it end (see
 //! `crate::events` on the canonical order). A packet whose next hop is a private one (a
 //! host's access port that its flow alone crosses; `crate::events` says when) is handed to it
-//! as it leaves the port before, with no arrival event at the router between. A packet's
+//! as it leaves the port before, with no arrival event at the router between, and most
+//! often taken by the host then, ahead of its arrival (`Simulation::place_handed`; the
+//! canonical order says when). A packet's
 //! `hop` counts the ports it has left. Nothing on that path allocates once the queues and
 //! the event heap have grown to their working size.
 //!
@@ -150,6 +152,14 @@ impl Simulation {
             .trace(ports, tracer, &mut self.events, &self.topo)
     }
 
+    /// Keeps what a trace begun after the run has started needs ([`Simulation::trace`]):
+    /// the packets its hosts took ahead of their arrival while they are still queued at
+    /// the port before their last hop. Call before running; without it such a trace is
+    /// refused ([`CannotTrace::NotKept`]) once a host has taken one.
+    pub fn keep_for_a_later_trace(&mut self) {
+        self.ports.keep_for_a_later_trace();
+    }
+
     /// Flushes the tracer (if any); returns what it recorded, or its first error.
     pub fn finish_trace(&mut self) -> std::io::Result<TraceEnd> {
         self.ports.finish_trace()
@@ -215,7 +225,11 @@ impl Simulation {
         self.hosts.flows.get(i).map(|f| &f.stats.delay)
     }
 
-    /// Runs every event up to and including `t` (capped at the end of the run).
+    /// Runs every event up to and including `t` (capped at the end of the run). The
+    /// network is then as of `t`; a host may have taken a packet that arrives later than
+    /// `t`, ahead of its arrival (the canonical order's "delivered ahead"), so its flow's
+    /// counts read between steps may run ahead of `t` by a packet's last two hops. What
+    /// the run reports at its end is the same however it was stepped.
     pub fn run_until(&mut self, t: Nanos) {
         let t = t.min(self.end);
         while let Some(kind) = self.events.next_until(t) {
@@ -244,7 +258,7 @@ impl Simulation {
         match kind {
             EventKind::Arrive(slot) => {
                 let p = self.ports.arrival(slot, &mut self.events);
-                self.forward(p);
+                self.forward(p, self.events.now());
             }
             EventKind::TxDone(port) => {
                 let hosts = &mut self.hosts;
@@ -252,6 +266,7 @@ impl Simulation {
                     .tx_done(port as usize, &self.topo, &mut self.events, |d| {
                         hosts.record_drop(d)
                     });
+                self.place_handed();
             }
             EventKind::Sample => self.sample(),
             _ => self.handle_timer(kind),
@@ -296,18 +311,20 @@ impl Simulation {
                 unreachable!("the engine's own events")
             }
         }
-        self.act(start);
+        self.act(start, now);
     }
 
     /// Carries out, in order, the actions from `start` on, then forgets them. Sending a
     /// packet may deliver one, whose handler appends and carries out its own actions
     /// before the next of these: as if each handler had sent and scheduled itself.
-    fn act(&mut self, start: usize) {
+    /// `now` is the time the actions were asked for: the event's, or that of a packet
+    /// delivered ahead.
+    fn act(&mut self, start: usize, now: Nanos) {
         let mut i = start;
         while let Some(&a) = self.actions.get(i) {
             i += 1;
             match a {
-                Action::Send(p) => self.forward(p),
+                Action::Send(p) => self.forward(p, now),
                 Action::At(at, kind) => self.events.schedule(at, kind),
             }
         }
@@ -316,9 +333,10 @@ impl Simulation {
 
     /// Moves a packet one step: to its loop's shaper, to the next port of its path, or,
     /// at the end of its path, to its destination.
+    /// `now` is the event's time, or, for what a host sends in answer to a packet
+    /// delivered ahead, the time it answers.
     #[inline]
-    fn forward(&mut self, mut p: SimPacket) {
-        let now = self.events.now();
+    fn forward(&mut self, mut p: SimPacket, now: Nanos) {
         let hop = p.hop as usize;
         let next = match p.kind {
             Kind::Data => {
@@ -337,7 +355,7 @@ impl Simulation {
                         let out = &mut self.actions;
                         self.loops
                             .enqueue(o.id as usize, p, now, out, |d| hosts.record_drop(d));
-                        self.act(start);
+                        self.act(start, now);
                         return;
                     }
                     if p.hop == o.exit {
@@ -362,22 +380,22 @@ impl Simulation {
             }
         };
         let Some((port_id, local)) = next else {
-            self.deliver(p);
+            self.deliver(p, now);
             return;
         };
         p.local = local;
         p.enq = now;
         let hosts = &mut self.hosts;
         self.ports
-            .send(port_id, p, &self.topo, &mut self.events, |d| {
+            .send(port_id, p, now, &self.topo, &mut self.events, |d| {
                 hosts.record_drop(d)
             });
+        self.place_handed();
     }
 
-    /// A packet at the end of its path: to its flow's host, or its loop's edge.
+    /// A packet at the end of its path, at `now`: to its flow's host, or its loop's edge.
     #[inline(never)]
-    fn deliver(&mut self, p: SimPacket) {
-        let now = self.events.now();
+    fn deliver(&mut self, p: SimPacket, now: Nanos) {
         let start = self.actions.len();
         if matches!(p.kind, Kind::Control | Kind::Feedback) {
             let def = &self.topo.loops[self.loops.of_message(&p)];
@@ -386,7 +404,64 @@ impl Simulation {
             let def = &self.topo.flows[p.flow.index()];
             self.hosts.deliver(p, def, now, &mut self.actions);
         }
-        self.act(start);
+        self.act(start, now);
+    }
+
+    /// Places each packet just handed to a private hop: delivered to its host ahead of
+    /// its arrival, where nothing but that packet could change what the host does with it
+    /// until then, or else put on the hop's wire to arrive as an event. Ahead, when: it
+    /// arrives by the end of the run and before the sample after next (the bytes it
+    /// delivers past the next sample are counted in the interval after it:
+    /// [`Hosts::carry_past_sample`]); no packet before it on that wire is still to arrive
+    /// (the host sees its packets in order); the host's timers are not due by then
+    /// ([`Hosts::quiet_through`]); and the host answers, if at all, on an access port of
+    /// its own, drop-tail and not traced, whose queue it alone moves
+    /// ([`Topology::delivers_ahead`]). What the host schedules and sends then takes its
+    /// scheduling order now, not at the packet's arrival: the canonical order of events at
+    /// one instant (see [`crate::events`]). The hosts' state between two events may so be
+    /// ahead of the clock by the time a packet takes over its last two hops; what a run
+    /// reports is not (every delivery it counts arrived by the end).
+    #[inline]
+    fn place_handed(&mut self) {
+        while let Some(a) = self.ports.take_ahead() {
+            let (f, data) = (a.packet.flow.index(), a.packet.kind == Kind::Data);
+            let answers_on = if data {
+                self.topo.rev(f).first()
+            } else {
+                self.topo.fwd(f).first()
+            };
+            let next_sample = self.next_sample();
+            let ahead = a.at <= self.end
+                && a.at < Nanos(next_sample.0.saturating_add(self.sample_interval.0))
+                && matches!(a.packet.kind, Kind::Data | Kind::Ack)
+                && self.topo.delivers_ahead(f, data)
+                && !self.ports.wire_pending(a.port as usize)
+                && answers_on.is_some_and(|h| !self.ports.traced(h.port as usize))
+                && self.hosts.quiet_through(f, data, a.at);
+            if !ahead {
+                self.ports
+                    .onto_wire(a.port as usize, a.packet, a.at, a.now, &mut self.events);
+                continue;
+            }
+            let now = self.events.now();
+            self.ports.keep_delivered(&a, now);
+            let before = self.hosts.delivered_bytes(f);
+            self.deliver(a.packet, a.at);
+            if a.at >= next_sample {
+                let bytes = self.hosts.delivered_bytes(f) - before;
+                self.hosts.carry_past_sample(f, bytes);
+            }
+        }
+    }
+
+    /// When the next sample is taken (past the end if none is left).
+    #[inline]
+    fn next_sample(&self) -> Nanos {
+        Nanos(
+            self.sample_interval
+                .0
+                .saturating_mul(self.samples as u64 + 1),
+        )
     }
 
     fn sample(&mut self) {

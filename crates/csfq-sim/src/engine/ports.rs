@@ -166,6 +166,27 @@ pub(super) struct Ports {
     tx_times: TxTimes,
     /// The end of the run: a packet that would reach a private hop later is not handed on.
     end: Nanos,
+    /// Packets handed to a private hop and not yet put on its wire: the engine delivers
+    /// each to its host ahead of its arrival, or puts it on the wire ([`Ports::onto_wire`]).
+    ahead: VecDeque<Ahead>,
+    /// The packets delivered ahead whose time at their private hop is still to come, as
+    /// the hop's wire would hold them, kept if a trace may begin later (`keep_ahead`): it
+    /// recovers the queue of the port before from them as from the wires
+    /// ([`Ports::queued_on_wire`]). Those of the past are dropped from the front.
+    delivered_ahead: VecDeque<SimPacket>,
+    keep_ahead: bool,
+    /// A packet has been delivered ahead: a trace begun now needs `delivered_ahead`.
+    any_ahead: bool,
+}
+
+/// A packet handed to a private hop: it reaches its host at `at`; `now` is the time it
+/// was handed on (the wire's own clock for [`Ports::onto_wire`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ahead {
+    pub(super) port: u32,
+    pub(super) at: Nanos,
+    pub(super) now: Nanos,
+    pub(super) packet: SimPacket,
 }
 
 impl Ports {
@@ -272,6 +293,10 @@ impl Ports {
             tracer: None,
             held: Vec::new(),
             tx_times: TxTimes::default(),
+            ahead: VecDeque::new(),
+            delivered_ahead: VecDeque::new(),
+            keep_ahead: false,
+            any_ahead: false,
         })
     }
 
@@ -301,6 +326,9 @@ impl Ports {
             if defs[port].private {
                 return Err(CannotTrace::PrivateHop { port });
             }
+        }
+        if self.any_ahead && !self.keep_ahead {
+            return Err(CannotTrace::NotKept);
         }
         for p in &mut self.ports {
             p.traced = false;
@@ -337,6 +365,15 @@ impl Ports {
         let queued = self.ports[port].disc.len_packets();
         // Each with when it reaches the end of this port's link (a private hop's packet
         // entered its queue then) and the order it was sent in.
+        // A packet two hops on: on a private hop's wire, or delivered ahead from it.
+        let two_on = |p: SimPacket| {
+            let hop = p.hop - 2;
+            let here = topo.hop(p.flow.index(), p.kind == Kind::Data, hop as usize)?;
+            (here.port == port as u32).then(|| {
+                let local = here.local;
+                (p.enq, 0, SimPacket { hop, local, ..p })
+            })
+        };
         let mut sent: Vec<(Nanos, u64, SimPacket)> = self
             .in_flight
             .iter()
@@ -348,14 +385,9 @@ impl Ports {
                 if !topo.ports.get(w.port as usize)?.private {
                     return None;
                 }
-                let p = w.packet;
-                let hop = p.hop - 2;
-                let here = topo.hop(p.flow.index(), p.kind == Kind::Data, hop as usize)?;
-                (here.port == port as u32).then(|| {
-                    let local = here.local;
-                    (p.enq, 0, SimPacket { hop, local, ..p })
-                })
+                two_on(w.packet)
             })
+            .chain(self.delivered_ahead.iter().filter_map(|&p| two_on(p)))
             .collect();
         sent.sort_by_key(|w| (w.0, w.1));
         sent[sent.len().saturating_sub(queued)..]
@@ -377,7 +409,7 @@ impl Ports {
 
     /// Slots for packets on the wire.
     pub(super) fn wire_slots(&self) -> usize {
-        self.in_flight.capacity()
+        self.in_flight.capacity() + self.delivered_ahead.capacity()
     }
 
     /// Asks the CPU for what `next`, the event likely to run next, reads first: the
@@ -419,22 +451,25 @@ impl Ports {
 
     /// A packet reaches port `port_id` (its `local` and `enq` set): labeled if this is its
     /// edge, then sent at once, queued, or dropped.
+    /// `now` is the event's time, or, for a host's answer to a packet delivered ahead, a
+    /// later one at a drop-tail port only that host sends on.
     #[inline]
     pub(super) fn send(
         &mut self,
         port_id: usize,
         mut p: SimPacket,
+        now: Nanos,
         topo: &Topology,
         events: &mut Events,
         mut on_drop: impl FnMut(&Dropped<SimPacket>),
     ) {
-        let now = events.now();
         self.enter(port_id, &mut p, now);
         let port = &mut self.ports[port_id];
         if port.in_order {
             self.send_in_order(port_id, p, now, topo, events, &mut on_drop);
             return;
         }
+        debug_assert_eq!(now, events.now(), "only in-order ports send ahead");
         let rng = &mut self.rngs[port.rng as usize];
         let (tracer, r) = (&mut self.tracer, &mut port.record);
         let traced = port.traced;
@@ -740,6 +775,72 @@ impl Ports {
                 return Some((h.port as usize, p));
             }
         }
+        if def.private {
+            // To its host ahead, or to the wire: the engine decides (it knows the host).
+            self.ahead.push_back(Ahead {
+                port: port_id as u32,
+                at: arrive,
+                now,
+                packet: p,
+            });
+            return None;
+        }
+        self.onto_wire(port_id, p, arrive, now, events);
+        None
+    }
+
+    /// The next packet handed to a private hop and not yet placed, if any.
+    #[inline]
+    pub(super) fn take_ahead(&mut self) -> Option<Ahead> {
+        self.ahead.pop_front()
+    }
+
+    /// A packet on port `port_id`'s wire has yet to arrive (its event not yet handled).
+    #[inline]
+    pub(super) fn wire_pending(&self, port_id: usize) -> bool {
+        let tail = self.ports[port_id].wire_tail;
+        tail != NONE && self.in_flight[tail as usize].port == port_id as u32
+    }
+
+    /// Keeps the packets delivered ahead that a trace begun later needs (see
+    /// `delivered_ahead`).
+    pub(super) fn keep_for_a_later_trace(&mut self) {
+        self.keep_ahead = true;
+    }
+
+    /// Whether port `port_id` is traced.
+    #[inline]
+    pub(super) fn traced(&self, port_id: usize) -> bool {
+        self.ports[port_id].traced
+    }
+
+    /// A packet handed to a private hop, delivered to its host ahead of its arrival at
+    /// `a.at`: kept while that is to come for a trace that may begin (see
+    /// `delivered_ahead`); the past ones dropped.
+    #[inline]
+    pub(super) fn keep_delivered(&mut self, a: &Ahead, now: Nanos) {
+        self.any_ahead = true;
+        if !self.keep_ahead {
+            return;
+        }
+        while self.delivered_ahead.front().is_some_and(|p| p.enq <= now) {
+            self.delivered_ahead.pop_front();
+        }
+        if a.packet.enq > now {
+            self.delivered_ahead.push_back(a.packet);
+        }
+    }
+
+    /// Puts packet `p` on port `port_id`'s wire, to arrive at `arrive`; `now` is the
+    /// port's clock (the event's time, or a private hop's arrival).
+    pub(super) fn onto_wire(
+        &mut self,
+        port_id: usize,
+        p: SimPacket,
+        arrive: Nanos,
+        now: Nanos,
+        events: &mut Events,
+    ) {
         // Is the wire's last packet still on it? It is if it arrives later than now; if
         // it arrives now, its slot says whether it has yet (a slot freed, or taken by
         // another port's packet, names no longer this port).
@@ -786,7 +887,6 @@ impl Ports {
         let port = &mut self.ports[port_id];
         port.wire_tail = slot;
         port.wire_tail_at = arrive;
-        None
     }
 
     /// Records each router port's queue, fair-share estimate and table size.

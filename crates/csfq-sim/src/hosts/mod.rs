@@ -81,6 +81,9 @@ pub(crate) struct FlowStats {
     pub(crate) ack_drops: u64,
     /// `delivered_bytes` at the last sample.
     sampled_bytes: u64,
+    /// Of `delivered_bytes`, what packets delivered ahead of their arrival brought that
+    /// arrive after the next sample: counted in the interval after it.
+    past_sample_bytes: u64,
     /// Bytes delivered in each sampling interval.
     pub(crate) series: IntervalSeries,
     /// When a finite transfer's last segment was acknowledged.
@@ -355,6 +358,20 @@ impl Hosts {
         }
     }
 
+    /// Whether nothing but packets changes flow `f`'s receiver (`data`) or sender (ACKs)
+    /// until `at`: no timer of it is due by then, so one of its packets can be handled at
+    /// `at` ahead of the events before it. Open-loop sinks only count.
+    pub(crate) fn quiet_through(&self, f: usize, data: bool, at: Nanos) -> bool {
+        match (&self.flows[f].endpoint, data) {
+            (Endpoint::Cbr(_) | Endpoint::OnOff(_), true) => true,
+            (Endpoint::Tcp { receiver, .. }, true) => {
+                receiver.delack_deadline().is_none_or(|d| d > at)
+            }
+            (Endpoint::Tcp { rto_event, .. }, false) => rto_event.is_none_or(|e| e > at),
+            _ => false,
+        }
+    }
+
     /// A packet reaches the end of its path: its flow's receiver (data) or sender (ACK).
     pub(crate) fn deliver(
         &mut self,
@@ -457,13 +474,28 @@ impl Hosts {
         }
     }
 
-    /// Records each flow's bytes delivered since the last sample.
+    /// Records each flow's bytes delivered since the last sample (those delivered ahead
+    /// that arrive after this sample wait for the next).
     pub(crate) fn sample(&mut self) {
         for f in &mut self.flows {
             let st = &mut f.stats;
-            st.series.push(st.delivered_bytes - st.sampled_bytes);
-            st.sampled_bytes = st.delivered_bytes;
+            let by_now = st.delivered_bytes - st.past_sample_bytes;
+            st.series.push(by_now - st.sampled_bytes);
+            st.sampled_bytes = by_now;
+            st.past_sample_bytes = 0;
         }
+    }
+
+    /// Flow `f`'s bytes delivered so far.
+    #[inline]
+    pub(crate) fn delivered_bytes(&self, f: usize) -> u64 {
+        self.flows[f].stats.delivered_bytes
+    }
+
+    /// `bytes` of flow `f`'s, delivered ahead, arrive after the next sample.
+    #[inline]
+    pub(crate) fn carry_past_sample(&mut self, f: usize, bytes: u64) {
+        self.flows[f].stats.past_sample_bytes += bytes;
     }
 
     /// Packets and bytes delivered to the flows' receivers so far (TCP: in-order segments).

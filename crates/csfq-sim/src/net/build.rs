@@ -9,7 +9,7 @@ use super::loops::build_loops;
 use super::ACCESS_BUFFER_BYTES;
 use super::{
     BuildError, CbrDef, FlowDef, Hop, LoopDef, LoopHops, Node, OpenLoopDef, PortDef, Route,
-    Topology,
+    Topology, AHEAD_ACKS, AHEAD_DATA,
 };
 use crate::config::{Arrivals, FlowSpec, Scenario, RLM_DEFAULT_BASE_KBPS, RLM_DEFAULT_LAYERS};
 use crate::kinds::{DisciplineKind, FlowKind};
@@ -190,6 +190,7 @@ impl Topology {
                     fwd_len: fwd.len() as u16,
                     rev_len: rev.len() as u16,
                     overlay: overlay.is_some(),
+                    ahead: 0,
                 });
                 // Numbered by assign_local_ids once every flow is known.
                 route_hops.extend(fwd.iter().chain(&rev).map(|&p| Hop {
@@ -274,6 +275,37 @@ impl Topology {
         for (x, y) in marks {
             self.ports[x].feeds_private = true;
             self.ports[y].private = true;
+        }
+        // Delivered ahead: a packet handed to its private hop may reach its host's handler
+        // then, if what the host sends in return goes out on its own access port (one
+        // user, drop-tail, not between routers) to a router, where it arrives as an event
+        // (not on to a private hop: a path of two hops would hand its packets on and take
+        // them ahead again and again with no event between). TCP senders and receivers
+        // answer on their first hop back; open-loop sinks answer nothing; RLM receivers
+        // and loops' flows are left to their events.
+        let exclusive = |p: &Hop| {
+            let d = &self.ports[p.port as usize];
+            users[p.port as usize] == 1
+                && !d.between_routers
+                && !d.feeds_private
+                && d.discipline == DisciplineKind::Fifo
+        };
+        for f in 0..self.flows.len() {
+            if self.rides_overlay(f) {
+                continue;
+            }
+            let def = &self.flows[f];
+            let (fwd, rev) = (self.fwd(f), self.rev(f));
+            let ahead = match def.kind {
+                FlowKind::Udp | FlowKind::Onoff => AHEAD_DATA,
+                FlowKind::Tcp | FlowKind::Web => {
+                    let data = rev.first().is_some_and(exclusive);
+                    let acks = fwd.first().is_some_and(exclusive);
+                    (if data { AHEAD_DATA } else { 0 }) | (if acks { AHEAD_ACKS } else { 0 })
+                }
+                FlowKind::Rlm => 0,
+            };
+            self.routes[f].ahead = ahead;
         }
     }
 }

@@ -18,11 +18,14 @@ use csfq_algo::maxmin::{water_fill, MaxMinFlow};
 use super::{OpenLoopDef, Topology};
 use crate::config::{Scenario, TcpConfig};
 
-/// Events per packet and hop: the `Arrive` at the end of the hop, and a `TxDone` for the
-/// packets that waited at a port whose discipline decides when it sends (DRR, FQ-CoDel,
-/// LAS, CHOKe, TUF; in-order ports have none). The shipped scenarios handle 1.0-1.9
-/// events per packet put on a wire, their sources' ticks included (`events` over
-/// `packet_hops` in their reports); 1.25 is their median.
+/// Events per packet and hop that ends in an event: the `Arrive` at the end of the hop,
+/// and a `TxDone` for the packets that waited at a port whose discipline decides when it
+/// sends (DRR, FQ-CoDel, LAS, CHOKe, TUF; in-order ports have none). The shipped
+/// scenarios handled 1.0-1.9 events per packet put on a wire, their sources' ticks
+/// included (`events` over `packet_hops` in their reports), when every hop ended in one;
+/// 1.25 was their median. Two hops end in none: the one into a private hop (the packet is
+/// handed on) and, where its host takes it ahead, the private hop itself
+/// ([`Topology::event_hops`]).
 const EVENTS_PER_HOP: f64 = 1.25;
 
 /// What a run is expected to do.
@@ -100,6 +103,19 @@ impl WorkEstimate {
 }
 
 impl Topology {
+    /// The hops of flow `f`'s data path (`data`) or ACK path that end in an event: all
+    /// but the one into a private hop (its packets are handed on) and the private hop
+    /// itself where its host takes them ahead (see `engine`).
+    pub(crate) fn event_hops(&self, f: usize, data: bool) -> f64 {
+        let path = if data { self.fwd(f) } else { self.rev(f) };
+        let private = path
+            .last()
+            .is_some_and(|h| self.ports[h.port as usize].private);
+        let handed = usize::from(private);
+        let ahead = usize::from(private && self.delivers_ahead(f, data));
+        path.len().saturating_sub(handed + ahead) as f64
+    }
+
     /// The work of running this network as scenario `s` runs it (its TCP settings,
     /// duration and sampling).
     pub fn work_estimate_of(&self, s: &Scenario) -> WorkEstimate {
@@ -139,9 +155,11 @@ impl Topology {
         let carried = self.carried_bits(&caps, &demands);
         let mut ticks = 0.0;
         let mut hops = 0.0;
+        let mut event_hops = 0.0;
         for (i, (f, &carried)) in self.flows.iter().zip(&carried).enumerate() {
             let active = f.stop.saturating_sub(f.start).as_secs_f64();
             let (fwd, rev) = (self.fwd(i).len() as f64, self.rev(i).len() as f64);
+            let (fwd_ev, rev_ev) = (self.event_hops(i, true), self.event_hops(i, false));
             // The flow's mean share while it is active.
             let share = if active > 0.0 && carried.is_finite() {
                 carried / active
@@ -162,6 +180,8 @@ impl Topology {
                     ticks += ticking / bits * active;
                     // Carried the whole way at its share; the rest dropped after a hop.
                     hops += (share / bits * fwd + (offered - share).max(0.0) / bits) * active;
+                    event_hops +=
+                        (share / bits * fwd_ev + (offered - share).max(0.0) / bits) * active;
                 }
                 None => {
                     let segments = match f.size_pkts {
@@ -170,6 +190,7 @@ impl Topology {
                     };
                     let acks = if tcp.delayed_ack { 0.5 } else { 1.0 };
                     hops += segments * (fwd + acks * rev);
+                    event_hops += segments * (fwd_ev + acks * rev_ev);
                 }
             }
         }
@@ -188,6 +209,7 @@ impl Topology {
             let rounds = per(l.params.tau);
             ticks += rounds + per(l.params.interval);
             hops += rounds * (l.fwd.len() + l.rev.len()) as f64;
+            event_hops += rounds * (l.fwd.len() + l.rev.len()) as f64;
         }
         let samples = if sample_s > 0.0 {
             duration_s / sample_s
@@ -197,7 +219,7 @@ impl Topology {
         WorkEstimate {
             // A Start event per flow, a tick per packet an open-loop source offers, and the
             // sampling.
-            events: self.flows.len() as f64 + ticks + EVENTS_PER_HOP * hops + samples,
+            events: self.flows.len() as f64 + ticks + EVENTS_PER_HOP * event_hops + samples,
             packet_hops: hops,
             flows: self.flows.len(),
         }

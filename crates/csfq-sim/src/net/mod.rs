@@ -303,7 +303,16 @@ pub(crate) struct Route {
     pub(crate) rev_len: u16,
     /// The flow's data rides an overlay loop (see [`FlowDef::overlay`]).
     pub(crate) overlay: bool,
+    /// Which of the flow's packets may be delivered ahead of their arrival at its host,
+    /// as they are handed to the private hop before it ([`Topology::delivers_ahead`]):
+    /// [`AHEAD_DATA`], [`AHEAD_ACKS`].
+    pub(crate) ahead: u8,
 }
+
+/// [`Route::ahead`]: the flow's data packets.
+pub(crate) const AHEAD_DATA: u8 = 1;
+/// [`Route::ahead`]: the flow's ACKs.
+pub(crate) const AHEAD_ACKS: u8 = 2;
 
 impl Topology {
     /// Flow `f`'s data path, source to destination.
@@ -345,6 +354,16 @@ impl Topology {
     #[inline]
     pub(crate) fn rides_overlay(&self, f: usize) -> bool {
         self.routes[f].overlay
+    }
+
+    /// Whether flow `f`'s data packets (`data`) or ACKs, handed to the private hop into
+    /// their host, may be delivered there ahead of their arrival: what the host does with
+    /// one touches only the flow's own state and sends only on an access port that no
+    /// other path crosses, a drop-tail one (see `engine`, "delivered ahead").
+    #[inline]
+    pub(crate) fn delivers_ahead(&self, f: usize, data: bool) -> bool {
+        let bit = if data { AHEAD_DATA } else { AHEAD_ACKS };
+        self.routes[f].ahead & bit != 0
     }
 
     /// How many flows each port carries (data, ACKs or loop messages): the size of the

@@ -55,6 +55,14 @@ pub enum CannotTrace {
         /// The port asked for.
         port: usize,
     },
+    /// The run has started and its hosts have taken packets ahead of their arrival that
+    /// the trace would need to recover the ports' queues, which it was not told to keep
+    /// ([`crate::Simulation::keep_for_a_later_trace`]).
+    #[error(
+        "the run has started without keeping the packets a trace begun now would need: \
+         call keep_for_a_later_trace before running, or trace from the start"
+    )]
+    NotKept,
 }
 
 /// A link named on the command line that the scenario does not have, or names twice.
