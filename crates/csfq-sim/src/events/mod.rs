@@ -47,7 +47,7 @@
 //! `Simulation::run_until` stops, so a run stepped by its caller is the run taken at once
 //! (`tests/stepping.rs`); between two events the hosts' state may so run ahead of the
 //! clock by the time a packet takes over its last two hops. This order replaced the one
-//! with an arrival event at each host (about 45% fewer events on the dumbbells; results
+//! with an arrival event at each host (about half the events on the dumbbells; results
 //! moved only through events at one nanosecond, `tests/event_order.rs` as before).
 //!
 //! TCP's timers (a retransmission timeout per connection, a delayed ACK per receiver)
