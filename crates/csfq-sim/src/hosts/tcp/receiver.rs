@@ -159,12 +159,12 @@ impl TcpReceiver {
         }
     }
 
-    /// The delayed-ACK timer fired: the held ACK, if one is still due.
     /// When a held ACK is due (the delayed-ACK timer's time), if one is held.
     pub fn delack_deadline(&self) -> Option<Nanos> {
         self.delack_deadline.filter(|_| self.unacked > 0)
     }
 
+    /// The delayed-ACK timer fired: the held ACK, if one is still due.
     pub fn on_delack_timer(&mut self, now: Nanos) -> Option<SimPacket> {
         match self.delack_deadline {
             Some(d) if d <= now && self.unacked > 0 => Some(self.ack_now(self.rcv_nxt)),
