@@ -425,10 +425,15 @@ impl Simulation {
     fn place_handed(&mut self) {
         while let Some(a) = self.ports.take_ahead() {
             let (f, data) = (a.packet.flow.index(), a.packet.kind == Kind::Data);
-            let answers_on = if data {
-                self.topo.rev(f).first()
-            } else {
-                self.topo.fwd(f).first()
+            // Where the host answers: looked up only once the cheaper conditions hold.
+            let answers_untraced = || {
+                let path = if data {
+                    self.topo.rev(f)
+                } else {
+                    self.topo.fwd(f)
+                };
+                path.first()
+                    .is_some_and(|h| !self.ports.traced(h.port as usize))
             };
             let next_sample = self.next_sample();
             let ahead = a.at <= self.end
@@ -436,11 +441,16 @@ impl Simulation {
                 && matches!(a.packet.kind, Kind::Data | Kind::Ack)
                 && self.topo.delivers_ahead(f, data)
                 && !self.ports.wire_pending(a.port as usize)
-                && answers_on.is_some_and(|h| !self.ports.traced(h.port as usize))
-                && self.hosts.quiet_through(f, data, a.at);
+                && self.hosts.quiet_through(f, data, a.at)
+                && answers_untraced();
             if !ahead {
-                self.ports
-                    .onto_wire(a.port as usize, a.packet, a.at, a.now, &mut self.events);
+                self.ports.onto_wire(
+                    a.port as usize,
+                    a.packet,
+                    a.at,
+                    a.packet.enq,
+                    &mut self.events,
+                );
                 continue;
             }
             let now = self.events.now();

@@ -179,13 +179,12 @@ pub(super) struct Ports {
     any_ahead: bool,
 }
 
-/// A packet handed to a private hop: it reaches its host at `at`; `now` is the time it
-/// was handed on (the wire's own clock for [`Ports::onto_wire`]).
+/// A packet handed to a private hop: it reaches its host at `at`; its `enq` is when it
+/// reached the hop (the wire's own clock for [`Ports::onto_wire`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ahead {
     pub(super) port: u32,
     pub(super) at: Nanos,
-    pub(super) now: Nanos,
     pub(super) packet: SimPacket,
 }
 
@@ -777,10 +776,10 @@ impl Ports {
         }
         if def.private {
             // To its host ahead, or to the wire: the engine decides (it knows the host).
+            debug_assert_eq!(now, p.enq, "a private hop's clock is its packet's arrival");
             self.ahead.push_back(Ahead {
                 port: port_id as u32,
                 at: arrive,
-                now,
                 packet: p,
             });
             return None;
