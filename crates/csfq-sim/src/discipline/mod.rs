@@ -661,8 +661,13 @@ impl Discipline {
         }
     }
 
-    /// True when nothing is queued.
+    /// True when nothing is queued. Asked at each packet a port sends; the drop-tail FIFO
+    /// of every host's access port answered here without the match over every kind.
+    #[inline]
     pub fn is_empty(&self) -> bool {
+        if let Discipline::Fifo(d) = self {
+            return d.queue().len_bytes() == 0;
+        }
         self.len_bytes() == 0
     }
 }
