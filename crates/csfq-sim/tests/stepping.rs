@@ -21,9 +21,10 @@ fn scenario(name: &str, duration_s: f64, d: DisciplineKind, seed: u64) -> Scenar
         .unwrap()
 }
 
-/// Steps a caller might take: shorter than every link's delay (0.29 ms), between a
-/// packet's time on the bottleneck and a round trip (1.37 ms), and longer than a round trip
-/// but short of a sample (97 ms); none divides a sample interval or any delay.
+/// Steps a caller might take: shorter than every link's delay here (0.29 ms; the least is
+/// 1 ms), longer than a packet's time on the slowest bottleneck (1.37 ms; 0.8 ms at
+/// 10 Mbit/s), and many packets' times but short of a sample (97 ms); none divides a
+/// sample interval or any delay.
 const STEPS: [Nanos; 3] = [Nanos(290_000), Nanos(1_370_000), Nanos(97_000_000)];
 
 /// Runs `s` at once, then stepped by each of [`STEPS`], and asserts the same report: every
@@ -58,10 +59,10 @@ fn a_run_stepped_by_its_caller_reports_what_one_run_does() {
 }
 
 /// The hosts' timers bound what is taken ahead: may-fig5's 100 TCPs acknowledge every
-/// other segment or at a delayed-ACK timer's expiry (RTTs 40-440 ms, so within 3 s many
-/// flows are still in slow start and time out on their first losses), and csfq-table2's
-/// 60 web transfers start, finish and leave the run in its first seconds, against a UDP at
-/// the link's rate. Each under its own discipline and DRR, at three seeds.
+/// other segment or at a delayed-ACK timer's expiry (RTTs 40-440 ms), and csfq-table2's
+/// 60 web transfers (Pareto sizes) start within its first milliseconds and end over the
+/// run, against a UDP at the link's rate. Each under its own discipline and DRR, at three
+/// seeds.
 #[test]
 fn delayed_acks_and_short_transfers_step_alike() {
     for (name, secs) in [("may-fig5.toml", 3.0), ("csfq-table2.toml", 4.0)] {
