@@ -421,8 +421,18 @@ impl Simulation {
     /// one instant (see [`crate::events`]). The hosts' state between two events may so be
     /// ahead of the clock by the time a packet takes over its last two hops; what a run
     /// reports is not (every delivery it counts arrived by the end).
-    #[inline]
+    ///
+    /// Called after every send; most hand nothing on, and that check is inlined there.
+    #[inline(always)]
     fn place_handed(&mut self) {
+        if self.ports.handed_any() {
+            self.place_handed_now();
+        }
+    }
+
+    /// [`Simulation::place_handed`] with a packet handed on.
+    #[inline(never)]
+    fn place_handed_now(&mut self) {
         while let Some(a) = self.ports.take_ahead() {
             let (f, data) = (a.packet.flow.index(), a.packet.kind == Kind::Data);
             // Where the host answers: looked up only once the cheaper conditions hold.

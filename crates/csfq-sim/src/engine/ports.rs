@@ -827,6 +827,12 @@ impl Ports {
         None
     }
 
+    /// A packet handed to a private hop is not yet placed.
+    #[inline]
+    pub(super) fn handed_any(&self) -> bool {
+        !self.ahead.is_empty()
+    }
+
     /// The next packet handed to a private hop and not yet placed, if any.
     #[inline]
     pub(super) fn take_ahead(&mut self) -> Option<Ahead> {
