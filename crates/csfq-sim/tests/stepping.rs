@@ -2,16 +2,19 @@
 //! to their private hops ahead of their arrival, up to bounds of the run's own (its end,
 //! its samples, the hosts' timers), never up to where a caller stops.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use csfq_algo::Nanos;
 use csfq_sim::{DisciplineKind, Scenario, ScenarioFile, Simulation};
 
-fn scenario(name: &str, duration_s: f64, d: DisciplineKind, seed: u64) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
-        .join(name);
-    ScenarioFile::load(&path)
+        .join(name)
+}
+
+fn scenario(name: &str, duration_s: f64, d: DisciplineKind, seed: u64) -> Scenario {
+    ScenarioFile::load(&shipped(name))
         .unwrap()
         .variant(|s| {
             s.duration_s = duration_s;
@@ -43,7 +46,8 @@ fn stepped_alike(s: &Scenario, what: &str) {
 
 /// csfq-fig3b (a UDP and 31 TCPs, each flow with access links at both ends, so every
 /// packet's last hop is private) for 2 s under a scheduler and two in-order disciplines,
-/// at three seeds (the TCPs' start times are drawn).
+/// at three seeds (each seed draws the TCP senders' timer phases, as ns-2 does: another
+/// run at each).
 #[test]
 fn a_run_stepped_by_its_caller_reports_what_one_run_does() {
     for d in [
@@ -66,13 +70,7 @@ fn a_run_stepped_by_its_caller_reports_what_one_run_does() {
 #[test]
 fn delayed_acks_and_short_transfers_step_alike() {
     for (name, secs) in [("may-fig5.toml", 3.0), ("csfq-table2.toml", 4.0)] {
-        let own = ScenarioFile::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../scenarios")
-                .join(name),
-        )
-        .unwrap()
-        .discipline;
+        let own = ScenarioFile::load(&shipped(name)).unwrap().discipline;
         for d in [own, DisciplineKind::Drr] {
             for seed in 1..=3 {
                 let s = scenario(name, secs, d, seed);
