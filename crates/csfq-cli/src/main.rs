@@ -74,6 +74,10 @@ enum Command {
         /// (or COLUMNS) the least needed columns are left out, and said so.
         #[arg(long)]
         wide: bool,
+        /// Which figure of the flows' throughput to draw: the SVG and a PNG from it, the
+        /// SVG alone, or none (the tables only, for sweeps and scripts).
+        #[arg(long, value_enum, default_value_t = run::Figure::Png)]
+        figure: run::Figure,
     },
     /// Reproduce a published experiment beside the paper's numbers.
     Reproduce {
@@ -316,6 +320,7 @@ fn main() -> ExitCode {
             json,
             long,
             wide,
+            figure,
         } => run::run(
             &scenario,
             run::RunOptions {
@@ -327,6 +332,7 @@ fn main() -> ExitCode {
                 json,
                 long,
                 wide,
+                figure,
             },
         ),
         Command::Compare { old, new, k, json } => compare::run(&old, &new, k, json),

@@ -183,6 +183,20 @@ pub struct RunOptions {
     pub long: bool,
     /// Every column of the per-flow table, however wide the terminal.
     pub wide: bool,
+    /// Which figure to draw.
+    pub figure: Figure,
+}
+
+/// The figure `csfq run` draws beside its tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Figure {
+    /// throughput.svg and throughput.png.
+    #[default]
+    Png,
+    /// throughput.svg alone.
+    Svg,
+    /// None: the tables only.
+    None,
 }
 
 /// `csfq run`.
@@ -196,6 +210,7 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
         json,
         long,
         wide,
+        figure,
     } = o;
     let s = load(path, seed, d)?;
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
@@ -206,9 +221,11 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
     crate::prepare_out_dir(&dir)?;
     // The figure's fonts and canvas are made ready on the other core while the
     // simulation runs.
-    crate::plot::prepare_in_background();
+    if figure == Figure::Png {
+        crate::plot::prepare_in_background();
+    }
     let (report, refs, wall, traced) = simulate_with_progress(sim, &s, trace.as_ref())?;
-    write_outputs(&dir, &report, &refs)?;
+    write_outputs(&dir, &report, &refs, figure)?;
     if json {
         // What summary.json holds, for a pipe; the files are written as usual.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -415,15 +432,13 @@ pub fn run(path: &Path, o: RunOptions) -> Result<()> {
     if loops {
         print_loops(&report);
     }
-    let png = if dir.join("throughput.png").exists() {
-        format!(", {}/throughput.png", dir.display())
-    } else {
-        String::new()
-    };
-    say!(
-        "wrote {0}/flows.csv, {0}/delays.csv, {0}/summary.json, {0}/throughput.svg{png}",
-        dir.display()
-    );
+    // What this run wrote (an older run's figure it did not draw was removed).
+    let written: Vec<String> = RUN_FILES
+        .iter()
+        .filter(|f| dir.join(f).exists())
+        .map(|f| dir.join(f).display().to_string())
+        .collect();
+    say!("wrote {}", written.join(", "));
     if let (Some(t), Some(end)) = (&trace, traced) {
         let n = end.packets;
         // Link i's ports are 2i (as listed) and 2i + 1 (back).
@@ -604,20 +619,23 @@ const RUN_FILES: [&str; 5] = [
     "throughput.png",
 ];
 
-fn write_outputs(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
+fn write_outputs(dir: &Path, r: &SimReport, refs: &References, figure: Figure) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     crate::write_set(
         dir,
         |name| RUN_FILES.contains(&name),
-        |stage| write_run_files(stage, r, refs),
+        |stage| write_run_files(stage, r, refs, figure),
     )
 }
 
-fn write_run_files(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
+fn write_run_files(dir: &Path, r: &SimReport, refs: &References, figure: Figure) -> Result<()> {
+    if figure == Figure::None {
+        return write_tables(dir, r, refs);
+    }
     // The figure (SVG, and PNG from it: most of a small run's output time) is drawn on a
     // second thread while this one writes the tables; the set is complete when both are.
     std::thread::scope(|scope| {
-        let figure = scope.spawn(|| write_throughput_figure(dir, r, &refs.reference));
+        let figure = scope.spawn(|| write_throughput_figure(dir, r, &refs.reference, figure));
         let tables = write_tables(dir, r, refs);
         let figure = figure
             .join()
@@ -641,8 +659,9 @@ fn write_tables(dir: &Path, r: &SimReport, refs: &References) -> Result<()> {
     })
 }
 
-/// throughput.svg (and .png): each flow's throughput beside its reference share.
-fn write_throughput_figure(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()> {
+/// throughput.svg (and .png, for [`Figure::Png`]): each flow's throughput beside its
+/// reference share.
+fn write_throughput_figure(dir: &Path, r: &SimReport, fair: &[f64], figure: Figure) -> Result<()> {
     let chart = crate::plot::Chart {
         title: format!("{} ({}): per-flow throughput", r.scenario, r.discipline),
         x_label: "flow number".into(),
@@ -692,7 +711,12 @@ fn write_throughput_figure(dir: &Path, r: &SimReport, fair: &[f64]) -> Result<()
             line: false,
         });
     }
-    crate::plot::Draw::write_svg(&chart, &dir.join("throughput.svg"))
+    let svg = dir.join("throughput.svg");
+    if figure == Figure::Png {
+        crate::plot::Draw::write_svg(&chart, &svg)
+    } else {
+        crate::plot::Draw::draw_svg(&chart, &svg, &[])
+    }
 }
 
 /// `csfq maxmin`.

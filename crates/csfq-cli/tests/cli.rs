@@ -1910,3 +1910,59 @@ fn run_and_reproduce_write_apart_by_default() {
     assert!(rep.contains(&"results.csv".to_string()), "{rep:?}");
     assert!(!rep.contains(&"flows.csv".to_string()), "{rep:?}");
 }
+
+/// `--figure`: the SVG and PNG by default, the SVG alone, or no figure; an older run's
+/// figure that this run did not draw is removed (it would not match the new tables), the
+/// closing line names just the files written, and the tables are the same whatever figure
+/// was drawn.
+#[test]
+fn the_figure_drawn_is_the_one_asked_for_and_the_tables_do_not_change() {
+    let out = tmp("figure");
+    let scenario = repo().join("scenarios/csfq-fig3b.toml");
+    let tables = ["flows.csv", "delays.csv", "summary.json"];
+    let mut first: Option<Vec<Vec<u8>>> = None;
+    for (figure, drawn) in [
+        (None, &["throughput.svg", "throughput.png"][..]),
+        (Some("svg"), &["throughput.svg"][..]),
+        (Some("none"), &[][..]),
+        (Some("png"), &["throughput.svg", "throughput.png"][..]),
+    ] {
+        let mut args = vec![
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(f) = figure {
+            args.extend(["--figure", f]);
+        }
+        let o = csfq(&args, &repo());
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{figure:?}: {stderr}");
+        let wrote = stdout
+            .lines()
+            .find(|l| l.starts_with("wrote "))
+            .unwrap_or_else(|| panic!("{figure:?}: no closing line in {stdout}"));
+        for f in ["throughput.svg", "throughput.png"] {
+            assert_eq!(out.join(f).exists(), drawn.contains(&f), "{figure:?}: {f}");
+            assert_eq!(wrote.contains(f), drawn.contains(&f), "{figure:?}: {wrote}");
+        }
+        let now: Vec<Vec<u8>> = tables
+            .iter()
+            .map(|t| {
+                assert!(wrote.contains(t), "{figure:?}: {wrote}");
+                std::fs::read(out.join(t)).unwrap()
+            })
+            .collect();
+        match &first {
+            None => first = Some(now),
+            Some(was) => assert!(was == &now, "{figure:?}: the tables changed"),
+        }
+    }
+    let o = csfq(
+        &["run", scenario.to_str().unwrap(), "--figure", "jpeg"],
+        &repo(),
+    );
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success() && stderr.contains("jpeg"), "{stderr}");
+}
