@@ -14,7 +14,8 @@ scenario program `csfq-htsim.cpp` is compiled against it. The cases, each a TOML
 Runs alternate (csfq, htsim, csfq, htsim, ...) for --repeat rounds, one process at a
 time, each under `taskset -c CPU` when --cpu is given. Two times per run: "loop", the event
 loop alone as each simulator reports it (csfq's "simulated in", csfq-htsim's `run_s`),
-and "process", the whole command (csfq also writes its CSV, JSON and plots). Medians with
+and "process", the whole command (csfq also writes its CSV, JSON and plots; a second csfq
+row, "no figure", draws none, as htsim draws none). Medians with
 their range; ratios of medians. Beside the times, what each run simulated: events, total
 throughput, Jain's index of the flows and the CBR's throughput, so that a ratio is read
 next to the evidence that both did the same work. Outside the test suite: nothing here
@@ -50,6 +51,10 @@ ns3 = importlib.util.module_from_spec(_spec)
 sys.modules["ns3_compare"] = ns3  # its dataclasses look their module up
 _spec.loader.exec_module(ns3)
 HarnessError = ns3.HarnessError
+
+# The csfq run that writes what csfq-htsim does: its tables (flows.csv, delays.csv,
+# summary.json), no figure (`--figure none`).
+TABLES = "no figure"
 
 # case -> csfq-htsim's flags; the scenario file is scenarios/<case>.toml.
 CASES = {
@@ -150,8 +155,12 @@ def main() -> int:
         out_c = args.out / case / "csfq"
         out_h = args.out / case / "htsim"
         out_h.mkdir(parents=True, exist_ok=True)
+        out_t = args.out / case / "csfq-tables"
+        run = pin + [str(csfq), "run", str(scen)]
         jobs = [
-            ns3.Job("csfq", "release", "", "fifo", pin + [str(csfq), "run", str(scen), "--out", str(out_c)], out_c, args.repeat, [], [], []),
+            ns3.Job("csfq", "release", "", "fifo", run + ["--out", str(out_c)], out_c, args.repeat, [], [], []),
+            # What csfq-htsim writes too: the tables, no figure.
+            ns3.Job("csfq", "release", TABLES, "fifo", run + ["--out", str(out_t), "--figure", "none"], out_t, args.repeat, [], [], []),
             ns3.Job("htsim", HTSIM_COMMIT[:12], "", "fifo", pin + [str(exe), *CASES[case].split(), "--delay-ms", "1", "--out", str(out_h / "flows.csv")], out_h, args.repeat, [], [], []),
         ]
         print(f"{case}:", flush=True)
@@ -161,7 +170,7 @@ def main() -> int:
         for job in jobs:
             total, jain, cbr = outcome(job.out / "flows.csv")
             rows.append(Row(
-                case, job.simulator, statistics.median(job.runs), (min(job.runs), max(job.runs)),
+                case, f"{job.simulator}, {job.config}" if job.config else job.simulator, statistics.median(job.runs), (min(job.runs), max(job.runs)),
                 statistics.median(job.walls), (min(job.walls), max(job.walls)), len(job.runs),
                 max(job.rss), job.events, total, jain, cbr,
             ))
@@ -179,19 +188,19 @@ def main() -> int:
 
 
 def print_table(rows: list[Row]) -> None:
-    """One line per case and simulator; each htsim row's ratios are htsim's time over
-    csfq's on the same case (above 1: csfq is faster)."""
+    """One line per case and simulator; each csfq row's ratios are htsim's time over that
+    row's on the same case (above 1: csfq is faster)."""
     head = ["case", "simulator", "loop s", "range", "htsim/csfq", "process s", "range", "htsim/csfq",
             "n", "events", "peak MB", "total Mbit/s", "Jain", "CBR Mbit/s"]
     lines = [head]
     for r in rows:
-        csfq = next(o for o in rows if o.case == r.case and o.simulator == "csfq")
-        theirs = r.simulator == "htsim"
+        htsim = next(o for o in rows if o.case == r.case and o.simulator == "htsim")
+        ours = r.simulator != "htsim"
         lines.append([
             r.case, r.simulator, f"{r.run_s:.3f}", f"{r.run_range_s[0]:.3f}-{r.run_range_s[1]:.3f}",
-            f"{r.run_s / csfq.run_s:.2f}" if theirs else "",
+            f"{htsim.run_s / r.run_s:.2f}" if ours else "",
             f"{r.wall_s:.3f}", f"{r.wall_range_s[0]:.3f}-{r.wall_range_s[1]:.3f}",
-            f"{r.wall_s / csfq.wall_s:.2f}" if theirs else "",
+            f"{htsim.wall_s / r.wall_s:.2f}" if ours else "",
             str(r.rounds), f"{r.events:,}", f"{r.peak_rss_mb:.0f}", f"{r.total_mbps:.1f}",
             f"{r.jain:.3f}", "" if r.cbr_mbps is None else f"{r.cbr_mbps:.3f}",
         ])
