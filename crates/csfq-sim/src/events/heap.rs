@@ -70,7 +70,7 @@ impl EventHeap {
     }
 
     /// Takes the earliest event.
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop(&mut self) -> Option<Event> {
         let last = self.data.pop()?;
         let Some(&top) = self.data.first() else {

@@ -59,17 +59,25 @@
 //! ([`Events::reserve`]), and only its first is in a heap ([`Events::schedule_as`]).
 //!
 //! Both heaps are 4-ary, with the earliest of a node's four children found without a
-//! branch ([`heap`]).
+//! branch ([`heap`]). Packets' arrivals wait beside them in a few runs, each already in
+//! the order its events will run, appended to and taken from at their ends ([`runs`]):
+//! an arrival is scheduled at its send time plus the link's delay, so on links of one
+//! delay they come in order, and a heap would sort what is sorted. One that fits no run
+//! waits in the heap. The next event is the earliest of the runs', the heap's and the
+//! timers' first; every key is distinct, so where an event waits changes nothing of when
+//! it runs.
 //!
 //! Components that are not the engine (hosts, overlay loops) do not touch the queue: they
 //! return [`Action`]s, which the engine carries out in order.
 
 mod heap;
+mod runs;
 
 use csfq_algo::Nanos;
 
 use crate::packet::SimPacket;
 use heap::EventHeap;
+use runs::Runs;
 
 /// What happens at an event. Each names its component by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,11 +132,21 @@ impl Event {
     }
 }
 
+/// Where an event waits.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Heap,
+    Run(usize),
+    Timers,
+}
+
 /// The clock and the pending events.
 #[derive(Debug)]
 pub(crate) struct Events {
-    /// Every event but TCP's timers.
+    /// Every event but TCP's timers and the arrivals the runs hold.
     heap: EventHeap,
+    /// Packets' arrivals that came in key order ([`runs`]).
+    runs: Runs,
     /// Retransmission timeouts and delayed ACKs.
     timers: EventHeap,
     next_seq: u64,
@@ -140,6 +158,7 @@ impl Events {
     pub(crate) fn new() -> Self {
         Events {
             heap: EventHeap::with_capacity(1024),
+            runs: Runs::new(),
             timers: EventHeap::with_capacity(0),
             next_seq: 0,
             now: Nanos::ZERO,
@@ -165,7 +184,7 @@ impl Events {
 
     /// Slots the heaps have allocated.
     pub(crate) fn capacity(&self) -> usize {
-        self.heap.capacity() + self.timers.capacity()
+        self.heap.capacity() + self.runs.capacity() + self.timers.capacity()
     }
 
     #[inline]
@@ -191,23 +210,49 @@ impl Events {
         let event = Event { at, seq, kind };
         match kind {
             EventKind::Rto(_) | EventKind::DelAck(_) => self.timers.push(event),
+            EventKind::Arrive(_) => {
+                if let Err(event) = self.runs.push(event) {
+                    self.heap.push(event);
+                }
+            }
             _ => self.heap.push(event),
         }
+    }
+
+    /// Where the next event waits, and its time.
+    #[inline(always)]
+    fn first(&self) -> Option<(Source, Nanos)> {
+        // An empty structure's first key: later than any event's (whose scheduling order
+        // is below `u64::MAX`).
+        const NONE: u128 = u128::MAX;
+        let heap = self.heap.peek().map_or(NONE, Event::key);
+        let (run, in_run) = self.runs.first().unwrap_or((0, NONE));
+        let timer = self.timers.peek().map_or(NONE, Event::key);
+        let (source, key) = if in_run < heap {
+            (Source::Run(run), in_run)
+        } else {
+            (Source::Heap, heap)
+        };
+        let (source, key) = if timer < key {
+            (Source::Timers, timer)
+        } else {
+            (source, key)
+        };
+        (key != NONE).then_some((source, Nanos((key >> 64) as u64)))
     }
 
     /// The next event at or before `t`, with the clock moved to it.
     #[inline]
     pub(crate) fn next_until(&mut self, t: Nanos) -> Option<EventKind> {
-        let (at, heap) = match (self.heap.peek(), self.timers.peek()) {
-            (Some(e), Some(timer)) if timer.key() < e.key() => (timer.at, &mut self.timers),
-            (Some(e), _) => (e.at, &mut self.heap),
-            (None, Some(timer)) => (timer.at, &mut self.timers),
-            (None, None) => return None,
-        };
+        let (source, at) = self.first()?;
         if at > t {
             return None;
         }
-        let ev = heap.pop()?;
+        let ev = match source {
+            Source::Heap => self.heap.pop(),
+            Source::Run(i) => self.runs.pop(i),
+            Source::Timers => self.timers.pop(),
+        }?;
         self.now = ev.at;
         self.handled += 1;
         Some(ev.kind)
@@ -217,7 +262,13 @@ impl Events {
     /// is earlier or the event being handled schedules an earlier one.
     #[inline]
     pub(crate) fn peek(&self) -> Option<EventKind> {
-        self.heap.peek().map(|e| e.kind)
+        let heap = self.heap.peek();
+        match (heap, self.runs.first()) {
+            (Some(e), Some((i, k))) if k < e.key() => self.runs.front(i).map(|e| e.kind),
+            (Some(e), _) => Some(e.kind),
+            (None, Some((i, _))) => self.runs.front(i).map(|e| e.kind),
+            (None, None) => None,
+        }
     }
 
     /// Moves the clock to `t` if it is later (nothing is pending before it).
