@@ -182,7 +182,7 @@ impl Events {
         self.handled -= 1;
     }
 
-    /// Slots the heaps have allocated.
+    /// Slots the heaps and the runs have allocated.
     pub(crate) fn capacity(&self) -> usize {
         self.heap.capacity() + self.runs.capacity() + self.timers.capacity()
     }
@@ -202,8 +202,9 @@ impl Events {
         self.next_seq
     }
 
-    /// Puts an event in its heap with the order [`Events::reserve`] gave it when it was
-    /// scheduled. It must not be earlier than the event being handled.
+    /// Puts an event in its heap (or, an arrival, in a run) with the order
+    /// [`Events::reserve`] gave it when it was scheduled. It must not be earlier than the
+    /// event being handled.
     #[inline]
     pub(crate) fn schedule_as(&mut self, at: Nanos, seq: u64, kind: EventKind) {
         debug_assert!(at >= self.now && (1..=self.next_seq).contains(&seq));
