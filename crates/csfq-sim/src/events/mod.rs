@@ -132,6 +132,10 @@ impl Event {
     }
 }
 
+/// An empty structure's first key: later than any event's (whose scheduling order is
+/// below `u64::MAX`).
+const NO_EVENT: u128 = u128::MAX;
+
 /// Where an event waits.
 #[derive(Debug, Clone, Copy)]
 enum Source {
@@ -220,26 +224,28 @@ impl Events {
         }
     }
 
+    /// Where the first event outside the timers' heap waits, and its key ([`NO_EVENT`]
+    /// if there is none).
+    #[inline(always)]
+    fn first_untimed(&self) -> (Source, u128) {
+        let heap = self.heap.peek().map_or(NO_EVENT, Event::key);
+        match self.runs.first() {
+            Some((run, key)) if key < heap => (Source::Run(run), key),
+            _ => (Source::Heap, heap),
+        }
+    }
+
     /// Where the next event waits, and its time.
     #[inline(always)]
     fn first(&self) -> Option<(Source, Nanos)> {
-        // An empty structure's first key: later than any event's (whose scheduling order
-        // is below `u64::MAX`).
-        const NONE: u128 = u128::MAX;
-        let heap = self.heap.peek().map_or(NONE, Event::key);
-        let (run, in_run) = self.runs.first().unwrap_or((0, NONE));
-        let timer = self.timers.peek().map_or(NONE, Event::key);
-        let (source, key) = if in_run < heap {
-            (Source::Run(run), in_run)
-        } else {
-            (Source::Heap, heap)
-        };
+        let (source, key) = self.first_untimed();
+        let timer = self.timers.peek().map_or(NO_EVENT, Event::key);
         let (source, key) = if timer < key {
             (Source::Timers, timer)
         } else {
             (source, key)
         };
-        (key != NONE).then_some((source, Nanos((key >> 64) as u64)))
+        (key != NO_EVENT).then_some((source, Nanos((key >> 64) as u64)))
     }
 
     /// The next event at or before `t`, with the clock moved to it.
@@ -263,12 +269,9 @@ impl Events {
     /// is earlier or the event being handled schedules an earlier one.
     #[inline]
     pub(crate) fn peek(&self) -> Option<EventKind> {
-        let heap = self.heap.peek();
-        match (heap, self.runs.first()) {
-            (Some(e), Some((i, k))) if k < e.key() => self.runs.front(i).map(|e| e.kind),
-            (Some(e), _) => Some(e.kind),
-            (None, Some((i, _))) => self.runs.front(i).map(|e| e.kind),
-            (None, None) => None,
+        match self.first_untimed() {
+            (Source::Run(i), _) => self.runs.front(i).map(|e| e.kind),
+            _ => self.heap.peek().map(|e| e.kind),
         }
     }
 

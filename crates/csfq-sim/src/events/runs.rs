@@ -25,7 +25,9 @@ const RUNS: usize = 4;
 #[derive(Debug)]
 pub(super) struct Runs {
     /// Each run's events: those from `heads[i]` on are pending. Runs `0..len` have some,
-    /// by their last keys, latest first; the others none.
+    /// by their last keys, latest first; the others none. (A vector and a head rather
+    /// than a `VecDeque`: with one, tcp1000 took 2.4% more instructions, and the peak
+    /// memory at 100 000 flows was the same.)
     runs: [Vec<Event>; RUNS],
     heads: [usize; RUNS],
     /// Each pending run's first key.
